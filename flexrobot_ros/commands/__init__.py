@@ -1,0 +1,1 @@
+"""Subcommands of the ``flexrobot`` command line tool (see ``flexrobot_ros.cli``)."""

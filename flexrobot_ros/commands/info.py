@@ -1,0 +1,79 @@
+"""``flexrobot info ROBOT``: a readable (or ``--json``) summary of a shipped robot or a user flexibility YAML."""
+from __future__ import annotations
+
+import argparse
+import json
+
+import numpy as np
+import pinocchio as pin
+
+from flexrobot_ros.model import FlexibleRobot, load_robot, shipped_robots
+from flexrobot_ros.model.flexible_robot import angle_or_length
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("info", help="summarize a robot (joints, stiffness, inertias, mass, gravity)")
+    parser.add_argument("robot", nargs="?", help="shipped robot name or path to a flexibility YAML")
+    parser.add_argument("--tool", action="store_true", help="include the robot's tool/payload")
+    parser.add_argument("--list", action="store_true", help="list the shipped robots")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    parser.set_defaults(func=run)
+
+
+def summary(robot: FlexibleRobot) -> dict:
+    """Machine-readable summary of a robot (SI units; total_mass in kg, CoM in m in the base frame at q = 0)."""
+    data = robot.create_data()
+    q0 = np.zeros(robot.n)
+    com = pin.centerOfMass(robot.model, data, q0)
+    return {
+        "name": robot.name,
+        "urdf": str(robot.urdf_path),
+        "yaml": str(robot.yaml_path) if robot.yaml_path else None,
+        "n": robot.n,
+        "joints": [
+            {
+                "name": name,
+                "type": kind,
+                "unit": angle_or_length(kind),
+                "stiffness": float(robot.stiffness[i]),
+                "motor_inertia": float(robot.motor_inertia[i]),
+                "gear_ratio": float(robot.gear_ratio[i]),
+                "transmission": float(robot.transmission[i]),
+                "link_damping": float(robot.link_damping[i]),
+                "motor_damping": float(robot.motor_damping[i]),
+                "kp": float(robot.kp[i]),
+                "kd": float(robot.kd[i]),
+            }
+            for i, (name, kind) in enumerate(zip(robot.joint_names, robot.joint_types))
+        ],
+        "total_mass": robot.total_mass,
+        "com_at_zero": com.tolist(),
+        "gravity": robot.gravity.tolist(),
+        "tool": None if robot.tool is None else {"mass": robot.tool.mass, "frame": robot.tool.frame,
+                                                  "com": robot.tool.com.tolist()},
+        "tool_frame": robot.tool_frame,
+    }
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.list:
+        names = list(shipped_robots())
+        print(json.dumps({"robots": names}) if args.json else "\n".join(names))
+        return 0
+    if not args.robot:
+        print("flexrobot info: name a robot or use --list")
+        return 2
+    info = summary(load_robot(args.robot, tool=args.tool))
+    if args.json:
+        print(json.dumps(info, indent=2))
+        return 0
+    print(f"robot {info['name']}  ({info['n']} elastic joints)  URDF {info['urdf']}")
+    print(f"total mass {info['total_mass']:.3f} kg, gravity {info['gravity']} m/s^2, tool frame {info['tool_frame']}"
+          + (f", tool {info['tool']['mass']} kg at {info['tool']['frame']}" if info["tool"] else ""))
+    print(f"{'joint':<12}{'type':<11}{'K [Nm/rad]':>12}{'B [kg m2]':>12}{'N':>7}{'W':>9}{'d_f':>9}{'d_fm':>10}"
+          f"{'Kp':>9}{'Kd':>7}")
+    for j in info["joints"]:
+        print(f"{j['name']:<12}{j['type']:<11}{j['stiffness']:>12.6g}{j['motor_inertia']:>12.5g}"
+              f"{j['gear_ratio']:>7.4g}{j['transmission']:>9.4g}{j['link_damping']:>9.4g}{j['motor_damping']:>10.3g}"
+              f"{j['kp']:>9.6g}{j['kd']:>7.4g}")
+    return 0

@@ -1,0 +1,291 @@
+"""FlexibleRobot: a rigid link-side model (URDF, pinocchio) plus the elastic-joint parameters (flexibility YAML).
+
+The reduced flexible-joint model of seed 000 (eq. 2.1, Spong's assumption of large gear ratios)::
+
+    M(q) qdd + C(q, qd) qd + g(q) + D qd + K W (W q - q_m) = J^T(q) w_ext
+    B qdd_m + D_m qd_m - K (W q - q_m) = tau_m
+
+``q`` are link-side joint positions (rad, or m for prismatic joints), ``q_m`` motor positions after the gear (rad),
+``W = diag(1/r_i)`` turns a prismatic joint's translation into the motor-side angle (``r_i`` the rack radius; 1 for
+revolute joints), ``K`` the joint stiffness per rad of motor angle, ``B = diag(N_i^2 I_r,i)`` the reflected rotor
+inertia. The rigid part (``M``, ``C``, ``g``, Jacobians) is pinocchio's, computed on :attr:`FlexibleRobot.model`,
+whose ``armature`` stays zero for elastic joints: the rotor inertia ``B`` lives on the motor side only.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pinocchio as pin
+
+from flexrobot_ros.errors import ModelError
+from flexrobot_ros.model.schema import FlexibilitySpec, ToolSpec, gains, joint_spec
+
+_JOINT_TYPES = {
+    "JointModelRX": "revolute", "JointModelRY": "revolute", "JointModelRZ": "revolute",
+    "JointModelRevoluteUnaligned": "revolute",
+    "JointModelPX": "prismatic", "JointModelPY": "prismatic", "JointModelPZ": "prismatic",
+    "JointModelPrismaticUnaligned": "prismatic",
+}
+
+#: Per-joint parameter arrays that :meth:`FlexibleRobot.with_parameters` may replace.
+JOINT_ARRAYS = ("stiffness", "link_damping", "link_coulomb", "motor_damping", "motor_coulomb", "gear_ratio",
+                "rotor_inertia", "motor_inertia", "transmission", "kp", "kd")
+_POSITIVE = ("stiffness", "gear_ratio", "motor_inertia", "transmission")
+
+Tool = ToolSpec
+
+
+def _readonly(values: Any) -> np.ndarray:
+    array = np.array(values, dtype=float)
+    array.setflags(write=False)
+    return array
+
+
+@dataclass(frozen=True, eq=False)
+class FlexibleRobot:
+    """A robot with elastic joints. Build it with :func:`flexrobot_ros.model.load_robot`.
+
+    All arrays have one entry per elastic joint in pinocchio's joint order (``joint_names``), SI units:
+    ``stiffness`` k [N m/rad of motor angle]; ``link_damping`` d_f [N s/m | N m s/rad]; ``link_coulomb`` [N | N m];
+    ``motor_damping`` d_fm [N m s/rad]; ``motor_coulomb`` [N m]; ``gear_ratio`` N; ``rotor_inertia`` I_r [kg m^2]
+    (NaN when only the reflected value was given); ``motor_inertia`` B_ii [kg m^2]; ``transmission`` W_ii [1/m | 1];
+    ``kp`` [N m/rad], ``kd`` [N m s/rad] default motor-side PD gains. ``gravity`` [m/s^2] is in the base frame.
+    """
+
+    name: str
+    model: pin.Model
+    urdf_path: Path
+    yaml_path: Path | None
+    joint_names: tuple[str, ...]
+    joint_types: tuple[str, ...]
+    stiffness: np.ndarray
+    link_damping: np.ndarray
+    link_coulomb: np.ndarray
+    motor_damping: np.ndarray
+    motor_coulomb: np.ndarray
+    gear_ratio: np.ndarray
+    rotor_inertia: np.ndarray
+    motor_inertia: np.ndarray
+    transmission: np.ndarray
+    kp: np.ndarray
+    kd: np.ndarray
+    gravity: np.ndarray
+    tool: ToolSpec | None
+    tool_frame: str
+    coulomb_width: float
+    lower_limits: np.ndarray
+    upper_limits: np.ndarray
+    velocity_limits: np.ndarray
+    effort_limits: np.ndarray
+    flexible_links: dict[str, Any] = field(default_factory=dict)
+    extra_elasticities: list[Any] = field(default_factory=list)
+
+    # ------------------------------------------------------------------ derived quantities
+    @property
+    def n(self) -> int:
+        """Number of elastic joints (= pinocchio's nq = nv)."""
+        return len(self.joint_names)
+
+    @property
+    def K(self) -> np.ndarray:
+        """Joint stiffness matrix diag(k) [N m/rad]."""
+        return np.diag(self.stiffness)
+
+    @property
+    def D(self) -> np.ndarray:
+        """Link-side viscous damping matrix diag(d_f)."""
+        return np.diag(self.link_damping)
+
+    @property
+    def D_m(self) -> np.ndarray:
+        """Motor-side viscous damping matrix diag(d_fm) [N m s/rad]."""
+        return np.diag(self.motor_damping)
+
+    @property
+    def B(self) -> np.ndarray:
+        """Reflected motor inertia matrix diag(N^2 I_r) [kg m^2]."""
+        return np.diag(self.motor_inertia)
+
+    @property
+    def W(self) -> np.ndarray:
+        """Transmission matrix diag(1/r) of seed 000 eq. A I-14 (1 for revolute joints)."""
+        return np.diag(self.transmission)
+
+    @property
+    def is_serial_chain(self) -> bool:
+        """True when every joint's parent is the previous joint (a chain, not a tree)."""
+        return all(self.model.parents[j] == j - 1 for j in range(1, self.model.njoints))
+
+    @property
+    def total_mass(self) -> float:
+        """Total mass of the links and the selected tool [kg]."""
+        return float(sum(inertia.mass for inertia in self.model.inertias))
+
+    def create_data(self) -> pin.Data:
+        """Fresh pinocchio scratch space for :attr:`model` (one per thread)."""
+        return self.model.createData()
+
+    def frame_id(self, name: str) -> int:
+        """Index of the pinocchio frame ``name``; a ModelError lists the known frames when it does not exist."""
+        if not self.model.existFrame(name):
+            known = [f.name for f in self.model.frames if f.name != "universe"]
+            raise ModelError(f"robot {self.name}: unknown frame {name!r}; known frames: {known}")
+        return self.model.getFrameId(name)
+
+    def check_q(self, q: Any, what: str = "q") -> np.ndarray:
+        """``q`` as a finite float vector of length n, or a ModelError naming ``what``."""
+        array = np.asarray(q, dtype=float) if not isinstance(q, str) else None
+        if array is None or array.shape != (self.n,):
+            shape = None if array is None else array.shape
+            raise ModelError(f"robot {self.name}: {what}: expected {self.n} values for joints "
+                             f"{list(self.joint_names)}, got shape {shape}")
+        if not np.all(np.isfinite(array)):
+            bad = [self.joint_names[i] for i in np.flatnonzero(~np.isfinite(array))]
+            raise ModelError(f"robot {self.name}: {what}: non-finite value(s) at joint(s) {bad}")
+        return array
+
+    def joint_index(self, name: str) -> int:
+        """Position of joint ``name`` in the joint arrays; a ModelError lists the joints otherwise."""
+        try:
+            return self.joint_names.index(name)
+        except ValueError:
+            raise ModelError(f"robot {self.name}: unknown joint {name!r}; joints are {list(self.joint_names)}") from None
+
+    def with_parameters(self, **arrays: Any) -> "FlexibleRobot":
+        """A copy with some per-joint arrays replaced (names in :data:`JOINT_ARRAYS`), validated like a load.
+
+        Replacing ``rotor_inertia`` or ``gear_ratio`` recomputes ``motor_inertia`` unless it is given too.
+        """
+        unknown = sorted(set(arrays) - set(JOINT_ARRAYS))
+        if unknown:
+            raise ModelError(f"robot {self.name}: cannot replace {unknown}; replaceable: {list(JOINT_ARRAYS)}")
+        changes: dict[str, np.ndarray] = {}
+        for key, value in arrays.items():
+            array = np.asarray(value, dtype=float)
+            if array.ndim == 0:
+                array = np.full(self.n, float(array))
+            if array.shape != (self.n,):
+                raise ModelError(f"robot {self.name}: {key}: expected {self.n} values, got shape {array.shape}")
+            if not np.all(np.isfinite(array)):
+                raise ModelError(f"robot {self.name}: {key}: non-finite values {array.tolist()}")
+            floor_ok = np.all(array > 0) if key in _POSITIVE else np.all(array >= 0)
+            if not floor_ok:
+                raise ModelError(f"robot {self.name}: {key}: expected {'> 0' if key in _POSITIVE else '>= 0'}, "
+                                 f"got {array.tolist()}")
+            changes[key] = _readonly(array)
+        if ("rotor_inertia" in changes or "gear_ratio" in changes) and "motor_inertia" not in changes:
+            rotor = changes.get("rotor_inertia", self.rotor_inertia)
+            ratio = changes.get("gear_ratio", self.gear_ratio)
+            if np.any(np.isnan(rotor)):
+                raise ModelError(f"robot {self.name}: rotor_inertia unknown (reflected inertia given); "
+                                 "replace motor_inertia instead")
+            changes["motor_inertia"] = _readonly(ratio**2 * rotor)
+        return dataclasses.replace(self, **changes)
+
+    def config_hash(self) -> str:
+        """SHA-256 of everything that defines the dynamics (URDF inertias and kinematics, tool, parameters)."""
+        digest = hashlib.sha256()
+        for j in range(1, self.model.njoints):
+            digest.update(np.asarray(self.model.jointPlacements[j].homogeneous).tobytes())
+            digest.update(self.model.joints[j].shortname().encode())
+            digest.update(np.asarray(self.model.inertias[j].toDynamicParameters()).tobytes())
+        for key in JOINT_ARRAYS:
+            digest.update(np.ascontiguousarray(getattr(self, key)).tobytes())
+        digest.update(self.gravity.tobytes())
+        digest.update(repr(self.coulomb_width).encode())
+        return digest.hexdigest()
+
+
+def _joint_type(model: pin.Model, joint_id: int, source: str) -> str:
+    shortname = model.joints[joint_id].shortname()
+    kind = _JOINT_TYPES.get(shortname)
+    if kind is None:
+        raise ModelError(f"{source}: joint {model.names[joint_id]!r} is {shortname}; only 1-DoF revolute and "
+                         "prismatic joints can be elastic (use type 'revolute' with limits, not 'continuous')")
+    return kind
+
+
+def _merge_tool(model: pin.Model, tool: ToolSpec, source: str) -> None:
+    if not model.existFrame(tool.frame):
+        raise ModelError(f"{source}: tool.frame: unknown frame {tool.frame!r}")
+    frame = model.frames[model.getFrameId(tool.frame)]
+    parent = frame.parentJoint if hasattr(frame, "parentJoint") else frame.parent
+    inertia = pin.Inertia(tool.mass, np.asarray(tool.com, dtype=float), np.asarray(tool.inertia, dtype=float))
+    model.inertias[parent] = model.inertias[parent] + frame.placement.act(inertia)
+
+
+def build_robot(spec: FlexibilitySpec, model: pin.Model, urdf_path: Path, yaml_path: Path | None,
+                with_tool: bool) -> FlexibleRobot:
+    """Match a validated flexibility spec against a parsed URDF model and assemble the robot (all-or-nothing)."""
+    source = str(yaml_path) if yaml_path else spec.robot
+    if model.nq != model.nv:
+        raise ModelError(f"{urdf_path}: nq = {model.nq} != nv = {model.nv}; continuous or multi-DoF joints are "
+                         "not supported as elastic joints")
+    joint_names = tuple(model.names[1:])
+    joint_types = tuple(_joint_type(model, j, str(urdf_path)) for j in range(1, model.njoints))
+    missing = [name for name in joint_names if name not in spec.joints]
+    unknown = [name for name in spec.joints if name not in joint_names]
+    if unknown:
+        raise ModelError(f"{source}: joints: unknown joint(s) {unknown}; the URDF {urdf_path.name} has "
+                         f"{list(joint_names)}")
+    if missing:
+        raise ModelError(f"{source}: joints: missing joint(s) {missing}; every movable joint of "
+                         f"{urdf_path.name} needs stiffness and motor parameters")
+    specs = [joint_spec(spec.joints[name], kind, f"{source}: joints.{name}")
+             for name, kind in zip(joint_names, joint_types)]
+    n = len(joint_names)
+    kp = gains(spec.kp, n, joint_names, f"{source}: controller.kp", 0.0)
+    kd = gains(spec.kd, n, joint_names, f"{source}: controller.kd", 0.0)
+    model = pin.Model(model)
+    model.gravity = pin.Motion(np.asarray(spec.gravity, dtype=float), np.zeros(3))
+    model.armature = np.zeros(model.nv)
+    tool_frame = spec.tool_frame or model.frames[-1].name
+    if not model.existFrame(tool_frame):
+        raise ModelError(f"{source}: tool_frame: unknown frame {tool_frame!r} in {urdf_path.name}")
+    if with_tool:
+        if spec.tool is None:
+            raise ModelError(f"{source}: a tool was requested but the file has no 'tool' section")
+        _merge_tool(model, spec.tool, source)
+    column = lambda attribute: _readonly([getattr(s, attribute) for s in specs])  # noqa: E731
+    return FlexibleRobot(
+        name=spec.robot,
+        model=model,
+        urdf_path=urdf_path,
+        yaml_path=yaml_path,
+        joint_names=joint_names,
+        joint_types=joint_types,
+        stiffness=column("stiffness"),
+        link_damping=column("link_damping"),
+        link_coulomb=column("link_coulomb"),
+        motor_damping=column("motor_damping"),
+        motor_coulomb=column("motor_coulomb"),
+        gear_ratio=column("gear_ratio"),
+        rotor_inertia=column("rotor_inertia"),
+        motor_inertia=column("motor_inertia"),
+        transmission=_readonly([1.0 / s.transmission_radius for s in specs]),
+        kp=_readonly(kp),
+        kd=_readonly(kd),
+        gravity=_readonly(spec.gravity),
+        tool=spec.tool if with_tool else None,
+        tool_frame=tool_frame,
+        coulomb_width=spec.coulomb_width,
+        lower_limits=_readonly(model.lowerPositionLimit),
+        upper_limits=_readonly(model.upperPositionLimit),
+        velocity_limits=_readonly(model.velocityLimit),
+        effort_limits=_readonly(model.effortLimit),
+        flexible_links=spec.flexible_links,
+        extra_elasticities=spec.extra_elasticities,
+    )
+
+
+def angle_or_length(kind: str) -> str:
+    """Unit of a joint coordinate: 'rad' for revolute, 'm' for prismatic joints."""
+    return "m" if kind == "prismatic" else "rad"
+
+
+__all__ = ["FlexibleRobot", "Tool", "build_robot", "JOINT_ARRAYS", "angle_or_length"]

@@ -1,0 +1,116 @@
+"""Loading robots: shipped names or user flexibility YAML files, and where the shipped files live.
+
+Shipped robots are ``config/<name>.yaml`` (+ the URDF they name) of this package. They are looked up, in order, in
+``$FLEXROBOT_SHARE``, the source tree (a checkout or editable install), ``<sys.prefix>/share/flexrobot_ros`` (pip),
+the user base (``pip --user``) and the ament index (a colcon install).
+"""
+from __future__ import annotations
+
+import os
+import site
+import sys
+from pathlib import Path
+
+import pinocchio as pin
+import yaml
+
+from flexrobot_ros.errors import ModelError
+from flexrobot_ros.model.flexible_robot import FlexibleRobot, build_robot
+from flexrobot_ros.model.schema import parse_flexibility
+
+PACKAGE = "flexrobot_ros"
+
+
+def _candidate_shares() -> list[Path]:
+    candidates = []
+    if os.environ.get("FLEXROBOT_SHARE"):
+        candidates.append(Path(os.environ["FLEXROBOT_SHARE"]))
+    candidates.append(Path(__file__).resolve().parents[2])
+    candidates.append(Path(sys.prefix) / "share" / PACKAGE)
+    candidates.append(Path(site.getuserbase()) / "share" / PACKAGE)
+    try:
+        from ament_index_python.packages import get_package_share_directory
+
+        candidates.append(Path(get_package_share_directory(PACKAGE)))
+    except Exception:  # ament_index is absent outside ROS 2, or the package is not in the index
+        pass
+    return candidates
+
+
+def share_directory() -> Path:
+    """The directory that holds the shipped ``config/`` and ``urdf/`` folders."""
+    for candidate in _candidate_shares():
+        if (candidate / "config").is_dir() and (candidate / "urdf").is_dir():
+            return candidate
+    raise ModelError(f"cannot find the shipped robot files (config/, urdf/) of {PACKAGE}; looked in "
+                     f"{[str(c) for c in _candidate_shares()]}; set FLEXROBOT_SHARE to the package's share folder")
+
+
+def shipped_robots() -> tuple[str, ...]:
+    """Names of the shipped robots (``config/<name>.yaml`` files that name a URDF)."""
+    config = share_directory() / "config"
+    names = []
+    for path in sorted(config.glob("*.yaml")):
+        try:
+            document = yaml.safe_load(path.read_text())
+        except yaml.YAMLError:
+            continue
+        if isinstance(document, dict) and "urdf" in document and "joints" in document:
+            names.append(path.stem)
+    return tuple(names)
+
+
+def resolve_robot_path(name_or_path: str | os.PathLike[str]) -> Path:
+    """The flexibility YAML of a shipped robot name, or the given path when it is a file."""
+    text = str(name_or_path)
+    path = Path(text).expanduser()
+    if path.suffix in (".yaml", ".yml") or path.exists():
+        if not path.is_file():
+            raise ModelError(f"{path}: no such flexibility YAML file")
+        return path
+    shipped = share_directory() / "config" / f"{text}.yaml"
+    if shipped.is_file() and text in shipped_robots():
+        return shipped
+    raise ModelError(f"unknown robot {text!r}: not a file and not a shipped robot {list(shipped_robots())}")
+
+
+def _resolve_urdf(reference: str, yaml_path: Path) -> Path:
+    prefix = f"package://{PACKAGE}/"
+    if reference.startswith(prefix):
+        return share_directory() / reference[len(prefix):]
+    path = Path(reference).expanduser()
+    return path if path.is_absolute() else (yaml_path.parent / path).resolve()
+
+
+def parse_urdf(urdf_path: Path) -> pin.Model:
+    """Pinocchio model of a URDF file; a ModelError names the file when it is missing or malformed."""
+    if not urdf_path.is_file():
+        raise ModelError(f"URDF {urdf_path}: no such file")
+    try:
+        text = urdf_path.read_text()
+    except (OSError, UnicodeDecodeError) as error:
+        raise ModelError(f"URDF {urdf_path}: cannot read: {error}") from error
+    if "<robot" not in text:
+        raise ModelError(f"URDF {urdf_path}: not a URDF (no <robot> element)")
+    try:
+        return pin.buildModelFromXML(text)
+    except (RuntimeError, ValueError, IndexError) as error:
+        raise ModelError(f"URDF {urdf_path}: pinocchio cannot parse it: {error}") from error
+
+
+def load_robot(name_or_path: str | os.PathLike[str], tool: bool = False) -> FlexibleRobot:
+    """Load a shipped robot by name (``"scompi"``) or a user flexibility YAML by path.
+
+    ``tool=True`` adds the file's ``tool`` payload to the link it is attached to. Raises ModelError, naming the
+    file, field and joint, on any problem; a partially valid robot is never returned.
+    """
+    yaml_path = resolve_robot_path(name_or_path)
+    try:
+        document = yaml.safe_load(yaml_path.read_text())
+    except (OSError, UnicodeDecodeError) as error:
+        raise ModelError(f"{yaml_path}: cannot read: {error}") from error
+    except yaml.YAMLError as error:
+        raise ModelError(f"{yaml_path}: malformed YAML: {error}") from error
+    spec = parse_flexibility(document, str(yaml_path))
+    urdf_path = _resolve_urdf(spec.urdf, yaml_path)
+    return build_robot(spec, parse_urdf(urdf_path), urdf_path, yaml_path, tool)

@@ -1,0 +1,260 @@
+"""The flexibility YAML: schema and validation.
+
+A flexibility file names a URDF and gives, for every movable joint of it, the elastic-joint parameters of the
+reduced (Spong) model of seed 000, eq. 2.1::
+
+    robot: scompi                     # a name for messages and caches
+    description: free text (cite your sources here)
+    urdf: ../urdf/scompi.urdf         # relative to this file, absolute, or package://flexrobot_ros/urdf/...
+    gravity: [-9.81, 0.0, 0.0]        # m/s^2 in the base frame
+    tool_frame: tool0                 # end-effector frame: default point for impacts, wrenches, FRFs
+    coulomb_width: 1.0e-3             # rad/s (m/s): Coulomb friction is f_c tanh(v / coulomb_width)
+    joints:                           # every movable URDF joint, by name, nothing else
+      joint1:
+        stiffness: 25000.0            # k [N m/rad] per rad of the motor-side angle q_m (also for prismatic joints)
+        link_damping: 2.73            # d_f [N s/m] (prismatic) or [N m s/rad] (revolute), link side
+        link_coulomb: 0.0             # [N] or [N m], link side
+        motor_damping: 9.46e-4        # d_fm [N m s/rad], motor side after the gear
+        motor_coulomb: 0.0            # [N m], motor side after the gear
+        gear_ratio: 51                # N [-]
+        rotor_inertia: 1.71e-4        # I_r [kg m^2]: B = N^2 I_r ...
+        # reflected_inertia: 0.44     # ... or B [kg m^2] directly (then rotor_inertia must be absent)
+        transmission_radius: 0.057    # r [m] of the rack/ball screw; prismatic joints only (W = 1/r)
+    controller:                       # default motor-side PD gains: a number for all joints or a list of n
+      kp: 15000.0                     # [N m/rad]
+      kd: 52.0                        # [N m s/rad]
+    tool:                             # optional payload, added when the robot is loaded with tool=True
+      mass: 4.0                       # kg
+      frame: tool0                    # frame it is attached to
+      com: [0.0, 0.0, 0.0]            # m, in that frame
+      inertia: [0, 0, 0, 0, 0, 0]     # ixx ixy ixz iyy iyz izz [kg m^2] about the CoM, frame axes
+    flexible_links: {}                # reserved for flexible links (assumed modes / finite elements)
+    extra_elasticities: []            # reserved for non-actuated elasticities
+
+Every error names the file, the field (and joint) and what was expected; nothing partial is ever returned.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+import numpy as np
+
+from flexrobot_ros.errors import ModelError
+
+TOP_KEYS = frozenset(
+    {"robot", "description", "urdf", "gravity", "tool_frame", "coulomb_width", "joints", "controller", "tool",
+     "flexible_links", "extra_elasticities"}
+)
+REQUIRED_TOP_KEYS = ("urdf", "joints")
+JOINT_KEYS = frozenset(
+    {"stiffness", "link_damping", "link_coulomb", "motor_damping", "motor_coulomb", "gear_ratio", "rotor_inertia",
+     "reflected_inertia", "transmission_radius"}
+)
+TOOL_KEYS = frozenset({"mass", "frame", "com", "inertia"})
+CONTROLLER_KEYS = frozenset({"kp", "kd"})
+FLEXIBLE_LINK_METHODS = ("assumed_modes", "finite_elements")
+
+
+@dataclass(frozen=True)
+class JointSpec:
+    """Validated elastic-joint parameters of one joint (units as in the module docstring)."""
+
+    stiffness: float
+    link_damping: float
+    link_coulomb: float
+    motor_damping: float
+    motor_coulomb: float
+    gear_ratio: float
+    rotor_inertia: float  # NaN when the reflected inertia was given
+    motor_inertia: float  # B_ii = N^2 I_r
+    transmission_radius: float  # 1.0 for revolute joints
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """Validated tool/payload: mass [kg], CoM [m] and inertia [kg m^2] about the CoM in ``frame``'s axes."""
+
+    mass: float
+    frame: str
+    com: np.ndarray
+    inertia: np.ndarray
+
+
+@dataclass(frozen=True)
+class FlexibilitySpec:
+    """Validated content of a flexibility YAML, before it is matched against the URDF."""
+
+    robot: str
+    urdf: str
+    gravity: np.ndarray
+    tool_frame: str | None
+    coulomb_width: float
+    joints: dict[str, dict[str, Any]]
+    kp: Any
+    kd: Any
+    tool: ToolSpec | None
+    flexible_links: dict[str, Any]
+    extra_elasticities: list[Any]
+
+
+def finite(value: Any, where: str) -> float:
+    """``value`` as a float, or a ModelError naming ``where`` when it is not a finite real number."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ModelError(f"{where}: expected a number, got {value!r}")
+    if not math.isfinite(value):
+        raise ModelError(f"{where}: expected a finite number, got {value!r}")
+    return float(value)
+
+
+def positive(value: Any, where: str) -> float:
+    number = finite(value, where)
+    if number <= 0.0:
+        raise ModelError(f"{where}: expected a positive number, got {number!r}")
+    return number
+
+
+def non_negative(value: Any, where: str) -> float:
+    number = finite(value, where)
+    if number < 0.0:
+        raise ModelError(f"{where}: expected a number >= 0, got {number!r}")
+    return number
+
+
+def vector(value: Any, length: int, where: str) -> np.ndarray:
+    """A finite float vector of exactly ``length`` entries, or a ModelError naming ``where``."""
+    if not isinstance(value, (list, tuple)):
+        raise ModelError(f"{where}: expected a list of {length} numbers, got {value!r}")
+    if len(value) != length:
+        raise ModelError(f"{where}: expected {length} entries, got {len(value)}")
+    return np.array([finite(v, f"{where}[{k}]") for k, v in enumerate(value)])
+
+
+def _check_keys(mapping: Any, allowed: frozenset[str], where: str) -> Mapping[str, Any]:
+    if not isinstance(mapping, Mapping):
+        raise ModelError(f"{where}: expected a mapping, got {type(mapping).__name__}")
+    for key in mapping:
+        if not isinstance(key, str):
+            raise ModelError(f"{where}: keys must be strings, got {key!r}")
+    unknown = sorted(set(mapping) - allowed)
+    if unknown:
+        raise ModelError(f"{where}: unknown key(s) {unknown}; allowed: {sorted(allowed)}")
+    return mapping
+
+
+def parse_flexibility(document: Any, source: str) -> FlexibilitySpec:
+    """Validate the structure and values of a flexibility document (joints are matched to the URDF later)."""
+    top = _check_keys(document, TOP_KEYS, source)
+    for key in REQUIRED_TOP_KEYS:
+        if key not in top:
+            raise ModelError(f"{source}: missing required field '{key}'")
+    urdf = top["urdf"]
+    if not isinstance(urdf, str) or not urdf.strip():
+        raise ModelError(f"{source}: urdf: expected a path string, got {urdf!r}")
+    robot = top.get("robot", "robot")
+    if not isinstance(robot, str) or not robot:
+        raise ModelError(f"{source}: robot: expected a non-empty name, got {robot!r}")
+    if not isinstance(top.get("description", ""), str):
+        raise ModelError(f"{source}: description: expected text")
+    gravity = vector(top.get("gravity", [0.0, 0.0, -9.81]), 3, f"{source}: gravity")
+    tool_frame = top.get("tool_frame")
+    if tool_frame is not None and (not isinstance(tool_frame, str) or not tool_frame):
+        raise ModelError(f"{source}: tool_frame: expected a frame name, got {tool_frame!r}")
+    coulomb_width = positive(top.get("coulomb_width", 1.0e-3), f"{source}: coulomb_width")
+
+    joints_raw = top["joints"]
+    if not isinstance(joints_raw, Mapping) or not joints_raw:
+        raise ModelError(f"{source}: joints: expected a mapping from joint name to parameters")
+    joints: dict[str, dict[str, Any]] = {}
+    for name, params in joints_raw.items():
+        where = f"{source}: joints.{name}"
+        if not isinstance(name, str):
+            raise ModelError(f"{source}: joints: joint names must be strings, got {name!r}")
+        joints[name] = dict(_check_keys(params, JOINT_KEYS, where))
+
+    controller = _check_keys(top.get("controller", {}) or {}, CONTROLLER_KEYS, f"{source}: controller")
+    tool = None
+    if top.get("tool") is not None:
+        raw = _check_keys(top["tool"], TOOL_KEYS, f"{source}: tool")
+        frame = raw.get("frame", tool_frame)
+        if not isinstance(frame, str) or not frame:
+            raise ModelError(f"{source}: tool.frame: expected a frame name, got {frame!r}")
+        inertia6 = vector(raw.get("inertia", [0.0] * 6), 6, f"{source}: tool.inertia")
+        ixx, ixy, ixz, iyy, iyz, izz = inertia6
+        inertia = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
+        if np.min(np.linalg.eigvalsh(inertia)) < -1e-12:
+            raise ModelError(f"{source}: tool.inertia: expected a positive semi-definite tensor, got {inertia6.tolist()}")
+        if "mass" not in raw:
+            raise ModelError(f"{source}: tool.mass: missing (kg)")
+        tool = ToolSpec(
+            mass=positive(raw["mass"], f"{source}: tool.mass"),
+            frame=frame,
+            com=vector(raw.get("com", [0.0, 0.0, 0.0]), 3, f"{source}: tool.com"),
+            inertia=inertia,
+        )
+    flexible_links = top.get("flexible_links", {}) or {}
+    if not isinstance(flexible_links, Mapping):
+        raise ModelError(f"{source}: flexible_links: expected a mapping from link name to a description")
+    for link, desc in flexible_links.items():
+        method = desc.get("method") if isinstance(desc, Mapping) else None
+        if method not in FLEXIBLE_LINK_METHODS:
+            raise ModelError(f"{source}: flexible_links.{link}.method: expected one of {FLEXIBLE_LINK_METHODS}, "
+                             f"got {method!r}")
+    extra = top.get("extra_elasticities", []) or []
+    if not isinstance(extra, list):
+        raise ModelError(f"{source}: extra_elasticities: expected a list")
+    return FlexibilitySpec(
+        robot=robot, urdf=urdf, gravity=gravity, tool_frame=tool_frame, coulomb_width=coulomb_width,
+        joints=joints, kp=controller.get("kp"), kd=controller.get("kd"), tool=tool,
+        flexible_links=dict(flexible_links), extra_elasticities=list(extra),
+    )
+
+
+def joint_spec(params: Mapping[str, Any], joint_type: str, where: str) -> JointSpec:
+    """Validate one joint's parameters against its URDF type ('revolute' or 'prismatic')."""
+    if "stiffness" not in params:
+        raise ModelError(f"{where}.stiffness: missing (N m/rad)")
+    gear_ratio = positive(params.get("gear_ratio", 1.0), f"{where}.gear_ratio")
+    has_rotor, has_reflected = "rotor_inertia" in params, "reflected_inertia" in params
+    if has_rotor == has_reflected:
+        raise ModelError(f"{where}: give exactly one of rotor_inertia (I_r, kg m^2) or reflected_inertia (B, kg m^2)")
+    if has_rotor:
+        rotor = positive(params["rotor_inertia"], f"{where}.rotor_inertia")
+        motor_inertia = gear_ratio**2 * rotor
+    else:
+        rotor = math.nan
+        motor_inertia = positive(params["reflected_inertia"], f"{where}.reflected_inertia")
+    if joint_type == "prismatic":
+        if "transmission_radius" not in params:
+            raise ModelError(f"{where}.transmission_radius: missing; a prismatic joint needs the radius r [m] "
+                             "that turns motor rotation into joint translation (W = 1/r)")
+        radius = positive(params["transmission_radius"], f"{where}.transmission_radius")
+    else:
+        if "transmission_radius" in params:
+            raise ModelError(f"{where}.transmission_radius: only prismatic joints have one (this joint is revolute)")
+        radius = 1.0
+    return JointSpec(
+        stiffness=positive(params["stiffness"], f"{where}.stiffness"),
+        link_damping=non_negative(params.get("link_damping", 0.0), f"{where}.link_damping"),
+        link_coulomb=non_negative(params.get("link_coulomb", 0.0), f"{where}.link_coulomb"),
+        motor_damping=non_negative(params.get("motor_damping", 0.0), f"{where}.motor_damping"),
+        motor_coulomb=non_negative(params.get("motor_coulomb", 0.0), f"{where}.motor_coulomb"),
+        gear_ratio=gear_ratio,
+        rotor_inertia=rotor,
+        motor_inertia=motor_inertia,
+        transmission_radius=radius,
+    )
+
+
+def gains(value: Any, n: int, joint_names: tuple[str, ...], where: str, default: float) -> np.ndarray:
+    """Controller gains: one non-negative number for all joints or a list of ``n`` (absent: ``default``)."""
+    if value is None:
+        return np.full(n, default)
+    if isinstance(value, (list, tuple)):
+        out = vector(value, n, f"{where} (joints {list(joint_names)})")
+        for name, gain in zip(joint_names, out):
+            if gain < 0:
+                raise ModelError(f"{where}: joint {name}: expected a gain >= 0, got {gain}")
+        return out
+    return np.full(n, non_negative(value, where))
