@@ -1,0 +1,201 @@
+"""Linearized closed-loop dynamics of a flexible-joint robot about a set point (seed 000, section 2.3.1).
+
+The robot (eq. 2.1) under PD control with gravity and wrench feedforward (eq. 2.2) is linearized about the
+equilibrium ``z^d = [q^d; q_m^d]``, ``zdot = zddot = 0`` (eq. 2.7)::
+
+    M_bar dzdd + D_bar dzd + K_bar dz = 0                                           (eq. 2.8)
+    M_bar = [[M(q^d), 0], [0, B]]                                                   (eq. 2.9)
+    D_bar = [[D, 0], [0, D_m + K_D]]                                                (eq. 2.10)
+    K_bar = [[K_G(q^d) + K W^2, -K W], [-K W, K + K_P]]                             (eq. 2.11)
+    K_G(q^d) = dg/dq - d(J^T w_ext)/dq  at q^d                                      (eq. 2.12)
+
+State order everywhere in :mod:`flexrobot_ros.modal`: ``z = [q; q_m]`` (link side first, then motor side), in
+pinocchio's joint order; units rad (m for prismatic link coordinates), rad for motor angles.
+
+External wrench convention (``wrench``, ``frame``): ``w = [f_x, f_y, f_z, m_x, m_y, m_z]`` [N, N m] acting on the
+robot at the origin of the pinocchio frame ``frame`` (default: ``robot.tool_frame``), with components in the base
+(world) axes, and constant in the world while the robot moves (a dead load, like gravity). Its generalized force is
+``J^T(q) w`` with ``J`` the frame Jacobian in pinocchio's ``LOCAL_WORLD_ALIGNED`` convention. Its stiffness term is
+computed analytically from pinocchio's Jacobian time variation (``dJ/dq_k = dJ/dt`` at ``qdot = e_k``); the gravity
+term from ``pinocchio.computeGeneralizedGravityDerivatives``. No finite differences.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pinocchio as pin
+
+from flexrobot_ros.errors import ModalError
+from flexrobot_ros.model import FlexibleRobot
+
+
+@dataclass(frozen=True)
+class LinearizedModel:
+    """Linearized closed loop of seed 000 eqs. 2.3 and 2.9-2.12 at one set point; state ``z = [q; q_m]``.
+
+    ``q`` (n,) link set point q^d [rad | m]; ``q_m`` (n,) motor set point q_m^d [rad] (eq. 2.3);
+    ``M_bar`` (2n, 2n) [kg m^2 | kg]; ``D_bar`` (2n, 2n) [N m s/rad | N s/m]; ``K_bar`` (2n, 2n) [N m/rad | N/m];
+    ``K_G`` (n, n) gravity/external-load stiffness of eq. 2.12 (already contained in ``K_bar``'s upper-left block).
+    """
+
+    q: np.ndarray
+    q_m: np.ndarray
+    M_bar: np.ndarray
+    D_bar: np.ndarray
+    K_bar: np.ndarray
+    K_G: np.ndarray
+
+    @property
+    def n(self) -> int:
+        """Number of elastic joints."""
+        return int(self.q.shape[0])
+
+    def state_matrix(self) -> np.ndarray:
+        """The (4n, 4n) state matrix ``A = [[0, I], [-M_bar^-1 K_bar, -M_bar^-1 D_bar]]`` of eq. 2.14.
+
+        Raises :class:`ModalError` when ``M_bar`` is singular or not positive definite.
+        """
+        m = 2 * self.n
+        factor = cholesky_mass(self.M_bar, self.q)
+        solve = lambda rhs: _cho_solve(factor, rhs)  # noqa: E731
+        a = np.zeros((2 * m, 2 * m))
+        a[:m, m:] = np.eye(m)
+        a[m:, :m] = -solve(self.K_bar)
+        a[m:, m:] = -solve(self.D_bar)
+        return a
+
+
+def cholesky_mass(m_bar: np.ndarray, q: np.ndarray | None = None) -> np.ndarray:
+    """Lower Cholesky factor of a mass matrix, or a ModalError saying it is singular / not positive definite."""
+    where = "" if q is None else f" at q = {np.round(q, 6).tolist()}"
+    if not np.all(np.isfinite(m_bar)):
+        raise ModalError(f"mass matrix M_bar{where} has non-finite entries")
+    try:
+        factor = np.linalg.cholesky(m_bar)
+    except np.linalg.LinAlgError:
+        raise ModalError(f"mass matrix M_bar{where} is singular or not positive definite (smallest eigenvalue "
+                         f"{np.linalg.eigvalsh(0.5 * (m_bar + m_bar.T)).min():.3g}); check link masses/inertias "
+                         "and motor inertias") from None
+    diagonal = np.diag(factor)
+    if diagonal.min() <= 1e-9 * diagonal.max():
+        raise ModalError(f"mass matrix M_bar{where} is numerically singular (Cholesky pivot ratio "
+                         f"{diagonal.min() / diagonal.max():.3g}); check link masses/inertias and motor inertias")
+    return factor
+
+
+def _cho_solve(factor: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    from scipy.linalg import solve_triangular
+
+    return solve_triangular(factor.T, solve_triangular(factor, rhs, lower=True), lower=False)
+
+
+def joint_vector(robot: FlexibleRobot, values: Any, what: str) -> np.ndarray:
+    """A per-joint parameter as a finite float vector of length n (a scalar is broadcast), or a ModalError."""
+    array = np.asarray(values, dtype=float)
+    if array.ndim == 0:
+        array = np.full(robot.n, float(array))
+    if array.shape != (robot.n,):
+        raise ModalError(f"robot {robot.name}: {what}: expected {robot.n} values for joints "
+                         f"{list(robot.joint_names)} (or one scalar), got shape {array.shape}")
+    if not np.all(np.isfinite(array)):
+        raise ModalError(f"robot {robot.name}: {what}: non-finite value(s) {array.tolist()}")
+    return array
+
+
+def check_wrench(robot: FlexibleRobot, wrench: Any, frame: str | None) -> tuple[np.ndarray | None, int]:
+    """Validated ``(wrench (6,) or None, frame id)``; ``frame`` defaults to ``robot.tool_frame``."""
+    frame_id = robot.frame_id(frame or robot.tool_frame)
+    if wrench is None:
+        return None, frame_id
+    array = np.asarray(wrench, dtype=float)
+    if array.shape != (6,) or not np.all(np.isfinite(array)):
+        raise ModalError(f"robot {robot.name}: wrench: expected 6 finite values [fx, fy, fz, mx, my, mz] in N and "
+                         f"N m (world axes, at frame {frame or robot.tool_frame!r}), got {array.tolist()}")
+    return (array if np.any(array) else None), frame_id
+
+
+def _check_pose(robot: FlexibleRobot, q_d: Any) -> np.ndarray:
+    try:
+        return robot.check_q(q_d, "q_d")
+    except Exception as error:  # ModelError -> the modal layer's own error type, same message
+        raise ModalError(str(error)) from None
+
+
+def wrench_torque(robot: FlexibleRobot, data: pin.Data, q: np.ndarray, wrench: np.ndarray, frame_id: int
+                  ) -> np.ndarray:
+    """Generalized force ``J^T(q) w`` [N m | N] of a world-axes wrench at a frame's origin."""
+    jacobian = pin.computeFrameJacobian(robot.model, data, q, frame_id, pin.LOCAL_WORLD_ALIGNED)
+    return jacobian.T @ wrench
+
+
+def wrench_stiffness(robot: FlexibleRobot, data: pin.Data, q: np.ndarray, wrench: np.ndarray, frame_id: int
+                     ) -> np.ndarray:
+    """``d(J^T(q) w)/dq`` (n, n) for a constant world-axes wrench (analytic, Jacobian time variation)."""
+    n = robot.n
+    result = np.empty((n, n))
+    unit = np.eye(n)
+    for k in range(n):
+        pin.computeJointJacobiansTimeVariation(robot.model, data, q, unit[k])
+        pin.updateFramePlacements(robot.model, data)
+        d_jacobian = pin.getFrameJacobianTimeVariation(robot.model, data, frame_id, pin.LOCAL_WORLD_ALIGNED)
+        result[:, k] = d_jacobian.T @ wrench
+    return result
+
+
+def motor_set_point(robot: FlexibleRobot, q_d: Any, wrench: Any = None, frame: str | None = None) -> np.ndarray:
+    """Motor set point ``q_m^d = W q^d + (K W)^-1 (g(q^d) - J^T(q^d) w)`` [rad] of seed 000 eq. 2.3.
+
+    ``q_d`` (n,) link set point [rad | m]; ``wrench`` and ``frame`` as in the module docstring.
+    """
+    q = _check_pose(robot, q_d)
+    wrench, frame_id = check_wrench(robot, wrench, frame)
+    data = robot.create_data()
+    load = pin.computeGeneralizedGravity(robot.model, data, q).copy()
+    if wrench is not None:
+        load -= wrench_torque(robot, data, q, wrench, frame_id)
+    w = robot.transmission
+    return w * q + load / (robot.stiffness * w)
+
+
+def linearize(robot: FlexibleRobot, q_d: Any, kp: Any = None, kd: Any = None, wrench: Any = None,
+              frame: str | None = None) -> LinearizedModel:
+    """Linearized closed loop (seed 000 eqs. 2.3, 2.9-2.12) of ``robot`` at the link set point ``q_d``.
+
+    ``kp``, ``kd``: motor-side PD gains [N m/rad], [N m s/rad], scalars or (n,), default ``robot.kp``/``robot.kd``
+    (any finite value is accepted: destabilizing gains are reported by the stability verdict of
+    :func:`flexrobot_ros.modal.modes.modal_analysis`, not refused). ``wrench``/``frame``: a constant external
+    wrench, see the module docstring. Raises :class:`ModalError` on a pose or gain of the wrong length or with
+    non-finite values, or an unknown frame.
+    """
+    q = _check_pose(robot, q_d)
+    kp = joint_vector(robot, robot.kp if kp is None else kp, "kp")
+    kd = joint_vector(robot, robot.kd if kd is None else kd, "kd")
+    wrench, frame_id = check_wrench(robot, wrench, frame)
+    model, data, n = robot.model, robot.create_data(), robot.n
+    mass = pin.crba(model, data, q)
+    mass = np.triu(mass) + np.triu(mass, 1).T
+    k_g = np.array(pin.computeGeneralizedGravityDerivatives(model, data, q))
+    load = pin.computeGeneralizedGravity(model, data, q).copy()
+    if wrench is not None:
+        k_g -= wrench_stiffness(robot, data, q, wrench, frame_id)
+        load -= wrench_torque(robot, data, q, wrench, frame_id)
+    k, w = robot.stiffness, robot.transmission
+    q_m = w * q + load / (k * w)
+    m_bar = np.zeros((2 * n, 2 * n))
+    m_bar[:n, :n] = mass
+    m_bar[n:, n:] = np.diag(robot.motor_inertia)
+    d_bar = np.diag(np.concatenate([robot.link_damping, robot.motor_damping + kd]))
+    k_bar = np.zeros((2 * n, 2 * n))
+    k_bar[:n, :n] = k_g + np.diag(k * w * w)
+    k_bar[:n, n:] = k_bar[n:, :n] = -np.diag(k * w)
+    k_bar[n:, n:] = np.diag(k + kp)
+    for name, matrix in (("M_bar", m_bar), ("K_bar", k_bar)):
+        if not np.all(np.isfinite(matrix)):
+            raise ModalError(f"robot {robot.name}: {name} at q = {q.tolist()} has non-finite entries")
+    return LinearizedModel(q=q, q_m=q_m, M_bar=m_bar, D_bar=d_bar, K_bar=k_bar, K_G=k_g)
+
+
+__all__ = ["LinearizedModel", "motor_set_point", "linearize", "cholesky_mass", "joint_vector", "check_wrench",
+           "wrench_torque", "wrench_stiffness"]
