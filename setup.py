@@ -39,7 +39,6 @@ setup(
     maintainer_email="flexrobot@example.org",
     description="Dynamics, feedforward, simulation, modal monitoring and OMA for robots with flexible joints and links.",
     license="BSD-3-Clause",
-    tests_require=["pytest"],
     entry_points={
         "console_scripts": [
             "flexrobot = flexrobot_ros.cli:main",
