@@ -1,0 +1,672 @@
+"""Standalone runtime: ROS 2 nodes on the ``cyclonedds`` wheel, following rmw_cyclonedds_cpp's wire conventions.
+
+What a ROS 2 (Jazzy, rmw_cyclonedds_cpp) graph sees of a node running here:
+
+- topic ``/a/b`` is the DDS topic ``rt/a/b``; service ``/s`` is the pair ``rq/sRequest`` / ``rr/sReply``;
+- type ``pkg/msg/Name`` is the DDS type ``pkg::msg::dds_::Name_``, a final struct written as plain CDR (XCDR1);
+  service samples start with rmw_cyclonedds' request header (``uint64`` client guid, ``int64`` sequence number);
+- endpoint QoS is the rclpy profile asked for, plus USER_DATA ``typehash=RIHS01_<hex>;`` (Jazzy; computed with
+  rosbags from the type description, the service's own description for service endpoints);
+- the participant's USER_DATA is ``enclave=/;``, as rmw_cyclonedds sets it;
+- ``ROS_DOMAIN_ID`` selects the domain; ``ROS_AUTOMATIC_DISCOVERY_RANGE`` (``LOCALHOST``, ``OFF``, ``SUBNET``,
+  ``SYSTEM_DEFAULT``), the older ``ROS_LOCALHOST_ONLY=1`` and ``ROS_STATIC_PEERS`` are turned into a Cyclone
+  configuration fragment appended to ``$CYCLONEDDS_URI`` as rmw_cyclonedds does.
+
+One process holds one :class:`DdsContext` (one DDS participant, as rclpy's context). Each :class:`DdsNode` runs its
+callbacks in the thread that spins it (single-threaded, like rclpy's default executor). Samples are taken as raw
+CDR and decoded one by one, so an undecodable sample or an invalid sample (dispose/unregister notification) is
+counted and skipped, never raised into the node.
+
+This module uses two functions of the cyclonedds C layer (``ddspy_take``, ``ddspy_write``) to move raw CDR: that
+is what makes per-sample error handling and byte-exact bag record/play possible.
+"""
+from __future__ import annotations
+
+import concurrent.futures
+import itertools
+import logging
+import os
+import signal
+import sys
+import threading
+import time
+from typing import Any, Callable, Sequence
+
+from flexrobot_ros.errors import RuntimeLayerError
+from flexrobot_ros.runtime import messages
+from flexrobot_ros.runtime.names import (Remapping, fully_qualified_node_name, normalize_namespace, resolve_name,
+                                         validate_node_name)
+from flexrobot_ros.runtime.node import Node
+from flexrobot_ros.runtime.params import ParameterSpec, parameters_for_node, validate_parameter
+from flexrobot_ros.runtime.qos import QOS_DEFAULT, QOS_SERVICES, QosProfile
+
+_MASK_64 = (1 << 64) - 1
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Discovery configuration and the per-process context
+# --------------------------------------------------------------------------------------------------------------
+
+def discovery_range(environ: dict[str, str] | None = None) -> str:
+    """``LOCALHOST``, ``OFF``, ``SUBNET`` or ``SYSTEM_DEFAULT`` from ROS 2's environment variables.
+
+    ``ROS_AUTOMATIC_DISCOVERY_RANGE`` wins; otherwise ``ROS_LOCALHOST_ONLY=1`` (Humble) means ``LOCALHOST``.
+
+    Raises:
+        RuntimeLayerError: an unknown range.
+    """
+    env = os.environ if environ is None else environ
+    value = env.get("ROS_AUTOMATIC_DISCOVERY_RANGE", "").strip().upper()
+    if not value:
+        return "LOCALHOST" if env.get("ROS_LOCALHOST_ONLY", "").strip() == "1" else "SYSTEM_DEFAULT"
+    if value not in ("LOCALHOST", "OFF", "SUBNET", "SYSTEM_DEFAULT"):
+        raise RuntimeLayerError(f"ROS_AUTOMATIC_DISCOVERY_RANGE={value!r}: expected LOCALHOST, OFF, SUBNET or "
+                                "SYSTEM_DEFAULT")
+    return value
+
+
+def discovery_config(environ: dict[str, str] | None = None) -> str | None:
+    """Cyclone configuration for the discovery settings, appended to ``$CYCLONEDDS_URI``; None when there is
+    nothing to add (then Cyclone reads ``$CYCLONEDDS_URI`` itself)."""
+    env = os.environ if environ is None else environ
+    scope = discovery_range(env)
+    peers = [p.strip() for p in env.get("ROS_STATIC_PEERS", "").split(";") if p.strip()]
+    general, discovery = "", ""
+    if scope in ("LOCALHOST", "OFF"):
+        general = ("<General><Interfaces><NetworkInterface address=\"127.0.0.1\"/></Interfaces>"
+                   "<AllowMulticast>false</AllowMulticast></General>")
+        if scope == "LOCALHOST":
+            peers = ["localhost", *peers]
+    if peers:
+        discovery = ("<Discovery><ParticipantIndex>auto</ParticipantIndex>"
+                     "<MaxAutoParticipantIndex>32</MaxAutoParticipantIndex><Peers>"
+                     + "".join(f"<Peer address=\"{p}\"/>" for p in peers) + "</Peers></Discovery>")
+    elif scope == "OFF":
+        discovery = "<Discovery><ParticipantIndex>none</ParticipantIndex></Discovery>"
+    if not general and not discovery:
+        return None
+    return ("${CYCLONEDDS_URI}${CYCLONEDDS_URI:+,}"
+            f"<CycloneDDS><Domain id=\"any\">{general}{discovery}</Domain></CycloneDDS>")
+
+
+def domain_id(environ: dict[str, str] | None = None) -> int:
+    """``ROS_DOMAIN_ID`` (default 0).
+
+    Raises:
+        RuntimeLayerError: not an integer in 0..232.
+    """
+    env = os.environ if environ is None else environ
+    text = env.get("ROS_DOMAIN_ID", "").strip() or "0"
+    if not text.isdigit() or int(text) > 232:
+        raise RuntimeLayerError(f"ROS_DOMAIN_ID={text!r}: expected an integer in 0..232")
+    return int(text)
+
+
+def _delete(entity: Any) -> None:
+    """Delete a cyclonedds entity now rather than at garbage collection."""
+    if entity._entities.pop(entity._ref, None) is not None:
+        entity._delete(entity._ref)
+
+
+class DdsContext:
+    """The process's DDS participant, its publisher and subscriber, and the topics created so far."""
+
+    def __init__(self) -> None:
+        from cyclonedds.core import Policy, Qos
+        from cyclonedds.domain import Domain, DomainParticipant
+        from cyclonedds.pub import Publisher
+        from cyclonedds.sub import Subscriber
+
+        self.domain_id = domain_id()
+        config = discovery_config()
+        self._domain = Domain(self.domain_id, config) if config else None
+        self.participant = DomainParticipant(self.domain_id, qos=Qos(Policy.Userdata(data=b"enclave=/;")))
+        self.publisher = Publisher(self.participant)
+        self.subscriber = Subscriber(self.participant)
+        self._topics: dict[tuple[str, type], Any] = {}
+        self._lock = threading.Lock()
+
+    def topic(self, name: str, cls: type) -> Any:
+        """The DDS topic ``name`` of sample type ``cls`` (created once)."""
+        from cyclonedds.topic import Topic
+
+        with self._lock:
+            key = (name, cls)
+            if key not in self._topics:
+                self._topics[key] = Topic(self.participant, name, cls)
+            return self._topics[key]
+
+    def close(self) -> None:
+        """Delete the participant and everything in it."""
+        self._topics.clear()
+        _delete(self.participant)
+
+
+_context: DdsContext | None = None
+_context_lock = threading.Lock()
+
+
+def context() -> DdsContext:
+    """The process's DDS context (created on first use)."""
+    global _context
+    with _context_lock:
+        if _context is None:
+            _context = DdsContext()
+        return _context
+
+
+def shutdown() -> None:
+    """Delete the process's DDS participant (nodes must not be used afterwards)."""
+    global _context
+    with _context_lock:
+        if _context is not None:
+            _context.close()
+            _context = None
+
+
+def endpoint_qos(profile: QosProfile, typename: str | None, distro: str, *, reader: bool) -> Any:
+    """cyclonedds QoS of a ROS 2 profile, with XCDR1 data representation and the Jazzy ``typehash`` USER_DATA."""
+    from cyclonedds.core import Policy, Qos
+    from cyclonedds.util import duration
+
+    policies = [
+        Policy.Reliability.Reliable(max_blocking_time=duration(seconds=1)) if profile.reliability == "reliable"
+        else Policy.Reliability.BestEffort,
+        Policy.Durability.TransientLocal if profile.durability == "transient_local" else Policy.Durability.Volatile,
+        Policy.History.KeepLast(profile.depth) if profile.history == "keep_last" else Policy.History.KeepAll,
+        Policy.DataRepresentation(use_cdrv0_representation=True),
+    ]
+    if profile.history == "keep_all" and reader:
+        policies.append(Policy.ResourceLimits(max_samples=-1, max_instances=-1, max_samples_per_instance=-1))
+    digest = messages.type_hash(typename, distro) if typename else None
+    if digest:
+        policies.append(Policy.Userdata(data=f"typehash={digest};".encode()))
+    return Qos(*policies)
+
+
+def _take_raw(reader: Any, count: int = 256) -> list[tuple[bytes, Any]]:
+    """Up to ``count`` samples as (raw CDR with encapsulation header, SampleInfo), invalid ones included."""
+    from cyclonedds._clayer import ddspy_take
+    from cyclonedds.core import DDSException, InstanceState, SampleState, ViewState
+
+    result = ddspy_take(reader._ref, SampleState.Any | ViewState.Any | InstanceState.Any, count)
+    if isinstance(result, int):
+        raise DDSException(result, "while taking samples")
+    return result
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Entities
+# --------------------------------------------------------------------------------------------------------------
+
+class DdsPublisher:
+    """Publisher on ``rt/<topic>``; ``publish(msg)`` checks the message type and reports serialization errors."""
+
+    def __init__(self, node: DdsNode, cls: type, topic: str, qos: QosProfile) -> None:
+        from cyclonedds.pub import DataWriter
+
+        self.topic_name = topic
+        self.msg_type = cls
+        self.typename = messages.type_name_of(cls)
+        ctx = node.context
+        self._writer = DataWriter(ctx.publisher, ctx.topic("rt" + topic, cls),
+                                  endpoint_qos(qos, self.typename, node.distro, reader=False))
+
+    def publish(self, msg: Any) -> None:
+        """Send one message.
+
+        Raises:
+            RuntimeLayerError: ``msg`` is not of the publisher's type, or a field holds a value its type cannot
+                take (the message names the topic and the field).
+        """
+        if type(msg) is not self.msg_type:
+            raise RuntimeLayerError(f"topic {self.topic_name}: expected a {self.typename} message, got "
+                                    f"{type(msg).__name__}")
+        try:
+            self._writer.write(msg)
+        except Exception as error:
+            detail = f"{error}: {error.__cause__}" if error.__cause__ else str(error)
+            raise RuntimeLayerError(f"topic {self.topic_name}: cannot serialize {self.typename}: {detail}") from error
+
+    def publish_raw(self, data: bytes) -> None:
+        """Send one already serialized sample (CDR with its 4-byte encapsulation header), e.g. from a bag."""
+        from cyclonedds._clayer import ddspy_write
+
+        padded = bytes(data).ljust((len(data) + 3) & ~3, b"\0")
+        if ddspy_write(self._writer._ref, padded) < 0:
+            raise RuntimeLayerError(f"topic {self.topic_name}: the DDS writer refused a raw sample")
+
+    def get_subscription_count(self) -> int:
+        """Number of subscriptions matched with this publisher."""
+        return len(self._writer.get_matched_subscriptions())
+
+    def destroy(self) -> None:
+        _delete(self._writer)
+
+
+class DdsSubscription:
+    """Subscription on ``rt/<topic>``. ``raw=True`` hands ``callback(cdr_bytes, receive_time_ns)`` the undecoded
+    sample instead (bag recording)."""
+
+    def __init__(self, node: DdsNode, cls: type, topic: str, callback: Callable[..., Any], qos: QosProfile,
+                 raw: bool = False) -> None:
+        from cyclonedds.core import InstanceState, ReadCondition, SampleState, ViewState
+        from cyclonedds.sub import DataReader
+
+        self.topic_name = topic
+        self.msg_type = cls
+        self.typename = messages.type_name_of(cls)
+        self._node, self._callback, self._raw = node, callback, raw
+        ctx = node.context
+        self._reader = DataReader(ctx.subscriber, ctx.topic("rt" + topic, cls),
+                                  endpoint_qos(qos, self.typename, node.distro, reader=True))
+        self.condition = ReadCondition(self._reader, SampleState.Any | ViewState.Any | InstanceState.Any)
+
+    def get_publisher_count(self) -> int:
+        """Number of publishers matched with this subscription."""
+        return len(self._reader.get_matched_publications())
+
+    def take_and_dispatch(self) -> int:
+        """Take every available sample and call the callback for the valid, decodable ones; count the others."""
+        handled = 0
+        while True:
+            batch = _take_raw(self._reader)
+            for data, info in batch:
+                if not info.valid_data:  # dispose/unregister notifications carry no message
+                    self._node.invalid_samples += 1
+                    continue
+                if self._raw:
+                    self._callback(data, time.time_ns())
+                    handled += 1
+                    continue
+                try:
+                    msg = self.msg_type.deserialize(data)
+                except Exception as error:
+                    self._node.report_input_error(f"{self.topic_name}: undecodable sample",
+                                                  f"topic {self.topic_name}: dropped a sample that does not decode "
+                                                  f"as {self.typename} ({type(error).__name__}: {error})")
+                    continue
+                self._callback(msg)
+                handled += 1
+            if len(batch) < 256:
+                return handled
+
+    def destroy(self) -> None:
+        _delete(self.condition)
+        _delete(self._reader)
+
+
+def _fields(message: Any) -> dict[str, Any]:
+    return {name: getattr(message, name) for name in messages.message_fields(message)}
+
+
+class DdsService:
+    """Service server on ``rq/<name>Request`` -> ``rr/<name>Reply``; the reply echoes the request header."""
+
+    def __init__(self, node: DdsNode, srv_type: Any, name: str, callback: Callable[[Any, Any], Any]) -> None:
+        from cyclonedds.core import InstanceState, ReadCondition, SampleState, ViewState
+        from cyclonedds.pub import DataWriter
+        from cyclonedds.sub import DataReader
+
+        self.srv_name = name
+        self.srv_type = srv_type
+        self._node, self._callback = node, callback
+        ctx, typename = node.context, srv_type.__srvtype__
+        self._reader = DataReader(ctx.subscriber, ctx.topic(f"rq{name}Request", srv_type.wire_request),
+                                  endpoint_qos(QOS_SERVICES, typename, node.distro, reader=True))
+        self._writer = DataWriter(ctx.publisher, ctx.topic(f"rr{name}Reply", srv_type.wire_response),
+                                  endpoint_qos(QOS_SERVICES, typename, node.distro, reader=False))
+        self.condition = ReadCondition(self._reader, SampleState.Any | ViewState.Any | InstanceState.Any)
+        self._request_fields = [f for f in messages.message_fields(srv_type.Request())]
+
+    def take_and_dispatch(self) -> int:
+        """Answer every pending request."""
+        handled = 0
+        for data, info in _take_raw(self._reader):
+            if not info.valid_data:
+                self._node.invalid_samples += 1
+                continue
+            try:
+                wire = self.srv_type.wire_request.deserialize(data)
+            except Exception as error:
+                self._node.report_input_error(f"{self.srv_name}: undecodable request",
+                                              f"service {self.srv_name}: dropped an undecodable request "
+                                              f"({type(error).__name__}: {error})")
+                continue
+            request = self.srv_type.Request(**{f: getattr(wire, f) for f in self._request_fields})
+            response = self._callback(request, self.srv_type.Response())
+            if not isinstance(response, self.srv_type.Response):
+                response = self.srv_type.Response()
+            self._wait_for_reply_reader()
+            self._writer.write(self.srv_type.wire_response(client_guid=wire.client_guid,
+                                                           sequence_number=wire.sequence_number,
+                                                           **_fields(response)))
+            handled += 1
+        return handled
+
+    def _wait_for_reply_reader(self, timeout_sec: float = 1.0) -> None:
+        """A request can arrive before our reply writer has discovered the client's reply reader; wait briefly."""
+        deadline = time.monotonic() + timeout_sec
+        while not self._writer.get_matched_subscriptions() and time.monotonic() < deadline:
+            time.sleep(0.005)
+
+    def destroy(self) -> None:
+        _delete(self.condition)
+        _delete(self._reader)
+        _delete(self._writer)
+
+
+class DdsClient:
+    """Service client. ``guid`` is the request writer's instance handle (as rmw_cyclonedds uses it); replies with
+    another guid or sequence number are ignored."""
+
+    def __init__(self, node: DdsNode, srv_type: Any, name: str) -> None:
+        from cyclonedds.core import InstanceState, ReadCondition, SampleState, ViewState, WaitSet
+        from cyclonedds.pub import DataWriter
+        from cyclonedds.sub import DataReader
+
+        self.srv_name = name
+        self.srv_type = srv_type
+        ctx, typename = node.context, srv_type.__srvtype__
+        self._writer = DataWriter(ctx.publisher, ctx.topic(f"rq{name}Request", srv_type.wire_request),
+                                  endpoint_qos(QOS_SERVICES, typename, node.distro, reader=False))
+        self._reader = DataReader(ctx.subscriber, ctx.topic(f"rr{name}Reply", srv_type.wire_response),
+                                  endpoint_qos(QOS_SERVICES, typename, node.distro, reader=True))
+        self.guid = self._writer.get_instance_handle() & _MASK_64
+        self._condition = ReadCondition(self._reader, SampleState.Any | ViewState.Any | InstanceState.Any)
+        self._waitset = WaitSet(ctx.participant)
+        self._waitset.attach(self._condition)
+        self._sequence = itertools.count(1)
+        self._call_lock = threading.Lock()
+        self._response_fields = messages.message_fields(srv_type.Response())
+        self.ignored_replies = 0
+
+    def service_is_ready(self) -> bool:
+        """True when a server's request reader and reply writer are both matched."""
+        return bool(self._writer.get_matched_subscriptions()) and bool(self._reader.get_matched_publications())
+
+    def wait_for_service(self, timeout_sec: float | None = None) -> bool:
+        """Wait until :meth:`service_is_ready` (forever when ``timeout_sec`` is None); its final value."""
+        deadline = None if timeout_sec is None else time.monotonic() + timeout_sec
+        while not self.service_is_ready():
+            if deadline is not None and time.monotonic() >= deadline:
+                return False
+            time.sleep(0.01)
+        return True
+
+    def call(self, request: Any, timeout_sec: float = 5.0) -> Any:
+        """Send ``request`` and wait for its response.
+
+        Raises:
+            RuntimeLayerError: wrong request type, or no response within ``timeout_sec``.
+        """
+        if type(request) is not self.srv_type.Request:
+            raise RuntimeLayerError(f"service {self.srv_name}: expected a {self.srv_type.__srvtype__} request, got "
+                                    f"{type(request).__name__}")
+        with self._call_lock:
+            sequence = next(self._sequence)
+            self._writer.write(self.srv_type.wire_request(client_guid=self.guid, sequence_number=sequence,
+                                                          **_fields(request)))
+            deadline = time.monotonic() + timeout_sec
+            while True:
+                for data, info in _take_raw(self._reader):
+                    if not info.valid_data:
+                        continue
+                    try:
+                        wire = self.srv_type.wire_response.deserialize(data)
+                    except Exception:
+                        self.ignored_replies += 1
+                        continue
+                    if (wire.client_guid & _MASK_64) != self.guid or wire.sequence_number != sequence:
+                        self.ignored_replies += 1  # another client's reply, or a stale one of ours
+                        continue
+                    return self.srv_type.Response(**{f: getattr(wire, f) for f in self._response_fields})
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise RuntimeLayerError(f"service {self.srv_name}: no response within {timeout_sec} s")
+                self._waitset.wait(int(min(remaining, 0.1) * 1e9))
+
+    def call_async(self, request: Any, timeout_sec: float = 30.0) -> concurrent.futures.Future:
+        """:meth:`call` in a background thread; the future's ``result()`` is the response."""
+        future: concurrent.futures.Future = concurrent.futures.Future()
+
+        def run() -> None:
+            try:
+                future.set_result(self.call(request, timeout_sec))
+            except BaseException as error:
+                future.set_exception(error)
+
+        threading.Thread(target=run, name=f"call {self.srv_name}", daemon=True).start()
+        return future
+
+    def destroy(self) -> None:
+        self._waitset.detach(self._condition)
+        _delete(self._condition)
+        _delete(self._reader)
+        _delete(self._writer)
+
+
+class DdsTimer:
+    """Periodic callback on the monotonic clock; missed periods are skipped, the phase is kept (as rcl does)."""
+
+    def __init__(self, period_sec: float, callback: Callable[[], Any]) -> None:
+        if not period_sec > 0:
+            raise RuntimeLayerError(f"timer period must be > 0 s, got {period_sec}")
+        self.timer_period_ns = int(period_sec * 1e9)
+        self._period = period_sec
+        self._callback = callback
+        self.next_due = time.monotonic() + period_sec
+        self.cancelled = False
+
+    def fire_if_due(self, now: float) -> bool:
+        if self.cancelled or now < self.next_due:
+            return False
+        missed = int((now - self.next_due) // self._period)
+        self.next_due += (missed + 1) * self._period
+        self._callback()
+        return True
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+    def reset(self) -> None:
+        self.cancelled = False
+        self.next_due = time.monotonic() + self._period
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Node and executor
+# --------------------------------------------------------------------------------------------------------------
+
+_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warn": logging.WARNING, "warning": logging.WARNING,
+           "error": logging.ERROR, "fatal": logging.CRITICAL}
+
+
+class _RosFormatter(logging.Formatter):
+    """``[INFO] [1700000000.123456789] [node]: message``, as ROS 2's console output."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        level = {"WARNING": "WARN", "CRITICAL": "FATAL"}.get(record.levelname, record.levelname)
+        return f"[{level}] [{record.created:.9f}] [{record.name.split('.', 1)[1]}]: {record.getMessage()}"
+
+
+def _make_logger(name: str, level: str | None) -> logging.Logger:
+    logger = logging.getLogger(f"flexrobot.{name}")
+    if not logger.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(_RosFormatter())
+        logger.addHandler(handler)
+        logger.propagate = False
+    logger.setLevel(_LEVELS.get((level or "info").lower(), logging.INFO))
+    if not hasattr(logger, "fatal"):
+        logger.fatal = logger.critical  # type: ignore[attr-defined]
+    return logger
+
+
+class DdsNode(Node):
+    """A node of the standalone runtime (see :class:`~flexrobot_ros.runtime.node.Node` for the interface)."""
+
+    backend = "dds"
+
+    def __init__(self, name: str, *, namespace: str | None = None, parameter_files: Sequence[str] = (),
+                 parameter_overrides: dict[str, Any] | None = None, remappings: Sequence[Remapping] = (),
+                 log_level: str | None = None, distro: str | None = None) -> None:
+        super().__init__()
+        from cyclonedds.core import GuardCondition, WaitSet
+
+        self._name = validate_node_name(name)
+        self._namespace = normalize_namespace(namespace)
+        self.distro = distro or messages.default_distro()
+        self.types = messages.dds_message_types(self.distro)
+        self.context = context()
+        self._parameter_files = list(parameter_files)
+        self._parameter_overrides = dict(parameter_overrides or {})
+        self._remappings = list(remappings)
+        self._logger = _make_logger(fully_qualified_node_name(self._name, self._namespace).lstrip("/"), log_level)
+        self.invalid_samples = 0
+        self._subscriptions: list[Any] = []
+        self._services: list[DdsService] = []
+        self._timers: list[DdsTimer] = []
+        self._others: list[Any] = []
+        self._waitset = WaitSet(self.context.participant)
+        self._wakeup = GuardCondition(self.context.participant)
+        self._waitset.attach(self._wakeup)
+        self._stop = threading.Event()
+
+    # identity
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def namespace(self) -> str:
+        return self._namespace
+
+    def resolve_name(self, name: str) -> str:
+        return resolve_name(name, self._name, self._namespace, self._remappings)
+
+    @property
+    def logger(self) -> logging.Logger:
+        return self._logger
+
+    def now(self) -> float:
+        return time.time()
+
+    # parameters
+    def _declare(self, specs: list[ParameterSpec]) -> dict[str, Any]:
+        given = parameters_for_node(self._parameter_files, self.fully_qualified_name)
+        given.update({k: (v, "a command-line override") for k, v in self._parameter_overrides.items()})
+        values = {}
+        for spec in specs:
+            value, source = given.get(spec.name, (spec.default, "its declared default"))
+            values[spec.name] = validate_parameter(spec, value, source)
+        unknown = sorted(set(given) - {s.name for s in specs} - set(self._parameters))
+        if unknown:
+            self.log_once(f"undeclared {unknown}", f"parameters given but not declared by {self.fully_qualified_name}"
+                                                   f" (typos?): {unknown}")
+        return values
+
+    # entities
+    def _message_class(self, msg_type: Any) -> type:
+        if isinstance(msg_type, str):
+            return self.types.get(msg_type)
+        return msg_type
+
+    def create_publisher(self, msg_type: type, topic: str, qos: QosProfile = QOS_DEFAULT) -> DdsPublisher:
+        publisher = DdsPublisher(self, self._message_class(msg_type), self.resolve_name(topic), qos)
+        self._others.append(publisher)
+        return publisher
+
+    def create_subscription(self, msg_type: type, topic: str, callback: Callable[[Any], None],
+                            qos: QosProfile = QOS_DEFAULT) -> DdsSubscription:
+        name = self.resolve_name(topic)
+        subscription = DdsSubscription(self, self._message_class(msg_type), name,
+                                       self.guard(callback, f"subscription {name}"), qos)
+        return self._attach(subscription, self._subscriptions)
+
+    def create_raw_subscription(self, typename: str, topic: str, callback: Callable[[bytes, int], None],
+                                qos: QosProfile = QOS_DEFAULT) -> DdsSubscription:
+        """Subscription handing ``callback(cdr_bytes, receive_time_ns)`` undecoded samples (bag recording)."""
+        name = self.resolve_name(topic)
+        subscription = DdsSubscription(self, self.types.get(typename), name,
+                                       self.guard(callback, f"subscription {name}"), qos, raw=True)
+        return self._attach(subscription, self._subscriptions)
+
+    def create_service(self, srv_type: Any, name: str, callback: Callable[[Any, Any], Any]) -> DdsService:
+        resolved = self.resolve_name(name)
+        service = DdsService(self, self._message_class(srv_type), resolved,
+                             self.guard(callback, f"service {resolved}"))
+        return self._attach(service, self._services)
+
+    def create_client(self, srv_type: Any, name: str) -> DdsClient:
+        client = DdsClient(self, self._message_class(srv_type), self.resolve_name(name))
+        self._others.append(client)
+        return client
+
+    def call(self, client: DdsClient, request: Any, timeout_sec: float = 5.0) -> Any:
+        return client.call(request, timeout_sec)
+
+    def create_timer(self, period_sec: float, callback: Callable[[], None]) -> DdsTimer:
+        timer = DdsTimer(period_sec, self.guard(callback, "timer"))
+        self._timers.append(timer)
+        self._wakeup.set(True)  # the executor recomputes its wait time
+        return timer
+
+    def _attach(self, entity: Any, registry: list[Any]) -> Any:
+        self._waitset.attach(entity.condition)
+        registry.append(entity)
+        return entity
+
+    # executor
+    def spin_once(self, timeout_sec: float = 0.1) -> None:
+        """Wait up to ``timeout_sec`` for data or the next timer, then run every ready callback."""
+        now = time.monotonic()
+        due = min((t.next_due for t in self._timers if not t.cancelled), default=now + timeout_sec)
+        wait = max(0.0, min(timeout_sec, due - now))
+        if wait > 0:
+            self._waitset.wait(int(wait * 1e9))
+        self._wakeup.take()
+        for subscription in list(self._subscriptions):
+            subscription.take_and_dispatch()
+        for service in list(self._services):
+            service.take_and_dispatch()
+        now = time.monotonic()
+        for timer in list(self._timers):
+            timer.fire_if_due(now)
+
+    def spin(self, duration_sec: float | None = None) -> None:
+        """Run callbacks until :meth:`request_stop` (or SIGINT/SIGTERM via ``run_node``) or ``duration_sec``."""
+        deadline = None if duration_sec is None else time.monotonic() + duration_sec
+        while not self._stop.is_set():
+            remaining = 0.1 if deadline is None else deadline - time.monotonic()
+            if remaining <= 0:
+                break
+            self.spin_once(min(remaining, 0.1))
+
+    def request_stop(self) -> None:
+        """Make :meth:`spin` return (safe from signal handlers and other threads)."""
+        self._stop.set()
+        self._wakeup.set(True)
+
+    def destroy(self) -> None:
+        self.request_stop()
+        for subscription in self._subscriptions + self._services:
+            self._waitset.detach(subscription.condition)
+        for entity in self._subscriptions + self._services + self._others:
+            entity.destroy()
+        for timer in self._timers:
+            timer.cancel()
+        self._subscriptions, self._services, self._others, self._timers = [], [], [], []
+
+
+def install_stop_signals(node: DdsNode) -> Callable[[], None]:
+    """SIGINT and SIGTERM stop ``node``'s spin; returns a function restoring the previous handlers."""
+    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    for sig in previous:
+        signal.signal(sig, lambda *_: node.request_stop())
+
+    def restore() -> None:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+    return restore

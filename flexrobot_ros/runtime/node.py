@@ -1,0 +1,167 @@
+"""The node interface both back ends implement (see the package docstring for how nodes use it)."""
+from __future__ import annotations
+
+import abc
+import collections
+import functools
+import threading
+import traceback
+from typing import Any, Callable, Mapping, Sequence
+
+from flexrobot_ros.errors import FlexrobotError
+from flexrobot_ros.runtime.messages import MessageTypes, time_message
+from flexrobot_ros.runtime.params import ParameterSpec
+from flexrobot_ros.runtime.qos import QOS_DEFAULT, QosProfile
+
+
+class Node(abc.ABC):
+    """A ROS 2 node as the flexrobot nodes see it, on rclpy or on the standalone DDS runtime.
+
+    Entities returned by the ``create_*`` methods have rclpy's method names on both back ends:
+    publishers ``publish(msg)``, ``topic_name``, ``get_subscription_count()``; subscriptions ``topic_name``;
+    clients ``wait_for_service(timeout_sec)``, ``call_async(request)``; timers ``cancel()``.
+
+    Callbacks (subscriptions, services, timers) are *guarded*: an exception does not stop the node. A
+    :class:`~flexrobot_ros.errors.FlexrobotError` (bad input: wrong joint names, NaN, ...) is logged as a warning
+    once per cause; any other exception is logged with its traceback once per cause. Every occurrence is counted in
+    :attr:`input_errors` ({cause: count}) so the node can report it in its diagnostics. A service whose callback
+    raises answers with the default response.
+    """
+
+    #: ``"rclpy"`` or ``"dds"``.
+    backend: str
+    #: Message and service classes of this back end: ``node.types.sensor_msgs.msg.JointState``.
+    types: MessageTypes
+
+    def __init__(self) -> None:
+        self.input_errors: collections.Counter[str] = collections.Counter()
+        self._logged_causes: set[str] = set()
+        self._lock = threading.Lock()
+        self._parameters: dict[str, Any] = {}
+
+    # --- identity -------------------------------------------------------------------------------------------
+    @property
+    @abc.abstractmethod
+    def name(self) -> str:
+        """Node name (after ``__node:=`` remapping)."""
+
+    @property
+    @abc.abstractmethod
+    def namespace(self) -> str:
+        """Node namespace, ``/`` for the root."""
+
+    @property
+    def fully_qualified_name(self) -> str:
+        """``/namespace/name``."""
+        return f"{self.namespace.rstrip('/')}/{self.name}"
+
+    @abc.abstractmethod
+    def resolve_name(self, name: str) -> str:
+        """Absolute topic/service name ``name`` resolves to (namespace, ``~/``, remapping)."""
+
+    # --- parameters -----------------------------------------------------------------------------------------
+    def declare_parameters(self, specs: Sequence[ParameterSpec]) -> dict[str, Any]:
+        """Declare the node's parameters and return their values ({name: value}, lists as tuples).
+
+        Values come from parameter files and ``-p`` overrides, else the defaults; each is validated (type, range,
+        step, choices, finiteness).
+
+        Raises:
+            RuntimeLayerError: a value is invalid; the message names the parameter, where it came from, the value
+                and what was expected.
+        """
+        values = self._declare(list(specs))
+        self._parameters.update(values)
+        return values
+
+    @property
+    def parameters(self) -> Mapping[str, Any]:
+        """Values of the parameters declared so far."""
+        return dict(self._parameters)
+
+    @abc.abstractmethod
+    def _declare(self, specs: list[ParameterSpec]) -> dict[str, Any]:
+        """Back-end part of :meth:`declare_parameters`."""
+
+    # --- communication --------------------------------------------------------------------------------------
+    @abc.abstractmethod
+    def create_publisher(self, msg_type: type, topic: str, qos: QosProfile = QOS_DEFAULT) -> Any:
+        """Publisher of ``msg_type`` on ``topic`` (relative names resolve in the node's namespace)."""
+
+    @abc.abstractmethod
+    def create_subscription(self, msg_type: type, topic: str, callback: Callable[[Any], None],
+                            qos: QosProfile = QOS_DEFAULT) -> Any:
+        """Subscription calling ``callback(msg)`` (guarded) for each message received."""
+
+    @abc.abstractmethod
+    def create_service(self, srv_type: type, name: str, callback: Callable[[Any, Any], Any]) -> Any:
+        """Service calling ``callback(request, response) -> response`` (guarded) for each request."""
+
+    @abc.abstractmethod
+    def create_client(self, srv_type: type, name: str) -> Any:
+        """Client of service ``name``: ``wait_for_service(timeout_sec)``, ``call_async(request)``."""
+
+    @abc.abstractmethod
+    def call(self, client: Any, request: Any, timeout_sec: float = 5.0) -> Any:
+        """Blocking service call, for code running *outside* this node's callbacks (command line, tests).
+
+        Raises:
+            RuntimeLayerError: no response within ``timeout_sec``.
+        """
+
+    @abc.abstractmethod
+    def create_timer(self, period_sec: float, callback: Callable[[], None]) -> Any:
+        """Timer calling ``callback()`` (guarded) every ``period_sec`` seconds of the node's clock."""
+
+    # --- time and logging -----------------------------------------------------------------------------------
+    @abc.abstractmethod
+    def now(self) -> float:
+        """Current time of the node's clock [s] (wall clock since the epoch, or ``/clock`` with sim time)."""
+
+    def stamp(self, seconds: float | None = None) -> Any:
+        """``builtin_interfaces/Time`` of ``seconds`` (default: :meth:`now`) for message headers."""
+        return time_message(self.types, self.now() if seconds is None else seconds)
+
+    @property
+    @abc.abstractmethod
+    def logger(self) -> Any:
+        """Logger with ``debug``, ``info``, ``warning``, ``error`` methods taking one string."""
+
+    def log_once(self, cause: str, message: str, level: str = "warning") -> bool:
+        """Log ``message`` the first time ``cause`` is seen; True when it was logged now."""
+        with self._lock:
+            if cause in self._logged_causes:
+                return False
+            self._logged_causes.add(cause)
+        getattr(self.logger, level)(message)
+        return True
+
+    def report_input_error(self, cause: str, message: str) -> None:
+        """Count one occurrence of an input problem and log it the first time its cause appears."""
+        with self._lock:
+            self.input_errors[cause] += 1
+        self.log_once(cause, f"{message} (logged once; further occurrences are counted)")
+
+    def guard(self, callback: Callable[..., Any], where: str) -> Callable[..., Any]:
+        """``callback`` wrapped so that exceptions are counted and logged once per cause instead of raised."""
+
+        @functools.wraps(callback)
+        def guarded(*args: Any) -> Any:
+            try:
+                return callback(*args)
+            except FlexrobotError as error:
+                self.report_input_error(f"{where}: {type(error).__name__}: {error}", f"{where}: {error}")
+            except Exception as error:  # a bug in a callback must not take the node down: log it loudly once
+                cause = f"{where}: {type(error).__name__}: {error}"
+                with self._lock:
+                    self.input_errors[cause] += 1
+                self.log_once(cause, f"{where}: unexpected {type(error).__name__}: {error}\n"
+                                     f"{traceback.format_exc()}", level="error")
+            return None
+
+        return guarded
+
+    # --- lifetime -------------------------------------------------------------------------------------------
+    @abc.abstractmethod
+    def destroy(self) -> None:
+        """Release the node's entities (publishers, subscriptions, ...)."""
