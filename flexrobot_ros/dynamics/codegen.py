@@ -1,0 +1,246 @@
+"""Compiled SDRNEA: C code generation, a per-robot cache and fast calls through ctypes.
+
+:func:`load_sdrnea` returns a :class:`CompiledSdrnea` for a serial chain (and optional joint flexibility). The
+first call for a given model generates the CasADi function (:mod:`.sdrnea`), emits C, compiles it with the
+system C compiler (``$CC`` or ``cc``/``gcc``, ``-O1 -shared -fPIC``) and stores ``.c``, ``.so``, the serialized
+CasADi function and a JSON sidecar (operation counts, sizes) in the cache directory ``$FLEXROBOT_CACHE`` or
+``~/.cache/flexrobot_ros``, under a name keyed by a sha256 of every model number, the generator version, the
+CasADi version and the compiler flags. Later calls (in any process) load the shared library directly.
+
+Calls: the generated C file gets two extra entry points, ``ff_eval_bound()``, which evaluates one sample
+between buffers whose pointers were bound once with ``ff_bind`` (about 1 µs per call from Python, against
+~17 µs through ``casadi.external``, see FACTS), and ``ff_batch(x, y, count)``, a C loop over samples. Without a
+working compiler, CasADi's own evaluation is used instead (slower, same numbers) and a warning says so.
+"""
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import threading
+import warnings
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import casadi as cs
+import numpy as np
+
+from flexrobot_ros.dynamics.flexible_joint import JointFlexibility
+from flexrobot_ros.dynamics.sdrnea import (GENERATOR_VERSION, OperationCounts, output_names, pack_inputs,
+                                          sdrnea_function)
+from flexrobot_ros.dynamics.serial_chain import SerialChain
+
+#: Compiler flags; -O1 compiles large straight-line functions several times faster than -O2 for similar speed
+#: (bench/feedforward.py prints both when asked).
+CFLAGS = ("-O1", "-shared", "-fPIC")
+
+_WRAPPER = """
+
+/* --- flexrobot_ros wrapper: bound single-sample call and batched loop --- */
+static const casadi_real* ff_x = 0;
+static casadi_real* ff_y = 0;
+
+CASADI_SYMBOL_EXPORT void ff_bind(const casadi_real* x, casadi_real* y) {{ ff_x = x; ff_y = y; }}
+
+CASADI_SYMBOL_EXPORT int ff_eval_bound(void) {{
+  const casadi_real* arg[{sz_arg}];
+  casadi_real* res[{sz_res}];
+  casadi_int iw[{sz_iw}];
+  casadi_real w[{sz_w}];
+  arg[0] = ff_x;
+  res[0] = ff_y;
+  return {name}(arg, res, iw, w, 0);
+}}
+
+CASADI_SYMBOL_EXPORT int ff_batch(const casadi_real* x, casadi_real* y, long count) {{
+  const casadi_real* arg[{sz_arg}];
+  casadi_real* res[{sz_res}];
+  casadi_int iw[{sz_iw}];
+  casadi_real w[{sz_w}];
+  long k;
+  for (k = 0; k < count; ++k) {{
+    arg[0] = x + k * {n_in};
+    res[0] = y + k * {n_out};
+    if ({name}(arg, res, iw, w, 0)) return 1;
+  }}
+  return 0;
+}}
+"""
+
+_LOADED: dict[str, "CompiledSdrnea"] = {}
+_LOCK = threading.Lock()
+
+
+def cache_dir() -> Path:
+    """``$FLEXROBOT_CACHE`` or ``~/.cache/flexrobot_ros``."""
+    return Path(os.environ.get("FLEXROBOT_CACHE") or Path.home() / ".cache" / "flexrobot_ros")
+
+
+def cache_key(chain: SerialChain, flexibility: JointFlexibility | None) -> str:
+    """sha256 naming the generated code of this model."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for part in (GENERATOR_VERSION, cs.__version__, " ".join(CFLAGS), chain.digest(),
+                 flexibility.digest() if flexibility is not None else "rigid"):
+        h.update(part.encode())
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+class CompiledSdrnea:
+    """SDRNEA for one model: packed x = [q, qd, qdd, q3, q4] (5n) -> y = [tau, dtau, ddtau(, q_m, ...)].
+
+    Attributes: ``n``, ``outputs`` (names of the n-long output blocks), ``operations`` (:class:`OperationCounts`
+    of tau, dtau, ddtau and, when flexible, the whole function in ``operations_total``), ``backend`` ('c' or
+    'casadi'), ``library`` (path of the shared library, or None).
+    """
+
+    def __init__(self, n: int, outputs: tuple[str, ...], operations: OperationCounts,
+                 operations_total: OperationCounts, function: cs.Function, library: Path | None):
+        self.n = n
+        self.outputs = outputs
+        self.operations = operations
+        self.operations_total = operations_total
+        self.function = function
+        self.library = library
+        self.backend = "c" if library is not None else "casadi"
+        self.n_in, self.n_out = 5 * n, len(outputs) * n
+        self._x = np.zeros(self.n_in)
+        self._y = np.zeros(self.n_out)
+        self._lock = threading.Lock()
+        if library is not None:
+            lib = ctypes.CDLL(str(library))
+            lib.ff_bind.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+            lib.ff_bind.restype = None
+            lib.ff_eval_bound.argtypes = []
+            lib.ff_eval_bound.restype = ctypes.c_int
+            lib.ff_batch.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_long]
+            lib.ff_batch.restype = ctypes.c_int
+            lib.ff_bind(self._x.ctypes.data, self._y.ctypes.data)
+            self._lib = lib
+            self._eval_bound = lib.ff_eval_bound
+            self._batch = lib.ff_batch
+
+    def evaluate_packed(self, x: np.ndarray) -> np.ndarray:
+        """One sample: y (n_out,) from the packed x (5n,). The fastest single-sample call from Python."""
+        if self.backend == "c":
+            with self._lock:
+                self._x[:] = x
+                self._eval_bound()
+                return self._y.copy()
+        return np.asarray(self.function(x), dtype=float).ravel()
+
+    def evaluate_batch(self, x: np.ndarray) -> np.ndarray:
+        """Many samples: y (samples, n_out) from packed x (samples, 5n), in one C loop (or a CasADi map)."""
+        x = np.ascontiguousarray(x, dtype=float)
+        if x.ndim != 2 or x.shape[1] != self.n_in:
+            raise ValueError(f"x: shape {x.shape}; expected (samples, {self.n_in})")
+        y = np.empty((x.shape[0], self.n_out))
+        if x.shape[0] == 0:
+            return y
+        if self.backend == "c":
+            if self._batch(x.ctypes.data, y.ctypes.data, x.shape[0]):
+                raise RuntimeError("generated SDRNEA code failed")
+            return y
+        return np.asarray(self.function.map(x.shape[0])(x.T), dtype=float).T.reshape(x.shape[0], self.n_out)
+
+    def evaluate(self, q: Any, qd: Any, qdd: Any, q3: Any, q4: Any) -> dict[str, np.ndarray]:
+        """Named outputs (samples, n) (or (n,) for one sample) from joint arrays (samples, n) or (n,)."""
+        x, single = pack_inputs(self.n, q, qd, qdd, q3, q4)
+        y = self.evaluate_batch(x)
+        if single:
+            y = y[0]
+        return {name: y[..., k * self.n:(k + 1) * self.n] for k, name in enumerate(self.outputs)}
+
+
+def load_sdrnea(chain: SerialChain, flexibility: JointFlexibility | None = None, *,
+                compile: bool = True, directory: Path | str | None = None) -> CompiledSdrnea:
+    """The compiled (cached) SDRNEA of a chain; ``compile=False`` forces CasADi's own evaluation."""
+    if flexibility is not None and flexibility.n != chain.n:
+        raise ValueError(f"flexibility has {flexibility.n} joints; the chain has {chain.n}")
+    key = cache_key(chain, flexibility)
+    folder = Path(directory) if directory is not None else cache_dir()
+    stem = folder / f"sdrnea_{key[:24]}"
+    memo = f"{stem}|{compile}"
+    with _LOCK:
+        if memo in _LOADED:
+            return _LOADED[memo]
+        result = _load_or_build(chain, flexibility, stem, compile)
+        _LOADED[memo] = result
+        return result
+
+
+def _load_or_build(chain: SerialChain, flexibility: JointFlexibility | None, stem: Path,
+                   compile: bool) -> CompiledSdrnea:
+    outputs = output_names(flexibility is not None)
+    meta_path, casadi_path, library = (stem.with_suffix(s) for s in (".json", ".casadi", ".so"))
+    meta: dict[str, Any] | None = None
+    function: cs.Function | None = None
+    if meta_path.exists() and casadi_path.exists():
+        try:
+            meta = json.loads(meta_path.read_text())
+            function = cs.Function.load(str(casadi_path))
+        except (OSError, ValueError, RuntimeError):
+            meta = function = None
+    if function is None or meta is None:
+        function = sdrnea_function(chain, flexibility, name=f"sdrnea_{stem.name[7:19]}")
+        rigid = function
+        if flexibility is not None:
+            x = cs.SX.sym("x", 5 * chain.n)
+            rigid = cs.Function("rigid", [x], [function(x)[:3 * chain.n]])
+        meta = {"n": chain.n, "outputs": list(outputs), "operations": asdict(OperationCounts.of(rigid)),
+                "operations_total": asdict(OperationCounts.of(function)), "name": function.name(),
+                "sizes": [int(function.sz_arg()), int(function.sz_res()), int(function.sz_iw()),
+                          int(function.sz_w())]}
+        stem.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=stem.parent, prefix=casadi_path.name, suffix=".tmp")
+        os.close(fd)
+        function.save(tmp)
+        os.replace(tmp, casadi_path)
+        _atomic_write(meta_path, json.dumps(meta, indent=1).encode())
+    compiled: Path | None = None
+    if compile:
+        compiled = library if library.exists() else _compile(function, meta, stem)
+    return CompiledSdrnea(chain.n, outputs, OperationCounts(**meta["operations"]),
+                          OperationCounts(**meta["operations_total"]), function, compiled)
+
+
+def _compile(function: cs.Function, meta: dict[str, Any], stem: Path) -> Path | None:
+    compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+    if not compiler:
+        warnings.warn("no C compiler found: SDRNEA falls back to CasADi's evaluation (slower)", RuntimeWarning,
+                      stacklevel=3)
+        return None
+    sz_arg, sz_res, sz_iw, sz_w = meta["sizes"]
+    with tempfile.TemporaryDirectory(dir=stem.parent) as tmp:
+        source = Path(tmp) / f"{stem.name}.c"
+        generator = cs.CodeGenerator(source.name, {"with_header": False})
+        generator.add(function)
+        generator.generate(tmp + os.sep)
+        text = source.read_text() + _WRAPPER.format(
+            name=meta["name"], sz_arg=max(sz_arg, 1), sz_res=max(sz_res, 1), sz_iw=max(sz_iw, 1),
+            sz_w=max(sz_w, 1), n_in=5 * meta["n"], n_out=len(meta["outputs"]) * meta["n"])
+        source.write_text(text)
+        target = Path(tmp) / "lib.so"
+        process = subprocess.run([compiler, *CFLAGS, "-o", str(target), str(source), "-lm"],
+                                 capture_output=True, text=True)
+        if process.returncode != 0:
+            warnings.warn(f"compiling SDRNEA code failed ({compiler}): {process.stderr.strip()[:500]}; falling "
+                          "back to CasADi's evaluation (slower)", RuntimeWarning, stacklevel=3)
+            return None
+        os.replace(source, stem.with_suffix(".c"))
+        library = stem.with_suffix(".so")
+        os.replace(target, library)
+    return library
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
+    os.replace(tmp, path)

@@ -1,0 +1,140 @@
+"""The kinematic and inertial description of a serial chain, read from a pinocchio ``Model``.
+
+Both inverse-dynamics algorithms (:mod:`.ejnea` numeric, :mod:`.sdrnea` symbolic) work on this description rather
+than on pinocchio's ``Data``, so they see the same joint frames, axes and inertias pinocchio's ``rnea`` uses.
+
+Frames (pinocchio's convention): joint ``i`` has a frame attached to its child body. At ``q_i = 0`` it sits at the
+placement ``(R0_i, p0_i)`` in the parent joint's frame (``model.jointPlacements``); a revolute joint then rotates it
+by ``q_i`` about ``axis_i`` (unit vector in the joint frame), a prismatic joint translates it by ``q_i`` along
+``axis_i``. Body inertias (``model.inertias``) are expressed in the joint frame: mass [kg], centre of mass [m],
+rotational inertia about the centre of mass [kg·m²].
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+import numpy as np
+import pinocchio as pin
+
+from flexrobot_ros.errors import ModelError
+
+#: pinocchio joint models accepted, mapped to their joint type.
+_JOINT_TYPES = {
+    "JointModelRX": "revolute",
+    "JointModelRY": "revolute",
+    "JointModelRZ": "revolute",
+    "JointModelRevoluteUnaligned": "revolute",
+    "JointModelPX": "prismatic",
+    "JointModelPY": "prismatic",
+    "JointModelPZ": "prismatic",
+    "JointModelPrismaticUnaligned": "prismatic",
+}
+
+
+@dataclass(frozen=True)
+class TorqueDerivatives:
+    """Link-side joint torques and their time derivatives, each (samples, n).
+
+    tau [N·m or N] = M(q) qdd + C(q, qd) qd + g(q) (+ armature qdd), dtau = d tau / dt, ddtau = d² tau / dt².
+    """
+
+    tau: np.ndarray
+    dtau: np.ndarray
+    ddtau: np.ndarray
+
+
+@dataclass(frozen=True)
+class SerialChain:
+    """A chain of ``n`` one-DoF revolute/prismatic joints, each the parent of the next (arrays in SI units).
+
+    Attributes:
+        joint_names: pinocchio joint names, base to tip.
+        revolute: (n,) bool, True for revolute and False for prismatic joints.
+        axis: (n, 3) unit joint axes in the joint frames.
+        rotation: (n, 3, 3) rotations R0 of the joint frames at q = 0 relative to the parent joint frame.
+        translation: (n, 3) origins p0 [m] of the joint frames at q = 0 in the parent joint frame.
+        mass: (n,) body masses [kg].
+        com: (n, 3) centres of mass [m] in the joint frames.
+        inertia: (n, 3, 3) rotational inertias [kg·m²] about the centres of mass, joint-frame axes.
+        armature: (n,) pinocchio armature [kg·m² or kg], added as ``armature * qdd`` like ``pin.rnea``.
+        gravity: (3,) gravity acceleration [m/s²] in the base frame.
+    """
+
+    joint_names: tuple[str, ...]
+    revolute: np.ndarray
+    axis: np.ndarray
+    rotation: np.ndarray
+    translation: np.ndarray
+    mass: np.ndarray
+    com: np.ndarray
+    inertia: np.ndarray
+    armature: np.ndarray
+    gravity: np.ndarray
+
+    @property
+    def n(self) -> int:
+        """Number of joints."""
+        return len(self.joint_names)
+
+    @classmethod
+    def from_model(cls, model: pin.Model) -> "SerialChain":
+        """Read a serial chain from a pinocchio model; raise :class:`ModelError` for anything else.
+
+        Accepted: joints 1..n each child of the previous one (joint 1 child of the universe), every joint a
+        revolute or prismatic one-DoF joint (RX/RY/RZ/RevoluteUnaligned, PX/PY/PZ/PrismaticUnaligned).
+        """
+        n = model.njoints - 1
+        if n < 1:
+            raise ModelError(f"model {model.name!r}: no joints; expected a serial chain of revolute/prismatic joints")
+        names = tuple(model.names[1:])
+        revolute = np.zeros(n, dtype=bool)
+        axis = np.zeros((n, 3))
+        rotation = np.zeros((n, 3, 3))
+        translation = np.zeros((n, 3))
+        mass = np.zeros(n)
+        com = np.zeros((n, 3))
+        inertia = np.zeros((n, 3, 3))
+        for i in range(1, n + 1):
+            joint = model.joints[i]
+            kind = _JOINT_TYPES.get(joint.shortname())
+            if kind is None:
+                raise ModelError(
+                    f"model {model.name!r}: joint {names[i - 1]!r} is a {joint.shortname()}; expected a one-DoF "
+                    f"revolute or prismatic joint ({', '.join(sorted(_JOINT_TYPES))})")
+            if model.parents[i] != i - 1:
+                parent = model.names[model.parents[i]]
+                raise ModelError(
+                    f"model {model.name!r} is not a serial chain: joint {names[i - 1]!r} is a child of {parent!r}, "
+                    f"expected {model.names[i - 1]!r} (each joint must be the child of the previous one)")
+            data = joint.createData()
+            joint.calc(data, np.zeros(1))
+            subspace = np.asarray(data.S).reshape(6)  # [linear; angular] in the joint frame
+            revolute[i - 1] = kind == "revolute"
+            axis[i - 1] = subspace[3:] if revolute[i - 1] else subspace[:3]
+            placement = model.jointPlacements[i]
+            rotation[i - 1] = placement.rotation
+            translation[i - 1] = placement.translation
+            body = model.inertias[i]
+            mass[i - 1] = body.mass
+            com[i - 1] = body.lever
+            inertia[i - 1] = body.inertia
+        if model.nq != n or model.nv != n:
+            raise ModelError(f"model {model.name!r}: nq = {model.nq}, nv = {model.nv}; expected both = {n}")
+        arrays = dict(revolute=revolute, axis=axis, rotation=rotation, translation=translation, mass=mass, com=com,
+                      inertia=inertia, armature=np.array(model.armature, dtype=float),
+                      gravity=np.array(model.gravity.linear, dtype=float))
+        for name, value in arrays.items():
+            if name != "revolute" and not np.all(np.isfinite(value)):
+                raise ModelError(f"model {model.name!r}: non-finite {name} in the pinocchio model")
+            value.setflags(write=False)
+        return cls(joint_names=names, **arrays)
+
+    def digest(self) -> str:
+        """sha256 over every number of the chain (exact, via ``float.hex``): the cache key of generated code."""
+        h = hashlib.sha256()
+        h.update(repr(self.joint_names).encode())
+        for name in ("revolute", "axis", "rotation", "translation", "mass", "com", "inertia", "armature", "gravity"):
+            h.update(name.encode())
+            h.update(" ".join(float(x).hex() for x in np.asarray(getattr(self, name), dtype=float).ravel()).encode())
+        return h.hexdigest()
