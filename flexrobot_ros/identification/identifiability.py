@@ -1,0 +1,180 @@
+"""Do the modal data determine the unknowns? Counting (seed 000 eq. 3.32), Jacobian rank and conditioning, and
+the first-order sensitivity of the estimate to the measured frequencies and damping ratios.
+
+* **Counting**: the number N of distinct measured eigenvalues must exceed the number of unknowns (eq. 3.32), and
+  the data must come from at least two distinct poses: the parameters are pose-independent, and it is the change
+  of the modes with the pose (the mass matrix M(q) and gravity stiffness K_G(q)) that separates the joints'
+  contributions (seed 000 section 3.4.1 uses 15 configurations).
+* **Rank / conditioning**: singular values of the residual Jacobian with each column scaled by its parameter's
+  magnitude (a relative change of each parameter), its numerical rank and condition number, and the weakest
+  parameter combination (the right singular vector of the smallest singular value).
+* **Sensitivity**: at the solution ``J^T r = 0``; to first order (Gauss-Newton, exact for zero residual) a change
+  ``dy`` of the data moves the free parameters by ``dp = -(J^T J)^-1 J^T (dr/dy) dy``. This gives each parameter's
+  standard deviation for stated data uncertainties and its shift per common bias of all damping ratios (the
+  situation of Table 3.2's cases 2-7) or of all frequencies.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from flexrobot_ros.errors import IdentificationError
+from flexrobot_ros.identification.characteristic_determinant import CharacteristicDeterminant
+from flexrobot_ros.identification.modal_data import ModalData
+from flexrobot_ros.identification.parameters import JointParameter
+
+#: Singular values below this fraction of the largest count as zero in the reported numerical rank.
+RANK_TOLERANCE = 1e-8
+#: Tighter threshold for refusing a request before solving (structurally undetermined parameters).
+STRUCTURAL_TOLERANCE = 1e-12
+
+
+@dataclass(frozen=True)
+class Identifiability:
+    """Counting and Jacobian-conditioning report at one parameter vector.
+
+    ``n_eigenvalues`` N distinct measured eigenvalues, ``n_unknowns``, ``n_poses`` distinct poses,
+    ``counting_ok`` (eq. 3.32 and >= 2 poses); ``singular_values`` of the column-scaled Jacobian, descending,
+    normalized by the largest; ``rank`` with tolerance RANK_TOLERANCE; ``condition_number``;
+    ``weakest_direction`` parameter name -> component of the least determined combination (unit vector in
+    relative-parameter space); ``column_scale`` the parameter magnitudes used to scale the columns.
+    """
+
+    n_eigenvalues: int
+    n_unknowns: int
+    n_poses: int
+    counting_ok: bool
+    singular_values: np.ndarray
+    rank: int
+    condition_number: float
+    weakest_direction: dict[str, float]
+    column_scale: np.ndarray
+
+    @property
+    def full_rank(self) -> bool:
+        return self.rank == self.n_unknowns
+
+    def to_dict(self) -> dict:
+        return {
+            "n_eigenvalues": self.n_eigenvalues, "n_unknowns": self.n_unknowns, "n_poses": self.n_poses,
+            "eq_3_32_satisfied": self.counting_ok, "singular_values": self.singular_values.tolist(),
+            "rank": self.rank, "full_rank": self.full_rank, "condition_number": self.condition_number,
+            "weakest_direction": self.weakest_direction, "column_scale": self.column_scale.tolist(),
+        }
+
+
+def distinct_counts(data: ModalData, decimals: int = 9) -> tuple[int, int]:
+    """(distinct eigenvalues N, distinct poses) of the data; poses equal to ``decimals`` digits are the same pose,
+    and the same eigenvalue measured twice at the same pose counts once."""
+    poses: dict[tuple, set] = {}
+    for pose in data.poses:
+        key = tuple(np.round(pose.q, decimals))
+        values = poses.setdefault(key, set())
+        for mode in pose.modes:
+            values.add((round(mode.frequency_hz, decimals), round(mode.damping_ratio, decimals)))
+    return sum(len(v) for v in poses.values()), len(poses)
+
+
+def check_counting(data: ModalData, parameters: Sequence[JointParameter]) -> tuple[int, int]:
+    """Refuse (IdentificationError) data that cannot determine the unknowns by counting; return (N, poses)."""
+    n_eigenvalues, n_poses = distinct_counts(data)
+    unknowns = len(parameters)
+    names = [p.name for p in parameters]
+    if n_eigenvalues <= unknowns:
+        raise IdentificationError(
+            f"{data.source}: {n_eigenvalues} distinct measured eigenvalue(s) for {unknowns} unknown(s) {names}: "
+            f"seed 000 eq. 3.32 requires more eigenvalues than unknowns (dim(k) + dim(d) < N). Add modes or poses, "
+            f"or identify fewer parameters (--params).")
+    if n_poses < 2:
+        raise IdentificationError(
+            f"{data.source}: all modes come from one pose; the joint parameters {names} do not depend on the pose, "
+            "and what separates them is how the modes change with the pose (mass matrix and gravity stiffness). "
+            "Measure at two or more distinct poses (seed 000 uses 15).")
+    return n_eigenvalues, n_poses
+
+
+def column_scale(nominal: np.ndarray, estimate: np.ndarray, upper: np.ndarray) -> np.ndarray:
+    """Magnitude of each parameter for relative scaling: max(|nominal|, |estimate|), or the upper bound if both
+    are zero."""
+    scale = np.maximum(np.abs(nominal), np.abs(estimate))
+    return np.where(scale > 0, scale, upper)
+
+
+def jacobian_report(jacobian: np.ndarray, scale: np.ndarray, parameters: Sequence[JointParameter],
+                    n_eigenvalues: int, n_poses: int) -> Identifiability:
+    """Rank and conditioning of a residual Jacobian (2N, P) with columns scaled by ``scale`` (P,)."""
+    scaled = jacobian * scale[None, :]
+    _, singular, vh = np.linalg.svd(scaled, full_matrices=False)
+    top = singular[0] if singular.size and singular[0] > 0 else 1.0
+    relative = singular / top
+    rank = int(np.sum(relative > RANK_TOLERANCE))
+    condition = float(top / singular[-1]) if singular[-1] > 0 else float("inf")
+    weakest = vh[-1] * np.sign(vh[-1][np.argmax(np.abs(vh[-1]))])
+    return Identifiability(
+        n_eigenvalues=n_eigenvalues, n_unknowns=len(parameters), n_poses=n_poses,
+        counting_ok=n_eigenvalues > len(parameters) and n_poses >= 2, singular_values=relative, rank=rank,
+        condition_number=condition, weakest_direction={p.name: float(c) for p, c in zip(parameters, weakest)},
+        column_scale=scale)
+
+
+def check_structural_rank(problem: CharacteristicDeterminant, nominal: np.ndarray, upper: np.ndarray,
+                          parameters: Sequence[JointParameter], source: str) -> None:
+    """Refuse unknowns that the data cannot see at all (Jacobian at the nominal values rank-deficient to
+    STRUCTURAL_TOLERANCE), naming the parameters of the null direction."""
+    scaled = problem.jacobian(nominal) * column_scale(nominal, nominal, upper)[None, :]
+    if not np.all(np.isfinite(scaled)):
+        raise IdentificationError(f"{source}: the residual Jacobian at the YAML parameters is not finite")
+    _, singular, vh = np.linalg.svd(scaled, full_matrices=False)
+    if singular[0] == 0 or singular[-1] <= STRUCTURAL_TOLERANCE * singular[0]:
+        null = vh[-1]
+        involved = [parameters[j].name for j in np.argsort(-np.abs(null)) if abs(null[j]) > 0.1]
+        raise IdentificationError(
+            f"{source}: the modal data do not determine {involved}: the residuals of eq. 3.31 do not change along "
+            f"a combination of these parameters (relative singular value "
+            f"{singular[-1] / max(singular[0], 1e-300):.2e}). Identify fewer parameters or measure modes in which "
+            f"these joints take part.")
+
+
+@dataclass(frozen=True)
+class Sensitivity:
+    """First-order response of the free parameters to the data (rows: parameters; parameters at a bound have
+    zero rows). ``d_frequency`` (P, N) [parameter unit per Hz], ``d_damping`` (P, N) [per unit damping ratio],
+    ``damping_bias`` (P,) shift per +1.0 added to every damping ratio (multiply by 0.01 for one percentage
+    point), ``frequency_bias`` (P,) shift per relative change +1.0 of every frequency, ``std`` (P,) standard
+    deviation for the stated data uncertainties ``frequency_std`` (relative) and ``damping_std`` (absolute)."""
+
+    d_frequency: np.ndarray
+    d_damping: np.ndarray
+    damping_bias: np.ndarray
+    frequency_bias: np.ndarray
+    std: np.ndarray
+    frequency_std: float
+    damping_std: float
+
+
+def data_sensitivity(problem: CharacteristicDeterminant, estimate: np.ndarray, free: np.ndarray,
+                     frequencies_hz: np.ndarray, frequency_std: float, damping_std: float) -> Sensitivity:
+    """Gauss-Newton sensitivity of the free parameters (mask ``free``) to the measured data at ``estimate``."""
+    count, modes = estimate.size, problem.n_modes
+    d_frequency = np.zeros((count, modes))
+    d_damping = np.zeros((count, modes))
+    if np.any(free):
+        jacobian = problem.jacobian(estimate)[:, free]
+        blocks = problem.data_jacobian(estimate)              # (N, 2, 2)
+        data_jac = np.zeros((2 * modes, 2 * modes))           # columns: f_1, zeta_1, f_2, zeta_2, ...
+        for k in range(modes):
+            data_jac[2 * k:2 * k + 2, 2 * k:2 * k + 2] = blocks[k]
+        solution = -np.linalg.lstsq(jacobian, data_jac, rcond=None)[0]     # (free, 2N)
+        d_frequency[free] = solution[:, 0::2]
+        d_damping[free] = solution[:, 1::2]
+    variance = (d_frequency * frequency_std * frequencies_hz[None, :]) ** 2 + (d_damping * damping_std) ** 2
+    return Sensitivity(d_frequency=d_frequency, d_damping=d_damping, damping_bias=d_damping.sum(axis=1),
+                       frequency_bias=(d_frequency * frequencies_hz[None, :]).sum(axis=1),
+                       std=np.sqrt(variance.sum(axis=1)), frequency_std=frequency_std, damping_std=damping_std)
+
+
+__all__ = ["Identifiability", "Sensitivity", "distinct_counts", "check_counting", "column_scale",
+           "jacobian_report", "check_structural_rank", "data_sensitivity", "RANK_TOLERANCE",
+           "STRUCTURAL_TOLERANCE"]

@@ -1,0 +1,390 @@
+"""Identification of joint stiffness and damping from modal data at several poses (seed 000 chapter 3).
+
+The inverse eigenvalue problem: find the unknowns p (any subset of k, d_f, d_fm; the others stay at the robot's
+YAML values) that make every measured eigenvalue a root of the model's characteristic polynomial at its pose,
+by bounded nonlinear least squares on the Re/Im parts of the scaled determinants of eq. 3.31::
+
+    minimize  F(p) = sum_(poses i) sum_(modes k) Re(|A_ik(p)|)^2 + Im(|A_ik(p)|)^2      (eq. 3.28)
+    subject to lower <= p <= upper                                                     (eqs. 3.29-3.30)
+
+solved with ``scipy.optimize.least_squares`` (trust-region reflective, analytic Jacobian) from several seeded
+random starts spread uniformly over the bounds (the thesis' MultiStart + lsqnonlin, section 3.4.3); the best
+local minimum is the estimate. Before solving, the request is checked (eq. 3.32 counting, two or more poses,
+structural rank) and the measured modes are matched to the model's modes at each pose (:mod:`.matching`).
+
+Usage::
+
+    from flexrobot_ros.model import load_robot
+    from flexrobot_ros.identification import identify_joint_parameters, read_modal_data
+    result = identify_joint_parameters(load_robot("planar_2r"), read_modal_data("modes.yaml"), "k,d_f,d_fm")
+    result.robot.stiffness, result.objective, result.parameters[0].std
+"""
+from __future__ import annotations
+
+import concurrent.futures
+import os
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+from scipy.optimize import least_squares
+
+from flexrobot_ros.errors import IdentificationError, ModalError, ModelError
+from flexrobot_ros.identification.characteristic_determinant import CharacteristicDeterminant
+from flexrobot_ros.identification.identifiability import (
+    Identifiability, Sensitivity, check_counting, check_structural_rank, column_scale, data_sensitivity,
+    jacobian_report)
+from flexrobot_ros.identification.matching import (
+    FREQUENCY_TOLERANCE, MAC_THRESHOLD, PoseMatch, match_modes, require_matched)
+from flexrobot_ros.identification.modal_data import ModalData
+from flexrobot_ros.identification.parameters import KIND_FIELDS, parse_parameters, resolve_bounds
+from flexrobot_ros.modal import linearize, modal_analysis
+from flexrobot_ros.model import FlexibleRobot
+
+#: Two local solutions are the same minimum when they differ by less than this fraction of the bound widths.
+MINIMUM_CLUSTER_TOLERANCE = 1e-3
+#: Estimated serial time [s] of the remaining starts above which ``workers='auto'`` uses a second process.
+PARALLEL_THRESHOLD_S = 3.0
+
+Progress = Callable[[int, int, float], None]
+
+
+@dataclass(frozen=True)
+class StartResult:
+    """One local solve: ``index`` of the start, ``initial`` and ``final`` parameter vectors (P,), ``objective``
+    F at ``final``, ``evaluations`` of the residuals and ``jacobians``, scipy ``status`` and ``message``."""
+
+    index: int
+    initial: np.ndarray
+    final: np.ndarray
+    objective: float
+    evaluations: int
+    jacobians: int
+    status: int
+    message: str
+
+
+@dataclass(frozen=True)
+class LocalMinimum:
+    """A distinct local minimum: its ``objective`` F, parameter ``values`` (P,) (the best of its starts) and the
+    ``starts`` that converged to it."""
+
+    objective: float
+    values: np.ndarray
+    starts: tuple[int, ...]
+
+    @property
+    def count(self) -> int:
+        return len(self.starts)
+
+
+@dataclass(frozen=True)
+class IdentifiedParameter:
+    """One identified parameter: ``value`` (the estimate), ``nominal`` (YAML), ``lower``/``upper`` bounds,
+    ``at_bound``; ``std`` its standard deviation for the stated data uncertainty (0 at a bound);
+    ``damping_bias`` its shift per +1 percentage point on every damping ratio and ``frequency_bias`` per +1 %
+    on every frequency (first order); ``unit`` SI."""
+
+    name: str
+    kind: str
+    joint: str
+    unit: str
+    value: float
+    nominal: float
+    lower: float
+    upper: float
+    at_bound: bool
+    std: float
+    damping_bias: float
+    frequency_bias: float
+
+    def to_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
+class ModeComparison:
+    """A measured mode and the identified model's mode matched to it at the same pose (frequencies [Hz],
+    damping ratios as fractions; ``model_mode`` -1 and NaNs when nothing matches; ``mac`` NaN without shape)."""
+
+    pose: int
+    mode: int
+    model_mode: int
+    measured_frequency_hz: float
+    predicted_frequency_hz: float
+    measured_damping_ratio: float
+    predicted_damping_ratio: float
+    mac: float
+
+    def to_dict(self) -> dict:
+        return {k: (None if isinstance(v, float) and not np.isfinite(v) else v) for k, v in self.__dict__.items()}
+
+
+@dataclass(frozen=True)
+class IdentificationResult:
+    """Outcome of :func:`identify_joint_parameters`.
+
+    ``robot``: a copy of the input robot with the identified values; ``parameters``: the per-parameter table;
+    ``estimate`` (P,); ``objective`` F of eq. 3.28 at the estimate and ``objective_nominal`` at the YAML values;
+    ``minima``: distinct local minima, best first; ``starts``: every local solve; ``identifiability``: counting
+    and Jacobian conditioning at the estimate; ``sensitivity``: first-order data sensitivity;
+    ``comparisons``: measured vs predicted modes; ``matches``: the matching at the YAML values, before
+    identifying; ``evaluations``/``jacobians``: totals over all starts; ``wall_time_s``; ``warnings``;
+    ``source``: where the modal data came from; ``workers`` processes used.
+    """
+
+    robot: FlexibleRobot
+    parameters: tuple[IdentifiedParameter, ...]
+    estimate: np.ndarray
+    objective: float
+    objective_nominal: float
+    minima: tuple[LocalMinimum, ...]
+    starts: tuple[StartResult, ...]
+    identifiability: Identifiability
+    sensitivity: Sensitivity
+    comparisons: tuple[ModeComparison, ...]
+    matches: tuple[PoseMatch, ...]
+    evaluations: int
+    jacobians: int
+    wall_time_s: float
+    warnings: tuple[str, ...]
+    source: str
+    workers: int
+
+    def value(self, name: str) -> float:
+        """Estimate of the parameter named e.g. ``'k.joint1'``."""
+        for parameter in self.parameters:
+            if parameter.name == name:
+                return parameter.value
+        raise IdentificationError(f"no identified parameter {name!r}; identified: {[p.name for p in self.parameters]}")
+
+    def to_dict(self) -> dict:
+        """JSON-ready summary (SI units, damping ratios as fractions)."""
+        return {
+            "robot": self.robot.name,
+            "source": self.source,
+            "objective": self.objective,
+            "objective_nominal": self.objective_nominal,
+            "parameters": [p.to_dict() for p in self.parameters],
+            "identified": {field: getattr(self.robot, field).tolist()
+                           for field in sorted({KIND_FIELDS[p.kind] for p in self.parameters})},
+            "identifiability": self.identifiability.to_dict(),
+            "data_uncertainty": {"frequency_std_relative": self.sensitivity.frequency_std,
+                                 "damping_std": self.sensitivity.damping_std},
+            "minima": [{"objective": m.objective, "values": m.values.tolist(), "count": m.count,
+                        "starts": list(m.starts)} for m in self.minima],
+            "starts": len(self.starts),
+            "start_objectives": [s.objective for s in self.starts],
+            "evaluations": self.evaluations,
+            "jacobians": self.jacobians,
+            "wall_time_s": self.wall_time_s,
+            "workers": self.workers,
+            "comparisons": [c.to_dict() for c in self.comparisons],
+            "matches_before": [m.to_dict() for m in self.matches],
+            "warnings": list(self.warnings),
+        }
+
+
+def _solve_starts(problem: CharacteristicDeterminant, indices: Sequence[int], initials: np.ndarray,
+                  lower: np.ndarray, upper: np.ndarray, tolerance: float, max_evaluations: int) -> list[StartResult]:
+    results = []
+    for index, x0 in zip(indices, initials):
+        before_f, before_j = problem.n_evaluations, problem.n_jacobians
+        solution = least_squares(problem.residuals, x0, jac=problem.jacobian, bounds=(lower, upper), method="trf",
+                                 x_scale=upper - lower, ftol=tolerance, xtol=tolerance, gtol=tolerance,
+                                 max_nfev=max_evaluations)
+        final = np.clip(solution.x, lower, upper)
+        results.append(StartResult(index=int(index), initial=np.array(x0), final=final,
+                                   objective=problem.objective(final),
+                                   evaluations=problem.n_evaluations - before_f,
+                                   jacobians=problem.n_jacobians - before_j, status=int(solution.status),
+                                   message=str(solution.message)))
+    return results
+
+
+def _run_starts(problem: CharacteristicDeterminant, initials: np.ndarray, lower: np.ndarray, upper: np.ndarray,
+                tolerance: float, max_evaluations: int, workers: int | str,
+                progress: Progress | None) -> tuple[list[StartResult], int]:
+    total = len(initials)
+    results: list[StartResult] = []
+
+    def report() -> None:
+        if progress is not None:
+            progress(len(results), total, min(r.objective for r in results))
+
+    started = time.perf_counter()
+    results += _solve_starts(problem, [0], initials[:1], lower, upper, tolerance, max_evaluations)
+    report()
+    first = time.perf_counter() - started
+    cores = os.cpu_count() or 1
+    if workers == "auto":
+        workers = 2 if cores > 1 and first * (total - 1) > PARALLEL_THRESHOLD_S else 1
+    workers = max(1, min(int(workers), total - 1)) if total > 1 else 1
+    remaining = list(range(1, total))
+    if workers == 1:
+        for index in remaining:
+            results += _solve_starts(problem, [index], initials[index:index + 1], lower, upper, tolerance,
+                                     max_evaluations)
+            report()
+        return results, 1
+    chunks = [remaining[i::workers * 4] for i in range(workers * 4) if remaining[i::workers * 4]]
+    with concurrent.futures.ProcessPoolExecutor(max_workers=workers) as pool:
+        futures = [pool.submit(_solve_starts, problem, chunk, initials[chunk], lower, upper, tolerance,
+                               max_evaluations) for chunk in chunks]
+        for future in concurrent.futures.as_completed(futures):
+            results += future.result()
+            report()
+    results.sort(key=lambda r: r.index)
+    return results, workers
+
+
+def cluster_minima(starts: Sequence[StartResult], lower: np.ndarray, upper: np.ndarray,
+                   tolerance: float = MINIMUM_CLUSTER_TOLERANCE) -> tuple[LocalMinimum, ...]:
+    """Group local solutions that lie within ``tolerance`` of the bound widths (max norm) of a better one."""
+    width = upper - lower
+    groups: list[tuple[StartResult, list[int]]] = []
+    for start in sorted(starts, key=lambda s: s.objective):
+        for best, members in groups:
+            if np.max(np.abs(start.final - best.final) / width) < tolerance:
+                members.append(start.index)
+                break
+        else:
+            groups.append((start, [start.index]))
+    return tuple(LocalMinimum(objective=best.objective, values=best.final, starts=tuple(members))
+                 for best, members in groups)
+
+
+def _linearize_poses(robot: FlexibleRobot, data: ModalData) -> list:
+    linearized = []
+    for i, pose in enumerate(data.poses):
+        if pose.q.shape != (robot.n,):
+            raise IdentificationError(f"{data.source}: poses[{i}].q: expected {robot.n} joint positions for "
+                                      f"{list(robot.joint_names)}, got {pose.q.shape[0]}")
+        try:
+            linearized.append(linearize(robot, pose.q))
+        except (ModalError, ModelError) as error:
+            raise IdentificationError(f"{data.source}: poses[{i}]: cannot linearize {robot.name} there: {error}") \
+                from None
+    return linearized
+
+
+def _compare(robot: FlexibleRobot, data: ModalData, frequency_tolerance: float,
+             mac_threshold: float) -> tuple[list[ModeComparison], list[str]]:
+    comparisons, problems = [], []
+    for i, pose in enumerate(data.poses):
+        model = modal_analysis(robot, pose.q)
+        if not model.stable:
+            problems.append(f"the identified model is {model.verdict} at poses[{i}]")
+        match = match_modes(model, pose, i, data.shape_coordinates, frequency_tolerance, mac_threshold, data.source)
+        for k, mode in enumerate(pose.modes):
+            j = int(match.model_mode[k])
+            if j < 0:
+                problems.append(f"after identification, poses[{i}].modes[{k}] matches no model mode: "
+                                f"{match.reasons[k]}")
+            comparisons.append(ModeComparison(
+                pose=i, mode=k, model_mode=j, measured_frequency_hz=mode.frequency_hz,
+                predicted_frequency_hz=float(model.frequencies_hz[j]) if j >= 0 else float("nan"),
+                measured_damping_ratio=mode.damping_ratio,
+                predicted_damping_ratio=float(model.damping_ratios[j]) if j >= 0 else float("nan"),
+                mac=float(match.mac[k])))
+    return comparisons, problems
+
+
+def identify_joint_parameters(
+        robot: FlexibleRobot, data: ModalData, parameters: str | Sequence[str] = "k,d_f,d_fm", *,
+        bounds: Mapping[str, Any] | None = None, starts: int = 40, seed: int = 0, include_nominal: bool = True,
+        workers: int | str = 1, tolerance: float = 1e-12, max_evaluations: int = 500,
+        frequency_tolerance: float = FREQUENCY_TOLERANCE, mac_threshold: float = MAC_THRESHOLD,
+        frequency_std: float = 0.005, damping_std: float = 0.005,
+        progress: Progress | None = None) -> IdentificationResult:
+    """Identify joint stiffness/damping of ``robot`` from modal ``data`` (see the module docstring).
+
+    ``parameters``: selection as in :func:`flexrobot_ros.identification.parameters.parse_parameters`;
+    ``bounds``: ``{'k': (low, high), 'd_f:joint1': (low, high), ...}`` (defaults:
+    :func:`~flexrobot_ros.identification.parameters.default_bounds`); ``starts`` local solves from points drawn
+    uniformly in the bounds with ``numpy.random.default_rng(seed)``, the first one replaced by the YAML values
+    when ``include_nominal``; ``workers``: processes for the starts (1, 2, ... or 'auto': a second process only
+    when the first start predicts more than PARALLEL_THRESHOLD_S of serial work); ``tolerance``: ftol = xtol =
+    gtol of each local solve, ``max_evaluations`` per start; ``frequency_tolerance``/``mac_threshold``: mode
+    matching (:mod:`.matching`); ``frequency_std`` (relative) and ``damping_std`` (absolute fraction): data
+    uncertainty used for the parameters' standard deviations; ``progress(done, total, best_F)`` after each start.
+
+    Raises :class:`IdentificationError` for under-determined requests (eq. 3.32, a single pose, unknowns the data
+    cannot see), poses of the wrong length, and measured modes that match no model mode.
+    """
+    started = time.perf_counter()
+    if starts < 1:
+        raise IdentificationError(f"starts: expected at least 1 local solve, got {starts}")
+    unknowns = parse_parameters(robot, parameters)
+    check_counting(data, unknowns)
+    lower, upper = resolve_bounds(robot, unknowns, bounds)
+    nominal = np.array([p.value_in(robot) for p in unknowns])
+
+    linearized = _linearize_poses(robot, data)
+    matches = []
+    for i, pose in enumerate(data.poses):
+        matches.append(match_modes(modal_analysis(robot, pose.q), pose, i, data.shape_coordinates,
+                                   frequency_tolerance, mac_threshold, data.source))
+    require_matched(matches, data.source)
+
+    eigenvalues = [np.array([mode.eigenvalue for mode in pose.modes]) for pose in data.poses]
+    problem = CharacteristicDeterminant(linearized, eigenvalues, unknowns, nominal, robot.transmission)
+    check_structural_rank(problem, nominal, upper, unknowns, data.source)
+
+    rng = np.random.default_rng(seed)
+    initials = lower + (upper - lower) * rng.random((starts, len(unknowns)))
+    if include_nominal:
+        initials[0] = np.clip(nominal, lower, upper)
+    results, used_workers = _run_starts(problem, initials, lower, upper, tolerance, max_evaluations, workers,
+                                        progress)
+    minima = cluster_minima(results, lower, upper)
+    width = upper - lower
+    at_bound = (minima[0].values - lower <= 1e-9 * width) | (upper - minima[0].values <= 1e-9 * width)
+    estimate = np.where(at_bound & (minima[0].values - lower <= 1e-9 * width), lower,
+                        np.where(at_bound, upper, minima[0].values))
+
+    fields = {field: np.array(getattr(robot, field)) for field in {p.field for p in unknowns}}
+    for p, value in zip(unknowns, estimate):
+        fields[p.field][p.joint] = value
+    identified = robot.with_parameters(**fields)
+
+    n_eigenvalues, n_poses = check_counting(data, unknowns)
+    report = jacobian_report(problem.jacobian(estimate), column_scale(nominal, estimate, upper), unknowns,
+                             n_eigenvalues, n_poses)
+    frequencies = np.concatenate([[m.frequency_hz for m in pose.modes] for pose in data.poses])
+    sensitivity = data_sensitivity(problem, estimate, ~at_bound, frequencies, frequency_std, damping_std)
+    comparisons, problems = _compare(identified, data, frequency_tolerance, mac_threshold)
+
+    table = tuple(IdentifiedParameter(
+        name=p.name, kind=p.kind, joint=p.joint_name, unit=p.unit(robot), value=float(estimate[j]),
+        nominal=float(nominal[j]), lower=float(lower[j]), upper=float(upper[j]), at_bound=bool(at_bound[j]),
+        std=float(sensitivity.std[j]), damping_bias=float(0.01 * sensitivity.damping_bias[j]),
+        frequency_bias=float(0.01 * sensitivity.frequency_bias[j])) for j, p in enumerate(unknowns))
+    warnings = _warnings(table, report, minima, problems)
+    return IdentificationResult(
+        robot=identified, parameters=table, estimate=estimate, objective=problem.objective(estimate),
+        objective_nominal=problem.objective(nominal), minima=minima, starts=tuple(results), identifiability=report,
+        sensitivity=sensitivity, comparisons=tuple(comparisons), matches=tuple(matches),
+        evaluations=sum(r.evaluations for r in results), jacobians=sum(r.jacobians for r in results),
+        wall_time_s=time.perf_counter() - started, warnings=tuple(warnings), source=data.source,
+        workers=used_workers)
+
+
+def _warnings(table: Sequence[IdentifiedParameter], report: Identifiability, minima: Sequence[LocalMinimum],
+              problems: list[str]) -> list[str]:
+    warnings = [f"{p.name} = {p.value:.6g} {p.unit} is at its {'lower' if p.value - p.lower < p.upper - p.value else 'upper'} "
+                f"bound [{p.lower:.6g}, {p.upper:.6g}]: the data push it out of the allowed range"
+                for p in table if p.at_bound]
+    if not report.full_rank:
+        weakest = sorted(report.weakest_direction.items(), key=lambda item: -abs(item[1]))[:3]
+        warnings.append(f"the Jacobian at the estimate has rank {report.rank} < {report.n_unknowns} (condition "
+                        f"{report.condition_number:.3g}); poorly determined combination: "
+                        + ", ".join(f"{name} {value:+.2f}" for name, value in weakest))
+    if minima[0].count == 1 and len(minima) > 1:
+        warnings.append("the best minimum was reached by a single start; rerun with more starts to confirm it")
+    return warnings + problems
+
+
+__all__ = ["identify_joint_parameters", "IdentificationResult", "IdentifiedParameter", "LocalMinimum",
+           "StartResult", "ModeComparison", "cluster_minima"]
