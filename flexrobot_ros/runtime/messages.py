@@ -360,7 +360,10 @@ def as_array(values: Any) -> np.ndarray:
 
 
 def time_message(types: MessageTypes, seconds: float) -> Any:
-    """``builtin_interfaces/Time`` of a time in seconds (since the epoch for wall-clock stamps)."""
+    """``builtin_interfaces/Time`` of a time in seconds (since the epoch for wall-clock stamps).
+
+    A float holds epoch times to about 0.24 µs; that is the resolution of stamps made this way.
+    """
     nanoseconds = int(round(seconds * 1e9))
     return types.builtin_interfaces.msg.Time(sec=nanoseconds // 1_000_000_000, nanosec=nanoseconds % 1_000_000_000)
 
@@ -386,7 +389,7 @@ def multiarray(types: MessageTypes, data: np.ndarray, labels: Sequence[str] | No
     strides = [int(np.prod(values.shape[i:])) for i in range(values.ndim)]
     dims = [std.MultiArrayDimension(label=label, size=int(size), stride=stride)
             for label, size, stride in zip(labels, values.shape, strides)]
-    return std.Float64MultiArray(layout=std.MultiArrayLayout(dim=dims, data_offset=0), data=float_sequence(values))
+    return std.Float64MultiArray(layout=std.MultiArrayLayout(dim=dims, data_offset=0), data=float_sequence(values.ravel()))
 
 
 def multiarray_to_numpy(message: Any) -> tuple[np.ndarray, tuple[str, ...]]:
@@ -407,8 +410,8 @@ def multiarray_to_numpy(message: Any) -> tuple[np.ndarray, tuple[str, ...]]:
 
 def message_fields(message: Any) -> list[str]:
     """Field names of a message of either back end (dataclass, rclpy, rosbags), in definition order."""
-    if dataclasses.is_dataclass(message):
-        return [f.name for f in dataclasses.fields(message)]
+    if dataclasses.is_dataclass(message):  # rosbags declares constants as string-annotated ClassVars: skip them
+        return [f.name for f in dataclasses.fields(message) if not str(f.type).startswith(("ClassVar", "typing.Cl"))]
     if hasattr(message, "get_fields_and_field_types"):  # rclpy
         return list(message.get_fields_and_field_types())
     raise RuntimeLayerError(f"{type(message).__name__} is not a ROS 2 message")
@@ -417,8 +420,7 @@ def message_fields(message: Any) -> list[str]:
 def message_to_dict(message: Any) -> Any:
     """A message as nested plain data (dicts, lists, numbers, strings): for JSON output and comparisons."""
     if dataclasses.is_dataclass(message) or hasattr(message, "get_fields_and_field_types"):
-        return {name: message_to_dict(getattr(message, name)) for name in message_fields(message)
-                if name != "__msgtype__"}
+        return {name: message_to_dict(getattr(message, name)) for name in message_fields(message)}
     if isinstance(message, (bytes, bytearray)):
         return list(message)
     if isinstance(message, np.ndarray):
