@@ -198,7 +198,7 @@ def spline_through_waypoints(times: Sequence[float], positions: Any, velocities:
         raise TrajectoryError(f"waypoints: {t.size} time(s); expected at least 2 waypoints")
     if not np.all(np.isfinite(t)):
         bad = int(np.flatnonzero(~np.isfinite(t))[0])
-        raise TrajectoryError(f"waypoint {bad}: time {t[bad]!r} is not finite")
+        raise TrajectoryError(f"waypoint {bad}: time {float(t[bad])} is not finite")
     steps = np.diff(t)
     if np.any(steps <= 0.0):
         bad = int(np.flatnonzero(steps <= 0.0)[0])
@@ -369,7 +369,7 @@ def _check_finite_rows(array: np.ndarray, field: str) -> None:
     if np.any(bad):
         point, joint = np.argwhere(bad)[0]
         raise TrajectoryError(
-            f"waypoint {point}: {field}[{joint}] = {array[point, joint]!r}; expected finite values")
+            f"waypoint {point}: {field}[{joint}] = {float(array[point, joint])}; expected finite values")
 
 
 def _optional_rows(value: Any, points: int, n: int, field: str) -> list[np.ndarray | None]:

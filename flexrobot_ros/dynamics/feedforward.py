@@ -1,0 +1,162 @@
+"""Feedforward of a flexible-joint robot: from a link trajectory to motor references and motor torques.
+
+``feedforward(robot, trajectory)`` samples the trajectory (q .. q''''), computes the link torques tau and their two
+time derivatives (SDRNEA compiled code by default, or EJNEA), then the motor side q_m, qd_m, qdd_m, tau_m of thesis
+eqs. 4.7-4.10 (:mod:`.flexible_joint`). Feeding tau_m as motor torque and q_m, qd_m as references of a motor PD makes
+the elastic robot follow the link trajectory exactly (up to model error); :func:`rigid_feedforward` is the
+rigid-joint baseline (thesis eq. 4.5) for comparisons.
+"""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from flexrobot_ros.dynamics.codegen import CompiledSdrnea, load_sdrnea
+from flexrobot_ros.dynamics.ejnea import Ejnea
+from flexrobot_ros.dynamics.flexible_joint import JointFlexibility, motor_side, rigid_motor_side
+from flexrobot_ros.dynamics.serial_chain import SerialChain
+from flexrobot_ros.dynamics.trajectory import Trajectory, TrajectorySamples
+from flexrobot_ros.errors import TrajectoryError
+
+METHODS = ("sdrnea", "ejnea")
+#: Position-limit tolerance [rad or m]: trajectories that touch a limit (the thesis' LWR4 case) pass.
+LIMIT_TOLERANCE = 1e-9
+#: Quantities of a result, in column order, each (samples, n).
+QUANTITIES = ("q", "qd", "qdd", "q3", "q4", "tau", "dtau", "ddtau", "q_m", "qd_m", "qdd_m", "tau_m")
+
+
+@dataclass(frozen=True)
+class FeedforwardResult:
+    """Feedforward along a trajectory; arrays (samples, n) in SI units, pinocchio joint order.
+
+    t [s]; link trajectory q, qd, qdd, q3 (jerk), q4 (snap); link torques tau [N·m or N] and their time
+    derivatives dtau, ddtau; motor references q_m [rad], qd_m [rad/s], qdd_m [rad/s²] and motor torque tau_m
+    [N·m] (after the gear); ``method`` is 'sdrnea', 'ejnea' or 'rigid'.
+    """
+
+    t: np.ndarray
+    q: np.ndarray
+    qd: np.ndarray
+    qdd: np.ndarray
+    q3: np.ndarray
+    q4: np.ndarray
+    tau: np.ndarray
+    dtau: np.ndarray
+    ddtau: np.ndarray
+    q_m: np.ndarray
+    qd_m: np.ndarray
+    qdd_m: np.ndarray
+    tau_m: np.ndarray
+    joint_names: tuple[str, ...]
+    method: str
+
+    def columns(self) -> dict[str, np.ndarray]:
+        """Columns ``<quantity>.<joint>`` (samples,) for :func:`flexrobot_ros.timeseries.write_timeseries`."""
+        return {f"{name}.{joint}": getattr(self, name)[:, j]
+                for name in QUANTITIES for j, joint in enumerate(self.joint_names)}
+
+
+def compiled_feedforward(robot: Any) -> CompiledSdrnea:
+    """The robot's compiled SDRNEA with the motor side: x = [q, qd, qdd, q3, q4] -> [tau, .., q_m, .., tau_m].
+
+    For per-sample use in a control loop (``evaluate_packed``); built once per robot and cached on disk.
+    """
+    return load_sdrnea(SerialChain.from_model(robot.model), JointFlexibility.from_robot(robot))
+
+
+def feedforward(robot: Any, trajectory: Trajectory | TrajectorySamples, method: str = "sdrnea", *,
+                rate_hz: float = 1000.0, t: Any = None, check_limits: bool = True) -> FeedforwardResult:
+    """Motor references and torques that make ``robot`` (a FlexibleRobot) follow ``trajectory``.
+
+    Args:
+        robot: :class:`flexrobot_ros.model.FlexibleRobot` (serial chain of revolute/prismatic joints).
+        trajectory: a :class:`Trajectory` (sampled at ``t`` or at ``rate_hz``) or already sampled
+            :class:`TrajectorySamples`.
+        method: 'sdrnea' (compiled generated code, cached per robot) or 'ejnea' (numeric recursion).
+        check_limits: raise :class:`TrajectoryError` when a sample leaves the URDF position limits (tolerance
+            ``LIMIT_TOLERANCE``) and warn (``RuntimeWarning``) when a speed exceeds the URDF velocity limit.
+    """
+    if method not in METHODS:
+        raise TrajectoryError(f"method: {method!r}; expected one of {METHODS}")
+    samples = _samples(robot, trajectory, rate_hz, t, check_limits)
+    chain = SerialChain.from_model(robot.model)
+    flexibility = JointFlexibility.from_robot(robot)
+    if method == "sdrnea":
+        out = load_sdrnea(chain, flexibility).evaluate(samples.q, samples.qd, samples.qdd, samples.q3, samples.q4)
+        link = {name: out[name] for name in ("tau", "dtau", "ddtau")}
+        motor = {name: out[name] for name in ("q_m", "qd_m", "qdd_m", "tau_m")}
+    else:
+        torques = Ejnea(chain)(samples.q, samples.qd, samples.qdd, samples.q3, samples.q4)
+        link = {"tau": torques.tau, "dtau": torques.dtau, "ddtau": torques.ddtau}
+        side = motor_side(flexibility, samples.q, samples.qd, samples.qdd, samples.q3,
+                          torques.tau, torques.dtau, torques.ddtau)
+        motor = {"q_m": side.q_m, "qd_m": side.qd_m, "qdd_m": side.qdd_m, "tau_m": side.tau_m}
+    return _result(robot, samples, link, motor, method)
+
+
+def rigid_feedforward(robot: Any, trajectory: Trajectory | TrajectorySamples, *, rate_hz: float = 1000.0,
+                      t: Any = None, check_limits: bool = True) -> FeedforwardResult:
+    """The rigid-joint feedforward (thesis eq. 4.5: q_m = W q, tau_m = B W qdd + tau_fm + W^-1 (tau + tau_f)).
+
+    The baseline a flexible-joint feedforward is compared with; dtau and ddtau are still reported (EJNEA).
+    """
+    samples = _samples(robot, trajectory, rate_hz, t, check_limits)
+    chain = SerialChain.from_model(robot.model)
+    torques = Ejnea(chain)(samples.q, samples.qd, samples.qdd, samples.q3, samples.q4)
+    side = rigid_motor_side(JointFlexibility.from_robot(robot), samples.q, samples.qd, samples.qdd, torques.tau)
+    link = {"tau": torques.tau, "dtau": torques.dtau, "ddtau": torques.ddtau}
+    motor = {"q_m": side.q_m, "qd_m": side.qd_m, "qdd_m": side.qdd_m, "tau_m": side.tau_m}
+    return _result(robot, samples, link, motor, "rigid")
+
+
+def _samples(robot: Any, trajectory: Trajectory | TrajectorySamples, rate_hz: float, t: Any,
+             check_limits: bool) -> TrajectorySamples:
+    if isinstance(trajectory, TrajectorySamples):
+        samples = trajectory
+    elif isinstance(trajectory, Trajectory):
+        if trajectory.n_joints != robot.n:
+            raise TrajectoryError(
+                f"trajectory has {trajectory.n_joints} joints; robot {robot.name!r} has {robot.n} "
+                f"({', '.join(robot.joint_names)})")
+        samples = trajectory.evaluate(t) if t is not None else trajectory.sample(rate_hz)
+    else:
+        raise TrajectoryError(
+            f"trajectory: {type(trajectory).__name__}; expected a Trajectory or TrajectorySamples")
+    for name in ("q", "qd", "qdd", "q3", "q4"):
+        value = getattr(samples, name)
+        if value.ndim != 2 or value.shape != (samples.t.size, robot.n):
+            raise TrajectoryError(f"trajectory {name}: shape {value.shape}; expected ({samples.t.size}, {robot.n})")
+        if not np.all(np.isfinite(value)):
+            raise TrajectoryError(f"trajectory {name}: non-finite values")
+    if check_limits:
+        _check_limits(robot, samples)
+    return samples
+
+
+def _check_limits(robot: Any, samples: TrajectorySamples) -> None:
+    lower, upper = np.asarray(robot.lower_limits), np.asarray(robot.upper_limits)
+    for j, joint in enumerate(robot.joint_names):
+        q = samples.q[:, j]
+        for bad, limit, word in ((q < lower[j] - LIMIT_TOLERANCE, lower[j], "below the lower"),
+                                 (q > upper[j] + LIMIT_TOLERANCE, upper[j], "above the upper")):
+            if np.any(bad):
+                k = int(np.flatnonzero(bad)[0])
+                raise TrajectoryError(
+                    f"joint {joint!r}: q = {q[k]:.6g} at t = {samples.t[k]:.6g} s is {word} limit {limit:.6g} "
+                    f"(robot {robot.name!r}); expected positions within [{lower[j]:.6g}, {upper[j]:.6g}]")
+        speed = np.abs(samples.qd[:, j])
+        limit = float(np.asarray(robot.velocity_limits)[j])
+        if np.isfinite(limit) and limit > 0.0 and speed.max() > limit:
+            k = int(np.argmax(speed))
+            warnings.warn(
+                f"joint {joint!r}: speed {speed[k]:.4g} at t = {samples.t[k]:.4g} s exceeds the velocity limit "
+                f"{limit:.4g} of robot {robot.name!r}", RuntimeWarning, stacklevel=4)
+
+
+def _result(robot: Any, samples: TrajectorySamples, link: dict[str, np.ndarray], motor: dict[str, np.ndarray],
+            method: str) -> FeedforwardResult:
+    return FeedforwardResult(t=samples.t, q=samples.q, qd=samples.qd, qdd=samples.qdd, q3=samples.q3,
+                             q4=samples.q4, **link, **motor, joint_names=tuple(robot.joint_names), method=method)
