@@ -112,34 +112,43 @@ def mass_factor(m_bar: np.ndarray) -> np.ndarray:
 
 def first_order_form(m_bar: np.ndarray, d_bar: np.ndarray, k_bar: np.ndarray
                      ) -> tuple[np.ndarray, np.ndarray]:
-    """The first-order matrices F (P, 4n, 4n) of the module docstring and the maps T (P, 2n, 2n) with u = T x_1."""
+    """The first-order matrices F (P, 4n, 4n) of the module docstring and the maps T (P, 2n, 2n) with u = T x_1.
+
+    F's rows and columns are stored in reverse order (``x[::-1]``), a permutation similarity that LAPACK's QR
+    iteration converges on faster for these matrices (``bench/modal.py``); eigenvectors must be reversed back.
+    """
     count, size = m_bar.shape[0], m_bar.shape[1]
     l_inv = np.linalg.inv(mass_factor(m_bar))
     l_inv_t = np.swapaxes(l_inv, 1, 2)
     d_diag = np.diagonal(d_bar, axis1=1, axis2=2)
-    if np.array_equal(d_bar, d_diag[:, :, None] * np.eye(size)) and np.all(d_diag >= 0):
+    if np.count_nonzero(d_bar) == np.count_nonzero(d_diag) and np.all(d_diag >= 0):
         scaled = l_inv * np.sqrt(d_diag)[:, None, :]
         d_tilde = scaled @ np.swapaxes(scaled, 1, 2)
     else:
         d_tilde = l_inv @ d_bar @ l_inv_t
-    scale = np.abs(k_bar).max(axis=(1, 2))[:, None, None]
-    symmetric = np.all(np.abs(k_bar - np.swapaxes(k_bar, 1, 2)) <= 1e-12 * scale, axis=(1, 2))
     k_factor, definite = _cholesky_rows(k_bar)
-    definite &= symmetric
-    f = np.zeros((count, 2 * size, 2 * size))
+    asymmetry = np.abs(k_bar - np.swapaxes(k_bar, 1, 2)).max(axis=(1, 2))
+    definite &= asymmetry <= 1e-12 * np.abs(k_bar).max(axis=(1, 2))
+    f = np.empty((count, 2 * size, 2 * size))
+    f[:, :size, :size] = 0.0
     f[:, size:, size:] = -d_tilde
-    transform = np.empty((count, size, size))
-    if np.any(definite):
-        g = l_inv[definite] @ k_factor[definite]
-        f[definite, :size, size:] = np.swapaxes(g, 1, 2)
-        f[definite, size:, :size] = -g
-        transform[definite] = np.swapaxes(np.linalg.inv(k_factor[definite]), 1, 2)
-    general = ~definite
-    if np.any(general):
+    if definite.all():
+        g = l_inv @ k_factor
+        f[:, :size, size:] = np.swapaxes(g, 1, 2)
+        f[:, size:, :size] = -g
+        transform = np.swapaxes(np.linalg.inv(k_factor), 1, 2)
+    else:
+        transform = np.empty((count, size, size))
+        if np.any(definite):
+            g = l_inv[definite] @ k_factor[definite]
+            f[definite, :size, size:] = np.swapaxes(g, 1, 2)
+            f[definite, size:, :size] = -g
+            transform[definite] = np.swapaxes(np.linalg.inv(k_factor[definite]), 1, 2)
+        general = ~definite
         f[general, :size, size:] = np.eye(size)
         f[general, size:, :size] = -(l_inv[general] @ k_bar[general] @ l_inv_t[general])
         transform[general] = l_inv_t[general]
-    return f, transform
+    return np.ascontiguousarray(f[:, ::-1, ::-1]), transform
 
 
 def select_modes(spectrum: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -196,7 +205,7 @@ def solve_modes(m_bar: np.ndarray, d_bar: np.ndarray, k_bar: np.ndarray, shapes:
     nan = np.nan
     mode_shapes = None
     if shapes:
-        x1 = np.take_along_axis(vectors[:, :size, :], index[:, None, :], axis=2)
+        x1 = np.take_along_axis(vectors[:, : -size - 1 : -1, :], index[:, None, :], axis=2)  # F is reversed
         u = normalize_shapes(transform @ x1)
         u = np.where(real[:, None, :], u.real + 0j, u)
         mode_shapes = np.where(valid[:, None, :], u, nan)

@@ -197,5 +197,108 @@ def linearize(robot: FlexibleRobot, q_d: Any, kp: Any = None, kd: Any = None, wr
     return LinearizedModel(q=q, q_m=q_m, M_bar=m_bar, D_bar=d_bar, K_bar=k_bar, K_G=k_g)
 
 
-__all__ = ["LinearizedModel", "motor_set_point", "linearize", "cholesky_mass", "joint_vector", "check_wrench",
+@dataclass(frozen=True)
+class LinearizedBatch:
+    """P linearized closed loops (the fields of :class:`LinearizedModel` stacked along a first pose axis).
+
+    ``q``, ``q_m`` (P, n); ``M_bar``, ``D_bar``, ``K_bar`` (P, 2n, 2n); ``K_G`` (P, n, n); ``kp``, ``kd`` (P, n)
+    the gains each pose was linearized with.
+    """
+
+    q: np.ndarray
+    q_m: np.ndarray
+    M_bar: np.ndarray
+    D_bar: np.ndarray
+    K_bar: np.ndarray
+    K_G: np.ndarray
+    kp: np.ndarray
+    kd: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.q.shape[0])
+
+    def at(self, index: int) -> LinearizedModel:
+        """The :class:`LinearizedModel` of one pose."""
+        return LinearizedModel(q=self.q[index], q_m=self.q_m[index], M_bar=self.M_bar[index],
+                               D_bar=self.D_bar[index], K_bar=self.K_bar[index], K_G=self.K_G[index])
+
+
+def pose_array(robot: FlexibleRobot, poses: Any) -> np.ndarray:
+    """Poses as a finite (P, n) float array, or a ModalError naming the bad pose and joint."""
+    array = np.asarray(poses, dtype=float)
+    if array.ndim == 1 and array.shape[0] == robot.n:
+        array = array[None, :]
+    if array.ndim != 2 or array.shape[1] != robot.n or array.shape[0] == 0:
+        raise ModalError(f"robot {robot.name}: poses: expected an array (P, {robot.n}) with columns "
+                         f"{list(robot.joint_names)}, got shape {array.shape}")
+    bad = ~np.isfinite(array)
+    if np.any(bad):
+        row, column = np.argwhere(bad)[0]
+        raise ModalError(f"robot {robot.name}: poses: non-finite value {array[row, column]} at pose {row}, joint "
+                         f"{robot.joint_names[column]} ({int(bad.any(axis=1).sum())} bad pose(s))")
+    return array
+
+
+def gain_array(robot: FlexibleRobot, gains: Any, count: int, what: str) -> np.ndarray:
+    """Gains as a finite (P, n) array from a scalar, an (n,) vector or a (P, n) array."""
+    array = np.asarray(gains, dtype=float)
+    if array.ndim == 2:
+        if array.shape != (count, robot.n):
+            raise ModalError(f"robot {robot.name}: {what}: expected ({count}, {robot.n}) per-pose gains, got shape "
+                             f"{array.shape}")
+        if not np.all(np.isfinite(array)):
+            raise ModalError(f"robot {robot.name}: {what}: non-finite gain(s)")
+        return array
+    return np.broadcast_to(joint_vector(robot, array, what), (count, robot.n))
+
+
+def linearize_batch(robot: FlexibleRobot, poses: Any, kp: Any = None, kd: Any = None, wrench: Any = None,
+                    frame: str | None = None) -> LinearizedBatch:
+    """:func:`linearize` at P poses (P, n) at once; ``kp``/``kd`` may also be (P, n) per-pose gains.
+
+    The rigid-body terms come from pinocchio (``crba``, ``computeGeneralizedGravityDerivatives``) pose by pose;
+    the assembly of eqs. 2.9-2.11 is vectorized.
+    """
+    q = pose_array(robot, poses)
+    count, n = q.shape
+    kp = gain_array(robot, robot.kp if kp is None else kp, count, "kp")
+    kd = gain_array(robot, robot.kd if kd is None else kd, count, "kd")
+    wrench, frame_id = check_wrench(robot, wrench, frame)
+    model, data = robot.model, robot.create_data()
+    mass = np.empty((count, n, n))
+    k_g = np.empty((count, n, n))
+    load = np.empty((count, n))
+    for i in range(count):
+        mass[i] = pin.crba(model, data, q[i])
+        k_g[i] = pin.computeGeneralizedGravityDerivatives(model, data, q[i])
+        load[i] = data.g  # the gravity torque g(q), computed by the derivative pass
+        if wrench is not None:
+            k_g[i] -= wrench_stiffness(robot, data, q[i], wrench, frame_id)
+            load[i] -= wrench_torque(robot, data, q[i], wrench, frame_id)
+    upper = np.triu(np.ones((n, n), dtype=bool))
+    mass = np.where(upper, mass, np.swapaxes(mass, 1, 2))
+    k, w = robot.stiffness, robot.transmission
+    m_bar = np.zeros((count, 2 * n, 2 * n))
+    m_bar[:, :n, :n] = mass
+    m_bar[:, n:, n:] = np.diag(robot.motor_inertia)
+    diagonal = np.arange(n)
+    d_bar = np.zeros_like(m_bar)
+    d_bar[:, diagonal, diagonal] = robot.link_damping
+    d_bar[:, n + diagonal, n + diagonal] = robot.motor_damping + kd
+    k_bar = np.zeros_like(m_bar)
+    k_bar[:, :n, :n] = k_g
+    k_bar[:, diagonal, diagonal] += k * w * w
+    k_bar[:, diagonal, n + diagonal] = k_bar[:, n + diagonal, diagonal] = -k * w
+    k_bar[:, n + diagonal, n + diagonal] = k + kp
+    for name, matrix in (("M_bar", m_bar), ("K_bar", k_bar)):
+        bad = ~np.all(np.isfinite(matrix.reshape(count, -1)), axis=1)
+        if np.any(bad):
+            raise ModalError(f"robot {robot.name}: {name} has non-finite entries at pose(s) "
+                             f"{np.flatnonzero(bad)[:10].tolist()}")
+    return LinearizedBatch(q=q, q_m=w * q + load / (k * w), M_bar=m_bar, D_bar=d_bar, K_bar=k_bar, K_G=k_g,
+                           kp=np.array(kp), kd=np.array(kd))
+
+
+__all__ = ["LinearizedModel", "LinearizedBatch", "linearize_batch", "pose_array", "gain_array", "motor_set_point",
+           "linearize", "cholesky_mass", "joint_vector", "check_wrench",
            "wrench_torque", "wrench_stiffness"]
