@@ -227,11 +227,15 @@ def _compile(function: cs.Function, meta: dict[str, Any], stem: Path) -> Path | 
             sz_w=max(sz_w, 1), n_in=5 * meta["n"], n_out=len(meta["outputs"]) * meta["n"])
         source.write_text(text)
         target = Path(tmp) / "lib.so"
-        process = subprocess.run([compiler, *CFLAGS, "-o", str(target), str(source), "-lm"],
-                                 capture_output=True, text=True)
-        if process.returncode != 0:
-            warnings.warn(f"compiling SDRNEA code failed ({compiler}): {process.stderr.strip()[:500]}; falling "
-                          "back to CasADi's evaluation (slower)", RuntimeWarning, stacklevel=3)
+        try:
+            process = subprocess.run([compiler, *CFLAGS, "-o", str(target), str(source), "-lm"],
+                                     capture_output=True, text=True)
+            failure = process.stderr.strip()[:500] if process.returncode != 0 else ""
+        except OSError as error:
+            failure = str(error)
+        if failure or not target.exists():
+            warnings.warn(f"compiling SDRNEA code failed ({compiler}): {failure or 'no output'}; falling back to "
+                          "CasADi's evaluation (slower)", RuntimeWarning, stacklevel=3)
             return None
         os.replace(source, stem.with_suffix(".c"))
         library = stem.with_suffix(".so")
