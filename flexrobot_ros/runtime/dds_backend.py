@@ -240,6 +240,16 @@ class DdsPublisher:
         """Number of subscriptions matched with this publisher."""
         return len(self._writer.get_matched_subscriptions())
 
+    def wait_for_acks(self, timeout_sec: float) -> bool:
+        """Wait until reliable subscribers acknowledged everything sent; False on timeout."""
+        from cyclonedds.core import DDSException
+        from cyclonedds.util import duration
+
+        try:
+            return bool(self._writer.wait_for_acks(duration(seconds=timeout_sec)))
+        except (DDSException, AttributeError):  # cyclonedds 11 raises AttributeError on its timeout path
+            return False
+
     def destroy(self) -> None:
         _delete(self._writer)
 
@@ -576,6 +586,10 @@ class DdsNode(Node):
         publisher = DdsPublisher(self, self._message_class(msg_type), self.resolve_name(topic), qos)
         self._others.append(publisher)
         return publisher
+
+    def create_raw_publisher(self, typename: str, topic: str, qos: QosProfile = QOS_DEFAULT) -> DdsPublisher:
+        """Publisher of ``typename`` for already serialized samples (``publish_raw``), e.g. bag playback."""
+        return self.create_publisher(self.types.get(typename), topic, qos)
 
     def create_subscription(self, msg_type: type, topic: str, callback: Callable[[Any], None],
                             qos: QosProfile = QOS_DEFAULT) -> DdsSubscription:

@@ -1,0 +1,65 @@
+"""``flexrobot bag record|play|info``: rosbag2 bags on the standalone runtime (files ``ros2 bag`` accepts)."""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import sys
+
+from flexrobot_ros.runtime import bags
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    """Register ``bag`` and its ``record``, ``play`` and ``info`` actions."""
+    parser = subparsers.add_parser("bag", help="record, play and summarise rosbag2 bags (standalone runtime)",
+                                   description=__doc__.splitlines()[0])
+    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+
+    rec = actions.add_parser("record", help="record topics into a bag until Ctrl-C or --duration")
+    rec.add_argument("topics", nargs="*", help="topics to record (default with -a: every topic discovered)")
+    rec.add_argument("-a", "--all", action="store_true", help="record every topic discovered")
+    rec.add_argument("-o", "--output", help="bag directory to create (default rosbag2_<date>-<time>)")
+    rec.add_argument("-s", "--storage", choices=bags.STORAGES, default="sqlite3", help="storage (default sqlite3)")
+    rec.add_argument("--duration", type=float, help="stop after this many seconds")
+    rec.set_defaults(func=_record)
+
+    ply = actions.add_parser("play", help="republish a bag with its original timing")
+    ply.add_argument("bag", help="bag directory")
+    ply.add_argument("-r", "--rate", type=float, default=1.0, help="playback speed factor (default 1.0)")
+    ply.add_argument("--topics", nargs="+", help="only these topics")
+    ply.add_argument("--wait", type=float, default=0.0, help="wait up to this many seconds for subscribers first")
+    ply.set_defaults(func=_play)
+
+    inf = actions.add_parser("info", help="print a bag's topics, types, counts and duration")
+    inf.add_argument("bag", help="bag directory")
+    inf.add_argument("--json", action="store_true", help="machine-readable output")
+    inf.set_defaults(func=_info)
+
+
+def _record(args: argparse.Namespace) -> int:
+    if not args.topics and not args.all:
+        print("flexrobot bag record: give topics to record, or -a for all", file=sys.stderr)
+        return 2
+    output = args.output or datetime.datetime.now().strftime("rosbag2_%Y_%m_%d-%H_%M_%S")
+    info = bags.record(output, None if args.all else args.topics, storage=args.storage, duration_s=args.duration)
+    print(bags.format_info(info))
+    return 0
+
+
+def _play(args: argparse.Namespace) -> int:
+    report = bags.play(args.bag, rate=args.rate, topics=args.topics, wait_for_subscribers_s=args.wait)
+    total = sum(report.counts.values())
+    print(f"played {total} messages on {len(report.counts)} topics in {report.elapsed_s:.3f} s")
+    return 0
+
+
+def _info(args: argparse.Namespace) -> int:
+    info = bags.bag_info(args.bag)
+    if args.json:
+        print(json.dumps({"path": str(info.path), "storage": info.storage, "duration_s": info.duration_s,
+                          "start_ns": info.start_ns, "end_ns": info.end_ns, "message_count": info.message_count,
+                          "topics": [{"name": t.name, "type": t.msgtype, "count": t.count,
+                                      "serialization_format": t.serialization_format} for t in info.topics]}))
+    else:
+        print(bags.format_info(info))
+    return 0
