@@ -13,8 +13,8 @@ the unknowns, and ``D_bar``, ``K_bar`` are affine in them with rank-one terms (e
 
 so everything but the unknowns is computed once per pose (from :func:`flexrobot_ros.modal.linearize` at the
 robot's YAML parameters, which therefore also supplies K_G, K_P, K_D and any wrench terms), and each evaluation is
-a batch of (2n x 2n) complex determinants. Derivatives are analytic, ``d det(A) = tr(adj(A) dA)``, with the
-adjugate taken from an SVD so that it stays exact where ``A`` is singular (at the solution, by design).
+a batch of (2n x 2n) complex determinants. Derivatives are analytic, ``d det(A) = tr(adj(A) dA)``; the
+adjugate stays well defined where ``A`` is singular (at the solution, by design).
 """
 from __future__ import annotations
 
@@ -136,11 +136,26 @@ class CharacteristicDeterminant:
 
     def jacobian(self, p: np.ndarray) -> np.ndarray:
         """d residuals / d p, (2N, P), analytic: ``d|A|/dp_j = c_j x_j^T adj(A) x_j`` with ``c_j = lambda/omega``
-        for a damping and ``1/omega`` for a stiffness."""
+        for a damping and ``1/omega`` for a stiffness.
+
+        ``adj(A) x = det(A) A^-1 x`` from one LU factorization (LAPACK getrf, shared by ``det`` and ``solve``; the
+        adjugate is a polynomial in A, so the backward-stable factorization gives it accurately also near a
+        singular A). Modes where A is exactly singular fall back to the SVD form of
+        :func:`adjugate_and_determinant`.
+        """
         self.n_jacobians += 1
-        adjugate, _ = adjugate_and_determinant(self.matrices(p))
+        a = self.matrices(p)
         x = self.directions[self.pose_of_mode]                         # (N, P, m)
-        quadratic = np.einsum("kja,kab,kjb->kj", x, adjugate, x)
+        with np.errstate(all="ignore"):
+            try:
+                solved = np.linalg.solve(a, np.swapaxes(x, 1, 2).astype(complex))   # (N, m, P)
+                quadratic = np.linalg.det(a)[:, None] * np.einsum("kja,kaj->kj", x, solved)
+            except np.linalg.LinAlgError:
+                quadratic = np.full(x.shape[:2], np.nan, dtype=complex)
+        singular = ~np.all(np.isfinite(quadratic), axis=1)
+        if np.any(singular):
+            adjugate, _ = adjugate_and_determinant(a[singular])
+            quadratic[singular] = np.einsum("kja,kab,kjb->kj", x[singular], adjugate, x[singular])
         coefficient = np.where(self.is_damping[None, :], self.eigenvalues[:, None], 1.0) / self.omega[:, None]
         g = coefficient * quadratic
         return np.stack([g.real, g.imag], axis=1).reshape(2 * self.n_modes, self.n_parameters)

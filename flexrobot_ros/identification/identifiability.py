@@ -119,11 +119,12 @@ def jacobian_report(jacobian: np.ndarray, scale: np.ndarray, parameters: Sequenc
         column_scale=scale)
 
 
-def check_structural_rank(problem: CharacteristicDeterminant, nominal: np.ndarray, upper: np.ndarray,
-                          parameters: Sequence[JointParameter], source: str) -> None:
-    """Refuse unknowns that the data cannot see at all (Jacobian at the nominal values rank-deficient to
-    STRUCTURAL_TOLERANCE), naming the parameters of the null direction."""
-    scaled = problem.jacobian(nominal) * column_scale(nominal, nominal, upper)[None, :]
+def check_structural_rank(problem: CharacteristicDeterminant, nominal: np.ndarray, lower: np.ndarray,
+                          upper: np.ndarray, parameters: Sequence[JointParameter], source: str) -> None:
+    """Refuse unknowns that the data cannot see at all: the Jacobian at the nominal values, each column scaled by
+    its parameter's bound width (the largest change allowed), is rank-deficient to STRUCTURAL_TOLERANCE. The
+    message names the parameters of the null direction."""
+    scaled = problem.jacobian(nominal) * (upper - lower)[None, :]
     if not np.all(np.isfinite(scaled)):
         raise IdentificationError(f"{source}: the residual Jacobian at the YAML parameters is not finite")
     _, singular, vh = np.linalg.svd(scaled, full_matrices=False)

@@ -330,7 +330,7 @@ def identify_joint_parameters(
 
     eigenvalues = [np.array([mode.eigenvalue for mode in pose.modes]) for pose in data.poses]
     problem = CharacteristicDeterminant(linearized, eigenvalues, unknowns, nominal, robot.transmission)
-    check_structural_rank(problem, nominal, upper, unknowns, data.source)
+    check_structural_rank(problem, nominal, lower, upper, unknowns, data.source)
 
     rng = np.random.default_rng(seed)
     initials = lower + (upper - lower) * rng.random((starts, len(unknowns)))

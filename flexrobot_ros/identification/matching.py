@@ -17,9 +17,10 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from flexrobot_ros.errors import IdentificationError
+from flexrobot_ros.errors import IdentificationError, ModalError
 from flexrobot_ros.identification.modal_data import PoseModes
 from flexrobot_ros.modal import ModalResult
+from flexrobot_ros.modal.mac import mac as modal_assurance
 
 #: Default largest accepted relative frequency distance between a measured mode and its model mode.
 FREQUENCY_TOLERANCE = 0.3
@@ -72,15 +73,6 @@ def _nan_to_none(values: np.ndarray) -> list:
     return [None if not np.isfinite(v) else float(v) for v in values]
 
 
-def mac_matrix(shapes_a: np.ndarray, shapes_b: np.ndarray) -> np.ndarray:
-    """Modal assurance criterion ``|a^H b|^2 / ((a^H a)(b^H b))`` between every row of ``shapes_a`` (ka, entries)
-    and of ``shapes_b`` (kb, entries), complex shapes; (ka, kb) in [0, 1]."""
-    a = np.atleast_2d(np.asarray(shapes_a, dtype=complex))
-    b = np.atleast_2d(np.asarray(shapes_b, dtype=complex))
-    norms = np.outer(np.sum(np.abs(a) ** 2, axis=1), np.sum(np.abs(b) ** 2, axis=1))
-    return np.abs(np.conj(a) @ b.T) ** 2 / np.where(norms > 0, norms, np.inf)
-
-
 def model_shape(result: ModalResult, coordinates: str) -> np.ndarray:
     """The model's mode shapes (modes, entries) in the measured coordinates ('motor', 'link' or 'full')."""
     shapes = result.mode_shapes.T
@@ -111,7 +103,10 @@ def match_modes(model: ModalResult, measured: PoseModes, pose: int = 0, coordina
             raise IdentificationError(
                 f"{source}: poses[{pose}].modes[{a}].shape: expected {shapes.shape[1]} entries "
                 f"({coordinates} coordinates), got {mode.shape.shape[0]}")
-        mac[a] = mac_matrix(mode.shape[None, :], shapes)[0]
+        try:
+            mac[a] = modal_assurance(mode.shape, shapes.T)[0]
+        except ModalError as error:
+            raise IdentificationError(f"{source}: poses[{pose}].modes[{a}].shape: {error}") from None
     cost = distance + np.where(np.isnan(mac), 0.0, 1.0 - mac)
     rows, cols = linear_sum_assignment(cost) if candidates.size else (np.array([], int), np.array([], int))
     model_mode = np.full(count, -1)
@@ -152,4 +147,4 @@ def require_matched(matches: list[PoseMatch] | tuple[PoseMatch, ...], source: st
             "(--match-tolerance) if the model's parameters are far off.")
 
 
-__all__ = ["PoseMatch", "match_modes", "mac_matrix", "require_matched", "model_shape", "FREQUENCY_TOLERANCE", "MAC_THRESHOLD"]
+__all__ = ["PoseMatch", "match_modes", "require_matched", "model_shape", "FREQUENCY_TOLERANCE", "MAC_THRESHOLD"]
