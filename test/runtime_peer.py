@@ -295,7 +295,34 @@ def role_malformed(args: argparse.Namespace) -> dict[str, Any]:
     return {"sent": 4}
 
 
+class ParamNode:
+    """A node written once against the runtime API: declared parameters, a latched report of them on
+    ``~/params``, and a ``close()`` that leaves a marker file (proof of a clean shutdown)."""
+
+    def __init__(self, node: Any) -> None:
+        from flexrobot_ros.runtime import QOS_LATCHED, ParameterSpec
+
+        self.node = node
+        values = node.declare_parameters([
+            ParameterSpec("rate_hz", 100.0, "publishing rate [Hz]", range=(1.0, 10000.0)),
+            ParameterSpec("robot", "planar_2r", "shipped robot", choices=("scompi", "planar_2r", "lwr4", "kr90")),
+            ParameterSpec("gains", [1.0, 2.0], "PD gains [N*m/rad]"),
+            ParameterSpec("excitation.period_s", 1.0, "impact period [s]", range=(0.1, 60.0)),
+        ])
+        report = {"parameters": values, "fqn": node.fully_qualified_name,
+                  "joint_states": node.resolve_name("joint_states")}
+        self.publisher = node.create_publisher(node.types.std_msgs.msg.String, "~/params", QOS_LATCHED)
+        self.publisher.publish(node.types.std_msgs.msg.String(data=json.dumps(report)))
+
+    def close(self) -> None:
+        Path(os.environ["PEER_MARKER_DIR"], f"{self.node.name}.closed").write_text("closed")
+
+
 def main() -> None:
+    if sys.argv[1] == "param_node":  # a node main(): everything after the role is its ROS command line
+        from flexrobot_ros.runtime import run_node
+
+        sys.exit(run_node(ParamNode, "param_node", sys.argv[2:]))
     parser = argparse.ArgumentParser()
     parser.add_argument("role")
     parser.add_argument("--types", nargs="*", default=list(TYPES))
