@@ -1,0 +1,135 @@
+"""``flexrobot modal ROBOT --q Q1,...,Qn``: closed-loop natural frequencies, damping ratios and stability at a pose.
+
+Prints a table (mode, f [Hz], zeta [%], stable) or, with ``--json``, ``{"frequencies_hz": [...], "damping_ratios":
+[...] (fractions), "stable": bool, "verdict": ..., "eigenvalues": [[re, im], ...], ...}``. Optional: the modal
+participation at the tool frame, a PNG of the mode shapes, a PNG of the tool receptance.
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import operator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from flexrobot_ros.errors import ModalError
+from flexrobot_ros.modal.eigenproblem import stability_tolerance
+from flexrobot_ros.modal.modes import modal_analysis
+from flexrobot_ros.model import load_robot
+
+_OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+              ast.USub: operator.neg, ast.UAdd: operator.pos}
+
+
+def number(text: str, what: str) -> float:
+    """A float from ``text``: a literal or a small expression with + - * / and ``pi`` (e.g. ``-pi/6``)."""
+    def evaluate(node: ast.AST) -> float:
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
+            return float(node.value)
+        if isinstance(node, ast.Name) and node.id == "pi":
+            return float(np.pi)
+        if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
+            return _OPERATORS[type(node.op)](evaluate(node.left), evaluate(node.right))
+        if isinstance(node, ast.UnaryOp) and type(node.op) in _OPERATORS:
+            return _OPERATORS[type(node.op)](evaluate(node.operand))
+        raise ValueError(text)
+
+    try:
+        value = evaluate(ast.parse(text.strip(), mode="eval").body)
+    except (SyntaxError, ValueError, ZeroDivisionError):
+        raise ModalError(f"{what}: cannot read {text!r} as a number (use e.g. 1.5, -pi/6, 2*pi/3)") from None
+    return value
+
+
+def number_list(text: str, what: str) -> np.ndarray:
+    """Comma-separated numbers (see :func:`number`)."""
+    parts = [p for p in text.split(",") if p.strip()]
+    if not parts:
+        raise ModalError(f"{what}: expected comma-separated numbers, got {text!r}")
+    return np.array([number(p, what) for p in parts])
+
+
+def gains(text: str | None, what: str) -> np.ndarray | None:
+    """``--kp``/``--kd``: one number for every joint or one per joint."""
+    if text is None:
+        return None
+    values = number_list(text, what)
+    return values[0] if values.size == 1 else values
+
+
+def add_common(parser: argparse.ArgumentParser) -> None:
+    """Options shared by ``modal`` and ``modal-map``."""
+    parser.add_argument("robot", help="shipped robot name or path to a flexibility YAML")
+    parser.add_argument("--tool", action="store_true", help="include the robot's tool/payload")
+    parser.add_argument("--kp", help="motor PD stiffness K_P [N m/rad]: one value or one per joint (default: YAML)")
+    parser.add_argument("--kd", help="motor PD damping K_D [N m s/rad]: one value or one per joint (default: YAML)")
+    parser.add_argument("--wrench", help="constant external wrench fx,fy,fz,mx,my,mz [N, N m] in world axes")
+    parser.add_argument("--frame", help="frame the wrench acts at (default: the robot's tool frame)")
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("modal", help="closed-loop modes and stability at one pose (seed 000 ch. 2)",
+                                   description=__doc__.splitlines()[0])
+    add_common(parser)
+    parser.add_argument("--q", required=True, help="link set point q1,...,qn [rad | m], e.g. 0,-pi/6,2*pi/3,...")
+    parser.add_argument("--participation", action="store_true",
+                        help="also print each mode's participation at the tool frame")
+    parser.add_argument("--shapes-plot", type=Path, help="write a polar PNG of the first two mode shapes")
+    parser.add_argument("--frf-plot", type=Path, help="write a PNG of the tool receptance |H| (3 x 3 translational)")
+    parser.add_argument("--frf-range", default="0.5:200:800", help="FMIN:FMAX:COUNT [Hz] for --frf-plot")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    robot = load_robot(args.robot, tool=args.tool)
+    q = number_list(args.q, "--q")
+    wrench = number_list(args.wrench, "--wrench") if args.wrench else None
+    result = modal_analysis(robot, q, kp=gains(args.kp, "--kp"), kd=gains(args.kd, "--kd"), wrench=wrench,
+                            frame=args.frame)
+    tol = stability_tolerance(np.concatenate([result.eigenvalues, result.offending_eigenvalues])[None])[0]
+    mode_stable = result.eigenvalues.real < -tol
+    report: dict[str, Any] = {"robot": robot.name, "tool": robot.tool is not None, **result.to_dict(),
+                              "mode_stable": mode_stable.tolist()}
+    participation = None
+    if args.participation:
+        from flexrobot_ros.modal.participation import modal_participation
+
+        participation = modal_participation(robot, result)
+        report["participation"] = participation.participation.tolist()
+        report["peak_compliance_m_per_n"] = participation.peak_compliance.tolist()
+    if args.shapes_plot:
+        from flexrobot_ros.modal.plots import plot_mode_shapes
+
+        report["shapes_plot"] = str(plot_mode_shapes(result, args.shapes_plot, modes=(0, min(1, result.n_modes - 1))))
+    if args.frf_plot:
+        from flexrobot_ros.modal.frf import receptance
+        from flexrobot_ros.modal.plots import plot_receptance
+
+        low, high, count = args.frf_range.split(":") if args.frf_range.count(":") == 2 else (None, None, None)
+        if low is None:
+            raise ModalError(f"--frf-range: expected FMIN:FMAX:COUNT, got {args.frf_range!r}")
+        grid = np.linspace(number(low, "--frf-range"), number(high, "--frf-range"), int(number(count, "--frf-range")))
+        frf = receptance(robot, q, grid, kp=gains(args.kp, "--kp"), kd=gains(args.kd, "--kd"), wrench=wrench,
+                         wrench_frame=args.frame)
+        report["frf_plot"] = str(plot_receptance(frf, args.frf_plot))
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return 0
+    print(f"robot {robot.name}{' + tool' if robot.tool else ''} at q = {np.round(q, 6).tolist()}")
+    header = f"{'mode':>4} {'f [Hz]':>12} {'zeta [%]':>10} {'stable':>7}"
+    print(header + (f" {'particip.':>9}" if participation else ""))
+    for k in range(result.n_modes):
+        line = (f"{k + 1:>4} {result.frequencies_hz[k]:>12.4f} {100 * result.damping_ratios[k]:>10.4f} "
+                f"{'yes' if mode_stable[k] else 'NO':>7}")
+        if participation is not None:
+            line += f" {100 * participation.participation[k]:>8.1f}%"
+        if result.overdamped[k]:
+            line += "  (real eigenvalue, over-damped)"
+        print(line)
+    print(f"verdict: {result.verdict}"
+          + ("" if result.stable else f"; offending eigenvalues {np.round(result.offending_eigenvalues, 4).tolist()}"))
+    return 0
