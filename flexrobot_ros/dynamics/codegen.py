@@ -72,7 +72,30 @@ CASADI_SYMBOL_EXPORT int ff_batch(const casadi_real* x, casadi_real* y, long cou
 """
 
 _LOADED: dict[str, "CompiledSdrnea"] = {}
-_LOCK = threading.Lock()
+_LIBRARIES: dict[str, tuple[ctypes.CDLL, np.ndarray, np.ndarray, Any]] = {}
+_LOCK = threading.RLock()
+
+
+def _bound_library(path: Path, n_in: int, n_out: int) -> tuple[ctypes.CDLL, np.ndarray, np.ndarray, Any]:
+    """The loaded library with its input/output buffers bound once (``ff_bind``).
+
+    The dynamic loader returns one handle per library path, so the bound pointers (static in the C code) are
+    shared by everyone who loads it: keep exactly one buffer pair, with its lock, per library.
+    """
+    key = str(path)
+    with _LOCK:
+        if key not in _LIBRARIES:
+            lib = ctypes.CDLL(key)
+            lib.ff_bind.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+            lib.ff_bind.restype = None
+            lib.ff_eval_bound.argtypes = []
+            lib.ff_eval_bound.restype = ctypes.c_int
+            lib.ff_batch.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_long]
+            lib.ff_batch.restype = ctypes.c_int
+            x, y = np.zeros(n_in), np.zeros(n_out)
+            lib.ff_bind(x.ctypes.data, y.ctypes.data)
+            _LIBRARIES[key] = (lib, x, y, threading.Lock())
+        return _LIBRARIES[key]
 
 
 def cache_dir() -> Path:
@@ -110,21 +133,10 @@ class CompiledSdrnea:
         self.library = library
         self.backend = "c" if library is not None else "casadi"
         self.n_in, self.n_out = 5 * n, len(outputs) * n
-        self._x = np.zeros(self.n_in)
-        self._y = np.zeros(self.n_out)
-        self._lock = threading.Lock()
         if library is not None:
-            lib = ctypes.CDLL(str(library))
-            lib.ff_bind.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
-            lib.ff_bind.restype = None
-            lib.ff_eval_bound.argtypes = []
-            lib.ff_eval_bound.restype = ctypes.c_int
-            lib.ff_batch.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_long]
-            lib.ff_batch.restype = ctypes.c_int
-            lib.ff_bind(self._x.ctypes.data, self._y.ctypes.data)
-            self._lib = lib
-            self._eval_bound = lib.ff_eval_bound
-            self._batch = lib.ff_batch
+            self._lib, self._x, self._y, self._lock = _bound_library(library, self.n_in, self.n_out)
+            self._eval_bound = self._lib.ff_eval_bound
+            self._batch = self._lib.ff_batch
 
     def evaluate_packed(self, x: np.ndarray) -> np.ndarray:
         """One sample: y (n_out,) from the packed x (5n,). The fastest single-sample call from Python."""

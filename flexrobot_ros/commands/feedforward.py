@@ -1,0 +1,69 @@
+"""``flexrobot feedforward ROBOT --trajectory FILE.yaml --out FILE.csv``: motor references and torques.
+
+The trajectory YAML is ``{profile: poly9, duration: T, q0: [...], qf: [...]}`` or
+``{waypoints: [{t: .., q: [...], qd: [...], qdd: [...]}, ...], degree: 9}`` (see
+:func:`flexrobot_ros.dynamics.trajectory.trajectory_from_dict`). The CSV has a column ``<quantity>.<joint>`` for q,
+qd, qdd, q3, q4, tau, dtau, ddtau, q_m, qd_m, qdd_m and tau_m (SI units); ``--json`` prints t, q, tau, dtau, ddtau,
+q_m, qd_m, qdd_m, tau_m as (samples x joints) arrays.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+import warnings
+from pathlib import Path
+
+from flexrobot_ros.dynamics.feedforward import METHODS, feedforward
+from flexrobot_ros.dynamics.trajectory import load_trajectory
+from flexrobot_ros.model import load_robot
+from flexrobot_ros.timeseries import write_timeseries
+
+JSON_KEYS = ("q", "tau", "dtau", "ddtau", "q_m", "qd_m", "qdd_m", "tau_m")
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "feedforward", help="motor references q_m and motor torques tau_m that make an elastic robot follow a "
+                            "link trajectory (EJNEA or SDRNEA, thesis ch. 4)")
+    parser.add_argument("robot", help="shipped robot name or path to a flexibility YAML")
+    parser.add_argument("--trajectory", type=Path, required=True, help="trajectory YAML (poly9 profile or waypoints)")
+    parser.add_argument("--method", choices=METHODS, default="sdrnea",
+                        help="sdrnea: generated C code, compiled once per robot and cached (default); ejnea: numeric")
+    parser.add_argument("--rate", type=float, default=1000.0, help="sampling rate [Hz] (default 1000)")
+    parser.add_argument("--out", type=Path, required=True, help="output time series (.csv or .npz)")
+    parser.add_argument("--plot", type=Path, help="also write a PNG figure (q, deflection, tau, tau_m)")
+    parser.add_argument("--tool", action="store_true", help="include the robot's tool/payload")
+    parser.add_argument("--json", action="store_true", help="print the arrays as JSON on stdout")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    robot = load_robot(args.robot, tool=args.tool)
+    trajectory = load_trajectory(args.trajectory)
+    start = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", RuntimeWarning)
+        result = feedforward(robot, trajectory, args.method, rate_hz=args.rate)
+    elapsed = time.perf_counter() - start
+    for warning in caught:
+        print(f"flexrobot feedforward: warning: {warning.message}", file=sys.stderr)
+    write_timeseries(args.out, result.t, result.columns())
+    if args.plot is not None:
+        from flexrobot_ros.dynamics.feedforward_plot import plot_feedforward
+
+        plot_feedforward(result, args.plot, robot.transmission)
+    if args.json:
+        payload = {"robot": robot.name, "method": result.method, "joint_names": list(result.joint_names),
+                   "t": result.t.tolist(), **{key: getattr(result, key).tolist() for key in JSON_KEYS}}
+        print(json.dumps(payload))
+        return 0
+    print(f"wrote {args.out}: {len(result.t)} samples x {robot.n} joints of robot {robot.name} "
+          f"({result.method}, {elapsed:.3f} s)" + (f", plot {args.plot}" if args.plot else ""))
+    print(f"{'joint':<12}{'max|tau| ':>12}{'max|tau_m|':>12}{'max|q_m-Wq|':>14}")
+    deflection = abs(result.q_m - robot.transmission * result.q).max(axis=0)
+    for j, name in enumerate(result.joint_names):
+        print(f"{name:<12}{abs(result.tau[:, j]).max():>12.4g}{abs(result.tau_m[:, j]).max():>12.4g}"
+              f"{deflection[j]:>14.4g}")
+    return 0
