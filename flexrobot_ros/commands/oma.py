@@ -1,0 +1,208 @@
+"""``flexrobot oma FILE``: operational modal analysis of recorded signals (CSV, NPZ or a rosbag2 bag).
+
+Reads the signals (time column ``t`` [s] plus named channels such as ``q_m.joint2``; in bags every
+sensor_msgs/JointState topic gives channels ``<topic>.position.<joint>``, ``.velocity.`` and ``.effort.``),
+conditions them (:func:`flexrobot_ros.oma.signals.prepare`), identifies the modes with VAR or SSI-cov over a
+range of model orders, and prints them (``--json`` for machines), optionally with a PNG of the stabilization
+diagram and spectrum (``--plot``) and a modal-data YAML entry for ``flexrobot identify`` (``--modal-data``).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from flexrobot_ros.errors import SignalError
+from flexrobot_ros.oma.identify import METHODS, identify_modes
+from flexrobot_ros.oma.selection import SelectionOptions
+from flexrobot_ros.oma.signals import Signals, SignalWarning, prepare, read_signals, register_reader, select_channels
+from flexrobot_ros.oma.stabilization import StabilizationCriteria
+
+#: channels analysed when ``--channels`` is not given (the thesis identifies from motor positions)
+DEFAULT_CHANNELS = "q_m.*"
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    """Register ``oma``."""
+    p = subparsers.add_parser("oma", help="identify modes (frequencies, damping, shapes) from recorded signals",
+                              description=__doc__.splitlines()[0])
+    p.add_argument("file", help="signal file: .csv/.npz (column t [s] + channels) or a rosbag2 bag")
+    p.add_argument("--channels", nargs="+", metavar="NAME",
+                   help=f"channels by name or glob (default: {DEFAULT_CHANNELS} if present, else all)")
+    p.add_argument("--method", choices=METHODS, default="var", help="identification method (default var)")
+    p.add_argument("--orders", default="2:100", help="model orders first:last[:step] or a,b,c (default 2:100)")
+    p.add_argument("--block-rows", type=int, help="SSI-cov block rows (default from the maximum order)")
+    p.add_argument("--start", type=float, help="analyse from this time [s]")
+    p.add_argument("--end", type=float, help="analyse up to this time [s]")
+    p.add_argument("--band", type=float, metavar="HZ", help="highest frequency of interest [Hz] (default 0.45 fs)")
+    p.add_argument("--fmin", type=float, default=0.0, metavar="HZ", help="lowest frequency of interest [Hz]")
+    p.add_argument("--damping-max", type=float, default=StabilizationCriteria.damping_max,
+                   help="largest damping ratio of a physical mode, fraction (default %(default)s)")
+    p.add_argument("--mpc-min", type=float, default=0.0, help="minimum modal phase collinearity (default off)")
+    p.add_argument("--selection", choices=("hierarchical", "grid"), default="hierarchical",
+                   help="clustering of stable poles (grid = the thesis' NAFID 0.1 Hz x 0.1 %% grid)")
+    p.add_argument("--min-fraction", type=float, default=SelectionOptions.min_fraction,
+                   help="a mode must be stable in this fraction of the orders (default %(default)s)")
+    p.add_argument("--detrend", choices=("constant", "linear", "none"), default="constant")
+    p.add_argument("--highpass", type=float, metavar="HZ", help="zero-phase high-pass to remove set-point motion")
+    p.add_argument("--reference-prefix", metavar="PREFIX",
+                   help="subtract, from channel <x>.<joint>, the column PREFIX.<joint> (e.g. q_d)")
+    p.add_argument("--decimate", type=int, default=1, help="decimation factor with anti-alias filter")
+    p.add_argument("--on-gap", choices=("error", "longest"), default="error",
+                   help="sampling gaps: refuse (default) or analyse the longest gap-free segment")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument("--plot", metavar="PNG", help="write the stabilization diagram and spectrum to this PNG")
+    p.add_argument("--modal-data", metavar="YAML",
+                   help="append the modes at this pose to a modal-data file (input of 'flexrobot identify')")
+    p.add_argument("--pose", help="joint positions q of the record, comma separated (for --modal-data)")
+    p.add_argument("--pose-channels", metavar="GLOB",
+                   help="take the pose as the mean of these channels (default q.* when present)")
+    p.set_defaults(func=run)
+
+
+def _read_joint_state_bag(path: Path) -> Signals:
+    """Signals from every sensor_msgs/JointState topic of a rosbag2 bag (header stamp, else bag time)."""
+    from flexrobot_ros.runtime import bags
+
+    stamps: dict[str, list[float]] = {}
+    rows: dict[str, list[np.ndarray]] = {}
+    names: dict[str, list[str]] = {}
+    for msg in bags.read_bag(path):
+        if msg.msgtype != "sensor_msgs/msg/JointState":
+            continue
+        m = msg.message
+        stamp = m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec
+        joints = list(m.name)
+        fields = [(f, np.asarray(getattr(m, f), dtype=float)) for f in ("position", "velocity", "effort")]
+        fields = [(f, v) for f, v in fields if len(v) == len(joints)]
+        labels = [f"{msg.topic.strip('/').replace('/', '.')}.{f}.{j}" for f, _ in fields for j in joints]
+        if msg.topic not in names:
+            names[msg.topic] = labels
+        elif labels != names[msg.topic]:
+            raise SignalError(f"{path}: topic {msg.topic}: joint names or fields change between messages")
+        stamps.setdefault(msg.topic, []).append(stamp if stamp > 0 else msg.timestamp * 1e-9)
+        rows.setdefault(msg.topic, []).append(np.concatenate([v for _, v in fields]))
+    if not rows:
+        raise SignalError(f"{path}: no sensor_msgs/msg/JointState messages in the bag")
+    if len(rows) > 1:
+        raise SignalError(f"{path}: several JointState topics ({', '.join(sorted(rows))}); OMA needs one time "
+                          f"base: export one topic (flexrobot bag) or record one")
+    topic = next(iter(rows))
+    return Signals(np.array(stamps[topic]), np.array(rows[topic]), tuple(names[topic]), f"{path} {topic}")
+
+
+register_reader(("/", ".mcap", ".db3"), _read_joint_state_bag)
+
+
+def _load(args: argparse.Namespace) -> tuple[Signals, Signals]:
+    """(analysed channels, all channels) cropped to --start/--end."""
+    raw = read_signals(args.file)
+    if args.start is not None or args.end is not None:
+        lo = -np.inf if args.start is None else args.start
+        hi = np.inf if args.end is None else args.end
+        keep = (raw.t >= lo) & (raw.t <= hi)
+        raw = Signals(raw.t[keep], raw.data[keep], raw.channels, raw.source)
+    if args.channels:
+        chosen = raw.select(args.channels)
+    else:
+        has_default = any(c.startswith(DEFAULT_CHANNELS[:-1]) for c in raw.channels)
+        chosen = raw.select([DEFAULT_CHANNELS]) if has_default else raw
+    return chosen, raw
+
+
+def _references(args: argparse.Namespace, chosen: Signals, raw: Signals) -> dict[str, np.ndarray]:
+    if not args.reference_prefix:
+        return {}
+    out = {}
+    for name in chosen.channels:
+        joint = name.split(".", 1)[-1]
+        ref = f"{args.reference_prefix}.{joint}"
+        if ref not in raw.channels:
+            raise SignalError(f"{raw.source}: no reference column {ref!r} for channel {name!r}")
+        out[name] = raw.data[:, raw.channels.index(ref)]
+    return out
+
+
+def _pose(args: argparse.Namespace, raw: Signals) -> np.ndarray:
+    if args.pose:
+        try:
+            return np.array([float(v) for v in args.pose.split(",")])
+        except ValueError:
+            raise SignalError(f"--pose: expected comma-separated numbers, got {args.pose!r}") from None
+    pattern = args.pose_channels or "q.*"
+    try:
+        idx = select_channels(raw.channels, [pattern], raw.source)
+    except SignalError:
+        raise SignalError(f"{raw.source}: --modal-data needs the pose: give --pose q1,q2,... or --pose-channels "
+                          f"(no channel matches {pattern!r})") from None
+    return raw.data[:, idx].mean(axis=0)
+
+
+def _write_modal_data(args: argparse.Namespace, result, raw: Signals) -> Path:
+    from flexrobot_ros.identification import modal_data as md
+
+    q = _pose(args, raw)
+    motor = all(c.startswith("q_m.") for c in result.channels)
+    modes = tuple(md.measured_mode(m.frequency_hz, m.damping_ratio, m.shape if motor else None,
+                                   f"{args.file}: mode {k + 1}") for k, m in enumerate(result.modes))
+    pose = md.PoseModes(q, modes)
+    path = Path(args.modal_data)
+    if path.exists():
+        old = md.read_modal_data(path)
+        data = md.ModalData(old.poses + (pose,), old.shape_coordinates, str(path), old.robot, old.extra)
+    else:
+        data = md.ModalData((pose,), "motor", str(path))
+    return md.write_modal_data(path, data)
+
+
+def _progress(done: int, total: int) -> None:
+    if sys.stderr.isatty():
+        print(f"\r  model order {done}/{total}", end="" if done < total else "\n", file=sys.stderr, flush=True)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Handler of ``flexrobot oma``."""
+    chosen, raw = _load(args)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SignalWarning)  # they are printed as notes below
+        prepared = prepare(chosen, detrend=args.detrend, highpass_hz=args.highpass,
+                           references=_references(args, chosen, raw), band_hz=args.band,
+                           decimate=args.decimate, on_gap=args.on_gap)
+    criteria = StabilizationCriteria(damping_max=args.damping_max, fmin_hz=args.fmin, fmax_hz=args.band,
+                                     mpc_min=args.mpc_min)
+    selection = SelectionOptions(method=args.selection, min_fraction=args.min_fraction)
+    result = identify_modes(prepared.data, prepared.fs_hz, args.method, args.orders, prepared.channels, criteria,
+                            selection, args.block_rows, noise_floor=prepared.noise_floor, progress=_progress)
+    notes = list(prepared.notes) + list(result.notes)
+    outputs = {}
+    if args.plot:
+        from flexrobot_ros.oma.plots import plot_stabilization
+
+        outputs["plot"] = str(plot_stabilization(result, args.plot, prepared.data,
+                                                 title=f"{Path(args.file).name}: {result.method}"))
+    if args.modal_data:
+        outputs["modal_data"] = str(_write_modal_data(args, result, raw))
+    if args.json:
+        doc = result.to_dict()
+        doc["notes"] = notes
+        doc["source"] = str(args.file)
+        doc.update(outputs)
+        print(json.dumps(doc, indent=2))
+        return 0
+    print(f"{args.file}: {len(prepared.channels)} channels ({', '.join(prepared.channels)}), "
+          f"{prepared.data.shape[0]} samples at {prepared.fs_hz:.6g} Hz")
+    print(f"{result.method}, orders {result.orders[0]}..{result.orders[-1]} ({len(result.orders)}), "
+          f"{result.elapsed_s:.2f} s: {len(result.modes)} modes")
+    print(f"{'mode':>4} {'f [Hz]':>10} {'zeta [%]':>9} {'std f':>8} {'std zeta':>9} {'conf':>5} {'MPC':>5}")
+    for k, m in enumerate(result.modes, 1):
+        print(f"{k:>4} {m.frequency_hz:>10.4f} {100 * m.damping_ratio:>9.4f} {m.frequency_std_hz:>8.4f} "
+              f"{100 * m.damping_std:>9.4f} {m.confidence:>5.2f} {m.mpc:>5.2f}")
+    for note in notes:
+        print(f"note: {note}")
+    for what, path in outputs.items():
+        print(f"{what}: {path}")
+    return 0

@@ -1,0 +1,151 @@
+"""Batch operational modal analysis: method -> stabilization diagram -> automatic mode selection.
+
+:func:`identify_modes` runs VAR (:mod:`~flexrobot_ros.oma.var`, the thesis' method) or SSI-cov
+(:mod:`~flexrobot_ros.oma.ssi_cov`) over a range of model orders on uniformly sampled output signals, builds the
+stabilization diagram and selects the modes, returning an :class:`OmaResult`.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+import numpy as np
+
+from flexrobot_ros.errors import SignalError
+from flexrobot_ros.oma.selection import Mode, SelectionOptions, select_modes
+from flexrobot_ros.oma.ssi_cov import ssi_cov_poles
+from flexrobot_ros.oma.stabilization import StabilizationCriteria, StabilizationDiagram, stabilization_diagram
+from flexrobot_ros.oma.threads import single_threaded_blas
+from flexrobot_ros.oma.var import var_models, var_pole_set
+
+__all__ = ["METHODS", "OmaResult", "identify_modes", "parse_orders"]
+
+#: Identification methods by name.
+METHODS: tuple[str, ...] = ("var", "ssi-cov")
+
+
+@dataclass(frozen=True)
+class OmaResult:
+    """Identified modes with the stabilization diagram they come from.
+
+    ``modes`` sorted by frequency; ``method`` ("var" | "ssi-cov"); ``fs_hz`` sampling rate of the analysed
+    signals; ``channels`` their names; ``orders`` evaluated model orders; ``elapsed_s`` wall time of the
+    identification; ``notes`` remarks on the data or the run (equations dropped, ...).
+    """
+
+    modes: tuple[Mode, ...]
+    diagram: StabilizationDiagram
+    method: str
+    fs_hz: float
+    channels: tuple[str, ...]
+    orders: tuple[int, ...]
+    elapsed_s: float
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def frequencies_hz(self) -> np.ndarray:
+        """(modes,) undamped natural frequencies [Hz]."""
+        return np.array([m.frequency_hz for m in self.modes])
+
+    @property
+    def damping_ratios(self) -> np.ndarray:
+        """(modes,) damping ratios [fraction]."""
+        return np.array([m.damping_ratio for m in self.modes])
+
+    @property
+    def shapes(self) -> np.ndarray:
+        """(modes, channels) complex mode shapes (unit norm, largest component real positive)."""
+        return np.array([m.shape for m in self.modes]).reshape(len(self.modes), len(self.channels))
+
+    def to_dict(self) -> dict:
+        """JSON-ready summary: ``frequencies_hz``, ``damping_ratios`` (fractions), shapes as real/imag parts."""
+        return {
+            "method": self.method,
+            "fs_hz": self.fs_hz,
+            "channels": list(self.channels),
+            "orders": [int(self.orders[0]), int(self.orders[-1])] if self.orders else [],
+            "n_orders": len(self.orders),
+            "frequencies_hz": self.frequencies_hz.tolist(),
+            "damping_ratios": self.damping_ratios.tolist(),
+            "shapes_real": self.shapes.real.tolist(),
+            "shapes_imag": self.shapes.imag.tolist(),
+            "frequency_std_hz": [m.frequency_std_hz for m in self.modes],
+            "damping_std": [m.damping_std for m in self.modes],
+            "confidence": [m.confidence for m in self.modes],
+            "mpc": [m.mpc for m in self.modes],
+            "elapsed_s": self.elapsed_s,
+            "notes": list(self.notes),
+        }
+
+
+def parse_orders(spec: str | Sequence[int]) -> tuple[int, ...]:
+    """Model orders from ``"2:100"`` (inclusive), ``"2:100:2"`` (with step), ``"10,20,30"`` or a sequence."""
+    if not isinstance(spec, str):
+        orders = tuple(sorted({int(p) for p in spec}))
+    else:
+        try:
+            if ":" in spec:
+                parts = [int(x) for x in spec.split(":")]
+                if len(parts) not in (2, 3):
+                    raise ValueError
+                step = parts[2] if len(parts) == 3 else 1
+                if step < 1:
+                    raise ValueError
+                orders = tuple(range(parts[0], parts[1] + 1, step))
+            else:
+                orders = tuple(sorted({int(x) for x in spec.split(",") if x.strip()}))
+        except ValueError:
+            raise SignalError(f"model orders: cannot read {spec!r}, expected 'first:last[:step]' or 'a,b,c'") from None
+    if not orders or orders[0] < 1:
+        raise SignalError(f"model orders: need at least one order >= 1, got {spec!r}")
+    return orders
+
+
+def identify_modes(data: np.ndarray, fs_hz: float, method: str = "var", orders: str | Sequence[int] = "2:100",
+                   channels: Sequence[str] | None = None, criteria: StabilizationCriteria | None = None,
+                   selection: SelectionOptions | None = None, block_rows: int | None = None,
+                   noise_floor: np.ndarray | float = 0.0,
+                   progress: Callable[[int, int], None] | None = None) -> OmaResult:
+    """Identify modes from output signals ``data`` (samples, channels) sampled uniformly at ``fs_hz`` [Hz].
+
+    ``method``: ``"var"`` (orders = number of lags) or ``"ssi-cov"`` (orders = state dimension, ``block_rows``
+    optional); ``orders`` as in :func:`parse_orders` (default ``"2:100"``, the thesis' range); ``criteria`` and
+    ``selection`` default to the documented defaults of :mod:`~flexrobot_ros.oma.stabilization` and
+    :mod:`~flexrobot_ros.oma.selection`. ``noise_floor`` (data units, per channel or scalar; e.g. the encoder
+    quantization step / sqrt(12)) bounds the VAR outlier test from below. ``progress(done, total)`` is called
+    after each model order.
+    """
+    y = np.asarray(data, dtype=float)
+    if y.ndim == 1:
+        y = y[:, None]
+    if y.ndim != 2:
+        raise SignalError(f"OMA: data must be (samples, channels), got shape {np.shape(data)}")
+    if not (np.isfinite(fs_hz) and fs_hz > 0):
+        raise SignalError(f"OMA: sampling rate must be a positive number of Hz, got {fs_hz}")
+    names = tuple(channels) if channels is not None else tuple(f"ch{i}" for i in range(y.shape[1]))
+    if len(names) != y.shape[1]:
+        raise SignalError(f"OMA: {len(names)} channel names for {y.shape[1]} data columns")
+    order_list = parse_orders(orders)
+    start = time.perf_counter()
+    notes = []
+    with single_threaded_blas():
+        if method == "var":
+            models = var_models(y, order_list, noise_floor=noise_floor)
+            pole_sets = []
+            for k, model in enumerate(models):
+                pole_sets.append(var_pole_set(model, fs_hz))
+                if progress is not None:
+                    progress(k + 1, len(models))
+            dropped = models[-1].excluded_rows
+            if dropped:
+                notes.append(f"VAR: {dropped} of {y.shape[0] - order_list[-1]} equations left out at order "
+                             f"{order_list[-1]} (they do not fit the model: impact or glitches)")
+        elif method == "ssi-cov":
+            pole_sets = ssi_cov_poles(y, fs_hz, order_list, block_rows=block_rows, progress=progress)
+        else:
+            raise SignalError(f"OMA: unknown method {method!r}, expected one of {', '.join(METHODS)}")
+        diagram = stabilization_diagram(pole_sets, fs_hz, criteria)
+        modes = select_modes(diagram, selection)
+    elapsed = time.perf_counter() - start
+    return OmaResult(tuple(modes), diagram, method, float(fs_hz), names, order_list, elapsed, tuple(notes))

@@ -1,0 +1,166 @@
+"""Automatic mode selection: clusters of stable poles in the stabilization diagram become modes.
+
+Two clusterings of the stable poles (:attr:`StabilizationDiagram.stable`):
+
+- ``"hierarchical"`` (default): average-linkage clustering with the pole distance of Reynders et al. (2012),
+  ``d = |lambda_a - lambda_b| / max(|lambda_a|, |lambda_b|) + 1 - MAC(phi_a, phi_b)``, cut at
+  ``distance``. Close modes with different shapes stay apart.
+- ``"grid"``: the NAFID grid search the thesis uses (seed 000 section 2.4.3): poles are binned on a
+  frequency x damping grid (default 0.1 Hz x 0.1 %), and connected occupied cells form a cluster.
+
+A cluster is a mode when it holds poles from at least ``min_fraction`` of the evaluated orders (the thesis'
+"number of repeating frequencies"); a cluster keeps at most one pole per order (the one closest to the
+cluster's median). Each mode gets the median frequency and damping of its poles, their standard deviations
+(the spread over model orders), the phase-aligned mean shape, and ``confidence`` = fraction of orders in which
+the mode is stable.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.cluster.hierarchy
+import scipy.spatial.distance
+
+from flexrobot_ros.errors import SignalError
+from flexrobot_ros.oma.poles import mac_matrix, mpc, normalize_shapes
+from flexrobot_ros.oma.stabilization import StabilizationDiagram
+
+__all__ = ["Mode", "SelectionOptions", "select_modes"]
+
+
+@dataclass(frozen=True)
+class Mode:
+    """One identified mode.
+
+    ``frequency_hz`` undamped natural frequency [Hz], ``damping_ratio`` [fraction], ``shape`` (channels,)
+    complex, unit norm, largest component real positive; ``frequency_std_hz`` and ``damping_std`` are the
+    spread of the cluster's poles over model orders; ``n_poles`` the poles in the cluster; ``confidence`` the
+    fraction of evaluated orders where the mode is stable; ``mpc`` the shape's modal phase collinearity.
+    """
+
+    frequency_hz: float
+    damping_ratio: float
+    shape: np.ndarray
+    frequency_std_hz: float
+    damping_std: float
+    n_poles: int
+    confidence: float
+    mpc: float
+
+
+@dataclass(frozen=True)
+class SelectionOptions:
+    """Mode selection settings.
+
+    ``method``: ``"hierarchical"`` or ``"grid"``; ``min_fraction``: a mode must be stable in at least this
+    fraction of the evaluated orders; ``distance``: hierarchical cut-off (relative pole distance + 1 - MAC);
+    ``grid_hz`` and ``grid_damping``: NAFID grid resolution (0.1 Hz and 0.1 % in the thesis).
+    """
+
+    method: str = "hierarchical"
+    min_fraction: float = 0.2
+    distance: float = 0.02
+    grid_hz: float = 0.1
+    grid_damping: float = 0.001
+
+
+def select_modes(diagram: StabilizationDiagram, options: SelectionOptions | None = None) -> list[Mode]:
+    """Modes (sorted by frequency) from the clusters of stable poles in ``diagram``."""
+    options = SelectionOptions() if options is None else options
+    idx = np.flatnonzero(diagram.stable)
+    if options.method == "hierarchical":
+        clusters = _hierarchical(diagram, idx, options.distance)
+    elif options.method == "grid":
+        clusters = _grid(diagram, idx, options.grid_hz, options.grid_damping)
+    else:
+        raise SignalError(f"mode selection: unknown method {options.method!r}, expected 'hierarchical' or 'grid'")
+    n_orders = max(len(diagram.orders), 1)
+    min_orders = max(2, int(np.ceil(options.min_fraction * n_orders)))
+    modes = []
+    for members in clusters:
+        members = _one_per_order(diagram, members)
+        if len(members) < min_orders:
+            continue
+        modes.append(_summarize(diagram, members, n_orders))
+    return sorted(modes, key=lambda mode: mode.frequency_hz)
+
+
+def _hierarchical(diagram: StabilizationDiagram, idx: np.ndarray, cut: float) -> list[np.ndarray]:
+    """Average-linkage clusters of poles ``idx``; split first at frequency gaps wider than ``cut``."""
+    if len(idx) == 0:
+        return []
+    idx = idx[np.argsort(diagram.frequencies_hz[idx])]
+    f = diagram.frequencies_hz[idx]
+    breaks = np.flatnonzero(np.diff(f) > cut * f[1:]) + 1
+    clusters = []
+    for group in np.split(idx, breaks):
+        if len(group) == 1:
+            clusters.append(group)
+            continue
+        lam = diagram.poles[group]
+        dist = np.abs(lam[:, None] - lam[None, :]) / np.maximum(np.abs(lam[:, None]), np.abs(lam[None, :]))
+        dist = dist + 1.0 - mac_matrix(diagram.shapes[group], diagram.shapes[group])
+        dist = 0.5 * (dist + dist.T)
+        np.fill_diagonal(dist, 0.0)
+        tree = scipy.cluster.hierarchy.linkage(scipy.spatial.distance.squareform(np.maximum(dist, 0.0),
+                                                                                 checks=False), "average")
+        labels = scipy.cluster.hierarchy.fcluster(tree, cut, criterion="distance")
+        clusters.extend(group[labels == lab] for lab in np.unique(labels))
+    return clusters
+
+
+def _grid(diagram: StabilizationDiagram, idx: np.ndarray, grid_hz: float, grid_damping: float) -> list[np.ndarray]:
+    """Connected components (8-neighbourhood) of occupied frequency x damping grid cells."""
+    cells: dict[tuple[int, int], list[int]] = {}
+    for k in idx:
+        key = (int(np.floor(diagram.frequencies_hz[k] / grid_hz)),
+               int(np.floor(diagram.damping_ratios[k] / grid_damping)))
+        cells.setdefault(key, []).append(int(k))
+    seen: set[tuple[int, int]] = set()
+    clusters = []
+    for start in cells:
+        if start in seen:
+            continue
+        stack, members = [start], []
+        seen.add(start)
+        while stack:
+            cf, cz = stack.pop()
+            members.extend(cells[(cf, cz)])
+            for df in (-1, 0, 1):
+                for dz in (-1, 0, 1):
+                    nb = (cf + df, cz + dz)
+                    if nb in cells and nb not in seen:
+                        seen.add(nb)
+                        stack.append(nb)
+        clusters.append(np.array(members, dtype=int))
+    return clusters
+
+
+def _one_per_order(diagram: StabilizationDiagram, members: np.ndarray) -> np.ndarray:
+    """Keep, for each order, the member pole closest to the cluster's median pole."""
+    lam = diagram.poles[members]
+    centre = np.median(lam.real) + 1j * np.median(lam.imag)
+    order = np.argsort(np.abs(lam - centre))
+    _, first = np.unique(diagram.order[members[order]], return_index=True)
+    return np.sort(members[order[first]])
+
+
+def _summarize(diagram: StabilizationDiagram, members: np.ndarray, n_orders: int) -> Mode:
+    f = diagram.frequencies_hz[members]
+    z = diagram.damping_ratios[members]
+    shapes = normalize_shapes(diagram.shapes[members])
+    ref = shapes[np.argmin(np.abs(f - np.median(f)) / np.median(f) + np.abs(z - np.median(z)))]
+    phase = np.conj(shapes @ np.conj(ref))
+    aligned = shapes * (phase / np.maximum(np.abs(phase), 1e-300))[:, None]
+    shape = normalize_shapes(aligned.mean(axis=0)[None, :])[0]
+    return Mode(
+        frequency_hz=float(np.median(f)),
+        damping_ratio=float(np.median(z)),
+        shape=shape,
+        frequency_std_hz=float(np.std(f)),
+        damping_std=float(np.std(z)),
+        n_poles=len(members),
+        confidence=float(len(np.unique(diagram.order[members])) / n_orders),
+        mpc=float(mpc(shape[None, :])[0]),
+    )

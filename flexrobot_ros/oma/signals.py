@@ -1,0 +1,298 @@
+"""Measured output signals for OMA: reading, channel selection, checks and conditioning.
+
+A :class:`Signals` holds timestamps ``t`` (samples,) [s] and ``data`` (samples, channels) with channel names
+(e.g. ``q_m.joint2``). :func:`read_signals` reads CSV/NPZ files in the simulator's format
+(:mod:`flexrobot_ros.timeseries`: first column ``t`` in s, one column per channel) through a table of readers
+keyed by file suffix, so other formats plug in with :func:`register_reader` (the ``flexrobot oma`` command
+registers a rosbag2 JointState reader; this package never imports the runtime layer). :func:`prepare` turns raw signals into what the identification methods need, uniformly sampled data:
+
+1. checks: timestamps finite and strictly increasing, data finite (errors name the channel, sample and time),
+   constant channels dropped with a warning (they carry no modal information and make the fits singular);
+2. gaps (a sampling interval above ``gap_factor`` times the median) are reported, never bridged: an error
+   by default, or the longest gap-free segment is kept (``on_gap="longest"``), with a warning;
+3. jittered timestamps are resampled onto a uniform grid (cubic interpolation) at the median rate;
+4. encoder quantization is detected (values on a grid of step ``q``); the step gives a noise floor
+   ``q / sqrt(12)`` and a warning when a channel moves over only a few steps;
+5. set-point removal: subtract a reference channel per channel, then ``detrend`` ``"constant"`` (mean),
+   ``"linear"``, ``"none"`` or a zero-phase high-pass (``highpass_hz``) for slow set-point motion;
+6. decimation with a zero-phase FIR anti-alias filter (``decimate`` factor), and a check that the sampling
+   rate suits the requested band (``band_hz`` above Nyquist is an error, above 0.4 fs a warning).
+"""
+from __future__ import annotations
+
+import fnmatch
+import warnings
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+import scipy.interpolate
+import scipy.signal
+
+from flexrobot_ros.errors import SignalError
+from flexrobot_ros.timeseries import SUFFIXES, read_timeseries
+
+__all__ = ["Signals", "PreparedSignals", "SignalWarning", "read_signals", "register_reader", "readers",
+           "select_channels", "find_gaps", "quantization_step", "prepare"]
+
+
+class SignalWarning(UserWarning):
+    """A signal is usable but something about it deserves attention (dropped channel, gap, coarse encoder)."""
+
+
+@dataclass(frozen=True)
+class Signals:
+    """Timestamps ``t`` (samples,) [s], ``data`` (samples, channels) in SI units, ``channels`` names,
+    ``source`` (file or stream the signals came from, used in messages)."""
+
+    t: np.ndarray
+    data: np.ndarray
+    channels: tuple[str, ...]
+    source: str = "<signals>"
+
+    def __post_init__(self):
+        t = np.asarray(self.t, dtype=float)
+        data = np.asarray(self.data, dtype=float)
+        if data.ndim == 1:
+            data = data[:, None]
+        if t.ndim != 1 or data.ndim != 2 or data.shape[0] != t.shape[0]:
+            raise SignalError(f"{self.source}: t must be (samples,) and data (samples, channels), got "
+                              f"{np.shape(self.t)} and {np.shape(self.data)}")
+        if len(self.channels) != data.shape[1]:
+            raise SignalError(f"{self.source}: {len(self.channels)} channel names for {data.shape[1]} columns")
+        object.__setattr__(self, "t", t)
+        object.__setattr__(self, "data", data)
+        object.__setattr__(self, "channels", tuple(str(c) for c in self.channels))
+
+    def select(self, patterns: Sequence[str] | None) -> "Signals":
+        """The channels matching ``patterns`` (names or shell globs such as ``q_m.*``), in pattern order."""
+        if not patterns:
+            return self
+        idx = select_channels(self.channels, patterns, self.source)
+        return replace(self, data=self.data[:, idx], channels=tuple(self.channels[i] for i in idx))
+
+
+@dataclass(frozen=True)
+class PreparedSignals:
+    """Uniformly sampled, checked and conditioned signals ready for identification.
+
+    ``data`` (samples, channels), ``fs_hz`` sampling rate [Hz], ``t0`` time of the first sample [s],
+    ``channels`` names, ``quantization_steps`` (channels,) detected encoder steps (NaN: not quantized),
+    ``noise_floor`` (channels,) quantization noise std ``q / sqrt(12)`` (0 if not quantized), ``gaps`` list
+    of ``(t_start, t_end)`` [s], ``dropped`` channels, ``resampled`` whether timestamps were regridded,
+    ``decimation`` factor applied, ``notes`` every warning issued while preparing.
+    """
+
+    data: np.ndarray
+    fs_hz: float
+    t0: float
+    channels: tuple[str, ...]
+    quantization_steps: np.ndarray
+    noise_floor: np.ndarray
+    gaps: tuple[tuple[float, float], ...] = ()
+    dropped: tuple[str, ...] = ()
+    resampled: bool = False
+    decimation: int = 1
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+
+# --------------------------------------------------------------------------------------------------- readers
+Reader = Callable[[Path], Signals]
+_READERS: dict[str, Reader] = {}
+
+
+def register_reader(suffixes: str | Sequence[str], reader: Reader) -> None:
+    """Register ``reader(path) -> Signals`` for file suffixes (``".mcap"``) or ``"/"`` for directories."""
+    for suffix in [suffixes] if isinstance(suffixes, str) else suffixes:
+        _READERS[suffix.lower()] = reader
+
+
+def readers() -> Mapping[str, Reader]:
+    """The registered readers by suffix (read-only view)."""
+    return dict(_READERS)
+
+
+def read_signals(path: str | Path, channels: Sequence[str] | None = None) -> Signals:
+    """Read a signal file (CSV, NPZ, or any registered format) and select ``channels`` (names or globs)."""
+    path = Path(path)
+    if not path.exists():
+        raise SignalError(f"{path}: no such file or directory")
+    key = "/" if path.is_dir() else path.suffix.lower()
+    reader = _READERS.get(key)
+    if reader is None:
+        known = ", ".join(sorted(k if k != "/" else "directory" for k in _READERS))
+        raise SignalError(f"{path}: no reader for {'a directory' if key == '/' else repr(key)} files "
+                          f"(known: {known})")
+    return reader(path).select(channels)
+
+
+def _read_timeseries(path: Path) -> Signals:
+    t, columns = read_timeseries(path)
+    if not columns:
+        raise SignalError(f"{path}: no channel columns besides 't'")
+    return Signals(t, np.column_stack(list(columns.values())), tuple(columns), str(path))
+
+
+register_reader(SUFFIXES, _read_timeseries)
+
+
+def select_channels(names: Sequence[str], patterns: Sequence[str], source: str = "<signals>") -> list[int]:
+    """Indices of the channels matching each pattern (exact name or glob), in pattern order, no duplicates."""
+    out: list[int] = []
+    for pattern in patterns:
+        hits = [i for i, n in enumerate(names) if n == pattern or fnmatch.fnmatchcase(n, pattern)]
+        if not hits:
+            raise SignalError(f"{source}: no channel matches {pattern!r}; channels: {', '.join(names)}")
+        out.extend(i for i in hits if i not in out)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------- conditioning
+def find_gaps(t: np.ndarray, gap_factor: float = 1.5) -> list[tuple[int, float, float]]:
+    """Sampling gaps: ``(index, t_before, t_after)`` where ``t[i+1] - t[i] > gap_factor * median(dt)``."""
+    dt = np.diff(t)
+    if len(dt) == 0:
+        return []
+    limit = gap_factor * np.median(dt)
+    return [(int(i), float(t[i]), float(t[i + 1])) for i in np.flatnonzero(dt > limit)]
+
+
+def quantization_step(x: np.ndarray, max_levels_fraction: float = 0.5) -> float:
+    """Encoder step of ``x`` if its values lie on a uniform grid, else NaN.
+
+    The candidate is the smallest difference between distinct values; it is accepted when every
+    difference between consecutive distinct values is an integer multiple of it (1 % tolerance) and the
+    values repeat (fewer distinct values than ``max_levels_fraction`` of the samples).
+    """
+    u = np.unique(x)
+    if len(u) < 2 or len(u) > max_levels_fraction * len(x):
+        return float("nan")
+    d = np.diff(u)
+    step = d.min()
+    if step <= 0:
+        return float("nan")
+    ratio = d / step
+    return float(step) if np.max(np.abs(ratio - np.round(ratio))) < 0.01 else float("nan")
+
+
+def _warn(notes: list[str], message: str) -> None:
+    notes.append(message)
+    warnings.warn(message, SignalWarning, stacklevel=3)
+
+
+def prepare(signals: Signals, detrend: str = "constant", highpass_hz: float | None = None,
+            references: Mapping[str, np.ndarray] | None = None, band_hz: float | None = None,
+            decimate: int = 1, gap_factor: float = 1.5, on_gap: str = "error",
+            min_quantization_steps: float = 8.0) -> PreparedSignals:
+    """Check and condition ``signals`` for identification (see the module docstring for the steps).
+
+    ``detrend``: ``"constant"``, ``"linear"`` or ``"none"``; ``highpass_hz``: zero-phase 4th-order
+    Butterworth high-pass [Hz] applied after detrending (removes slow set-point motion); ``references``:
+    channel name -> reference signal (samples,) subtracted first (e.g. the commanded motor position);
+    ``band_hz``: highest frequency of interest [Hz]; ``decimate``: integer factor; ``on_gap``: ``"error"`` or
+    ``"longest"``; ``min_quantization_steps``: warn when a channel's std spans fewer encoder steps.
+    """
+    notes: list[str] = []
+    src = signals.source
+    t, data, names = signals.t, signals.data, list(signals.channels)
+    if len(t) < 3:
+        raise SignalError(f"{src}: {len(t)} samples; OMA needs a record of many samples")
+    if not np.all(np.isfinite(t)):
+        k = int(np.flatnonzero(~np.isfinite(t))[0])
+        raise SignalError(f"{src}: timestamp {k} is {t[k]} (must be finite)")
+    dt = np.diff(t)
+    if np.any(dt <= 0):
+        k = int(np.flatnonzero(dt <= 0)[0])
+        raise SignalError(f"{src}: timestamps must increase strictly; t[{k}] = {t[k]:.9g} s is followed by "
+                          f"t[{k + 1}] = {t[k + 1]:.9g} s (sort the samples or drop duplicates)")
+    bad = ~np.isfinite(data)
+    if bad.any():
+        c = int(np.flatnonzero(bad.any(axis=0))[0])
+        k = int(np.flatnonzero(bad[:, c])[0])
+        raise SignalError(f"{src}: channel {names[c]!r} has {int(bad[:, c].sum())} non-finite value(s), first "
+                          f"at sample {k} (t = {t[k]:.6g} s): {data[k, c]}")
+    if references:
+        data = data.copy()
+        for name, ref in references.items():
+            if name not in names:
+                raise SignalError(f"{src}: reference given for unknown channel {name!r}")
+            ref = np.asarray(ref, dtype=float)
+            if ref.shape != t.shape or not np.all(np.isfinite(ref)):
+                raise SignalError(f"{src}: reference of {name!r} must be finite with {len(t)} samples")
+            data[:, names.index(name)] -= ref
+    constant = [i for i in range(data.shape[1]) if np.ptp(data[:, i]) == 0]
+    if constant:
+        dropped = tuple(names[i] for i in constant)
+        if len(constant) == data.shape[1]:
+            raise SignalError(f"{src}: every channel is constant ({', '.join(dropped)}); nothing to identify")
+        _warn(notes, f"{src}: constant channel(s) dropped: {', '.join(dropped)}")
+        keep = [i for i in range(data.shape[1]) if i not in constant]
+        data, names = data[:, keep], [names[i] for i in keep]
+    else:
+        dropped = ()
+    gaps = find_gaps(t, gap_factor)
+    gap_times = tuple((a, b) for _, a, b in gaps)
+    if gaps:
+        listing = ", ".join(f"{a:.6g}-{b:.6g} s" for a, b in gap_times[:5]) + (" ..." if len(gaps) > 5 else "")
+        if on_gap == "error":
+            raise SignalError(f"{src}: {len(gaps)} sampling gap(s) longer than {gap_factor} sampling intervals "
+                              f"({listing}); OMA does not bridge gaps (use on_gap='longest' / --on-gap longest "
+                              f"to analyse the longest gap-free segment)")
+        if on_gap != "longest":
+            raise SignalError(f"on_gap must be 'error' or 'longest', got {on_gap!r}")
+        edges = [0] + [i + 1 for i, _, _ in gaps] + [len(t)]
+        j = int(np.argmax(np.diff(edges)))
+        a, b = edges[j], edges[j + 1]
+        _warn(notes, f"{src}: {len(gaps)} sampling gap(s) ({listing}); analysing the longest gap-free segment "
+                     f"{t[a]:.6g}-{t[b - 1]:.6g} s ({b - a} samples)")
+        t, data = t[a:b], data[a:b]
+        if len(t) < 3:
+            raise SignalError(f"{src}: the longest gap-free segment has only {len(t)} samples")
+    dt = np.diff(t)
+    dt_med = float(np.median(dt))
+    fs = 1.0 / dt_med
+    steps = np.array([quantization_step(data[:, i]) for i in range(data.shape[1])])
+    resampled = bool(np.max(np.abs(dt - dt_med)) > 1e-6 * dt_med)
+    if resampled:
+        n = int(np.floor((t[-1] - t[0]) / dt_med)) + 1
+        grid = t[0] + dt_med * np.arange(n)
+        data = scipy.interpolate.CubicSpline(t, data, axis=0)(grid)
+        jitter = float(np.std(dt) / dt_med)
+        notes.append(f"{src}: timestamps jitter by {100 * jitter:.2g} % of the {dt_med * 1e3:.4g} ms interval; "
+                     f"resampled onto a uniform grid at {fs:.6g} Hz")
+    if detrend == "constant":
+        data = data - data.mean(axis=0)
+    elif detrend == "linear":
+        data = scipy.signal.detrend(data, axis=0, type="linear")
+    elif detrend != "none":
+        raise SignalError(f"detrend must be 'constant', 'linear' or 'none', got {detrend!r}")
+    if highpass_hz is not None:
+        if not 0 < highpass_hz < 0.5 * fs:
+            raise SignalError(f"{src}: high-pass cut-off {highpass_hz} Hz must lie in (0, {0.5 * fs:.6g}) Hz")
+        sos = scipy.signal.butter(4, highpass_hz, btype="highpass", fs=fs, output="sos")
+        data = scipy.signal.sosfiltfilt(sos, data, axis=0)
+    q = int(decimate)
+    if q < 1:
+        raise SignalError(f"decimation factor must be >= 1, got {decimate}")
+    if q > 1:
+        if data.shape[0] < 30 * q:
+            raise SignalError(f"{src}: {data.shape[0]} samples are too few to decimate by {q}")
+        data = scipy.signal.decimate(data, q, ftype="fir", axis=0, zero_phase=True)
+        fs = fs / q
+    if band_hz is not None:
+        if band_hz >= 0.5 * fs:
+            raise SignalError(f"{src}: sampling rate {fs:.6g} Hz is too low for the requested band up to "
+                              f"{band_hz:.6g} Hz (Nyquist frequency {0.5 * fs:.6g} Hz)")
+        if band_hz > 0.4 * fs:
+            _warn(notes, f"{src}: band up to {band_hz:.6g} Hz is close to the Nyquist frequency {0.5 * fs:.6g} Hz; "
+                         f"modes near it are poorly resolved")
+    std = data.std(axis=0)
+    for i, name in enumerate(names):
+        if np.isfinite(steps[i]) and std[i] < min_quantization_steps * steps[i]:
+            _warn(notes, f"{src}: channel {name!r} moves over only {std[i] / steps[i]:.3g} encoder steps "
+                         f"(step {steps[i]:.3g}, std {std[i]:.3g}); quantization noise will bias weak modes")
+    floor = np.where(np.isfinite(steps), steps, 0.0) / np.sqrt(12.0)
+    return PreparedSignals(data=np.ascontiguousarray(data), fs_hz=float(fs), t0=float(t[0]), channels=tuple(names),
+                           quantization_steps=steps, noise_floor=floor, gaps=gap_times, dropped=dropped,
+                           resampled=resampled, decimation=q, notes=tuple(notes))

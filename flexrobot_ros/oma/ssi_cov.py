@@ -1,0 +1,136 @@
+"""Covariance-driven stochastic subspace identification (SSI-cov, Peeters & De Roeck 1999).
+
+Output covariances ``R_k = 1/M sum_{t<M} y_{t+k} y_t^T`` (lags ``k = 1 .. 2i-1``, the same ``M = N - 2i + 1``
+time samples for every lag) fill the block Toeplitz matrix ``T = [R_{i+a-b}]_{a,b<i}`` = O_i G_i, whose SVD
+``U S V^T`` gives the observability matrix ``O = U_n S_n^(1/2)`` of every model order ``n``. The state matrix
+comes from the shift invariance ``O_up A = O_down`` (least squares) and ``C`` is the first block row of ``O``.
+
+Using the same time window for every lag keeps ``R_k = C A^(k-1) G`` exact for free decays too (a decaying
+transient is ``y_t = C A^t x_0``), not only for stationary responses, so impact and ambient records are both
+handled. One SVD and one QR of ``O_up`` (all ``n_max`` columns) serve every order: the least-squares solution
+for the first ``n`` columns is a triangular solve on the leading block. Channels are scaled to unit variance;
+mode shapes are returned in the original units.
+"""
+from __future__ import annotations
+
+import math
+from typing import Callable, Sequence
+
+import numpy as np
+import scipy.linalg
+
+from flexrobot_ros.errors import SignalError
+from flexrobot_ros.oma.poles import PoleSet, oscillating, pole_set
+
+__all__ = ["covariances", "default_block_rows", "ssi_cov_poles", "ssi_cov_poles_from_covariances",
+           "ssi_cov_min_samples"]
+
+
+def default_block_rows(max_order: int, channels: int) -> int:
+    """Default number of block rows ``i``: enough rows for ``max_order`` states plus margin, and at least 10.
+
+    The shift-invariance least squares needs ``(i - 1) m >= n_max``; twice that keeps the estimate well
+    conditioned.
+    """
+    return max(10, math.ceil(2 * max_order / channels) + 1)
+
+
+def ssi_cov_min_samples(block_rows: int) -> int:
+    """Fewest samples accepted with ``block_rows``: the covariances must average at least ``4 i`` samples."""
+    return 2 * block_rows - 1 + 4 * block_rows
+
+
+def covariances(y: np.ndarray, max_lag: int) -> np.ndarray:
+    """``R_k = 1/M sum_{t<M} y_{t+k} y_t^T`` for ``k = 0 .. max_lag`` with ``M = N - max_lag``: (max_lag+1, m, m)."""
+    n, m = y.shape
+    M = n - max_lag
+    head = y[:M]
+    out = np.empty((max_lag + 1, m, m))
+    for k in range(max_lag + 1):
+        out[k] = y[k:k + M].T @ head
+    return out / M
+
+
+def toeplitz(R: np.ndarray, block_rows: int) -> np.ndarray:
+    """Block Toeplitz ``T[a, b] = R_{i + a - b}`` (a, b < i) from covariances ``R`` (lags 0..2i-1): (m i, m i)."""
+    i = block_rows
+    m = R.shape[1]
+    T = np.empty((m * i, m * i))
+    for a in range(i):
+        for b in range(i):
+            T[a * m:(a + 1) * m, b * m:(b + 1) * m] = R[i + a - b]
+    return T
+
+
+def ssi_cov_poles(data: np.ndarray, fs_hz: float, orders: Sequence[int], block_rows: int | None = None,
+                  progress: Callable[[int, int], None] | None = None) -> list[PoleSet]:
+    """Poles, frequencies, damping ratios and mode shapes of the SSI-cov models of every order in ``orders``.
+
+    ``data`` (samples, channels) sampled uniformly at ``fs_hz`` [Hz]; ``orders`` are state dimensions;
+    ``block_rows`` is ``i`` (default :func:`default_block_rows`). Returns one :class:`PoleSet` per order,
+    ascending. ``progress(done, total)`` is called after each order.
+    """
+    y = np.asarray(data, dtype=float)
+    if y.ndim == 1:
+        y = y[:, None]
+    orders = _check_orders(orders)
+    n_samples, m = y.shape
+    i = _block_rows(block_rows, orders[-1], m)
+    if not np.all(np.isfinite(y)):
+        raise SignalError("SSI-cov: data contain non-finite values")
+    need = ssi_cov_min_samples(i)
+    if n_samples < need:
+        raise SignalError(
+            f"SSI-cov: too few samples for {i} block rows (model order {orders[-1]}, {m} channels): got "
+            f"{n_samples}, need at least {need}")
+    scale = y.std(axis=0)
+    if np.any(scale == 0):
+        raise SignalError(f"SSI-cov: channel(s) {np.flatnonzero(scale == 0).tolist()} are constant")
+    R = covariances((y - y.mean(axis=0)) / scale, 2 * i - 1)
+    return ssi_cov_poles_from_covariances(R, scale, fs_hz, orders, i, progress)
+
+
+def _check_orders(orders: Sequence[int]) -> list[int]:
+    orders = sorted({int(n) for n in orders})
+    if not orders or orders[0] < 1:
+        raise SignalError(f"SSI-cov: model orders must be >= 1, got {orders}")
+    return orders
+
+
+def _block_rows(block_rows: int | None, max_order: int, m: int) -> int:
+    i = default_block_rows(max_order, m) if block_rows is None else int(block_rows)
+    if (i - 1) * m < max_order:
+        raise SignalError(
+            f"SSI-cov: {i} block rows with {m} channels support model orders up to {(i - 1) * m}, "
+            f"got {max_order} (raise block_rows or lower the maximum order)")
+    return i
+
+
+def ssi_cov_poles_from_covariances(R: np.ndarray, scale: np.ndarray, fs_hz: float, orders: Sequence[int],
+                                   block_rows: int,
+                                   progress: Callable[[int, int], None] | None = None) -> list[PoleSet]:
+    """SSI-cov from covariances ``R`` (lags ``0 .. 2i-1``, (2i, m, m)) of channels scaled by ``scale`` (m,).
+
+    Used directly by the online tracker, which keeps the covariances of its window up to date.
+    """
+    orders = _check_orders(orders)
+    m = R.shape[1]
+    i = _block_rows(block_rows, orders[-1], m)
+    if R.shape[0] < 2 * i:
+        raise SignalError(f"SSI-cov: {2 * i} covariance lags needed for {i} block rows, got {R.shape[0]}")
+    U, s, _ = scipy.linalg.svd(toeplitz(R, i), full_matrices=False, check_finite=False)
+    nmax = orders[-1]
+    O = U[:, :nmax] * np.sqrt(s[:nmax])
+    Q, Rq = scipy.linalg.qr(O[:-m], mode="economic", check_finite=False)
+    rhs = Q.T @ O[m:]
+    scale = np.asarray(scale, dtype=float)
+    out = []
+    for k, n in enumerate(orders):
+        A = scipy.linalg.solve_triangular(Rq[:n, :n], rhs[:n, :n], check_finite=False)
+        mu, psi = scipy.linalg.eig(A, check_finite=False)
+        keep = oscillating(mu)
+        shapes = (O[:m, :n] @ psi[:, keep]).T * scale
+        out.append(pole_set(n, mu[keep], shapes, fs_hz))
+        if progress is not None:
+            progress(k + 1, len(orders))
+    return out

@@ -1,0 +1,262 @@
+"""Online mode tracking: a sliding window over streamed samples, re-identified at a fixed rate.
+
+:class:`ModeTracker` is fed samples one at a time or in chunks (as the OMA node receives them), keeps the last
+``window_s`` seconds in a ring buffer, and every ``update_period_s`` runs the batch identification
+(:func:`~flexrobot_ros.oma.identify.identify_modes`, SSI-cov by default: its cost depends on the window length
+only through the covariances, so an update costs a bounded, measured time, :attr:`TrackerUpdate.elapsed_s`).
+Modes keep an identity across updates: the modes of a new identification are assigned to the tracked ones by
+minimum cost (Hungarian algorithm) on relative frequency distance and 1 - MAC, within the gates
+``frequency_tol`` and ``mac_min``; unmatched new modes get a new id, tracked modes unseen for more than
+``max_missed`` updates are retired.
+
+Timestamps must increase; a sampling gap (interval above ``gap_factor / fs``) or a non-finite sample empties
+the window (with a :class:`~flexrobot_ros.oma.signals.SignalWarning`) rather than bridging it.
+"""
+from __future__ import annotations
+
+import time
+import warnings
+from dataclasses import dataclass, replace
+
+import numpy as np
+import scipy.optimize
+
+from flexrobot_ros.errors import SignalError
+from flexrobot_ros.oma.identify import OmaResult, identify_modes
+from flexrobot_ros.oma.poles import mac_matrix
+from flexrobot_ros.oma.selection import SelectionOptions
+from flexrobot_ros.oma.signals import SignalWarning
+from flexrobot_ros.oma.stabilization import StabilizationCriteria
+
+__all__ = ["TrackerOptions", "TrackedMode", "TrackerUpdate", "ModeTracker"]
+
+
+@dataclass(frozen=True)
+class TrackerOptions:
+    """Settings of :class:`ModeTracker`.
+
+    ``window_s`` sliding window [s]; ``update_period_s`` time between identifications [s];
+    ``method``/``orders``/``block_rows``/``criteria``/``selection`` as in
+    :func:`~flexrobot_ros.oma.identify.identify_modes`; ``frequency_tol`` (relative) and ``mac_min``: gates
+    for keeping a mode's identity; ``max_missed``: updates a mode may be missing before it is retired;
+    ``gap_factor``: sampling intervals above ``gap_factor / fs`` are gaps.
+    """
+
+    window_s: float = 10.0
+    update_period_s: float = 1.0
+    method: str = "ssi-cov"
+    orders: str = "2:60"
+    block_rows: int | None = None
+    criteria: StabilizationCriteria | None = None
+    selection: SelectionOptions | None = None
+    frequency_tol: float = 0.05
+    mac_min: float = 0.7
+    max_missed: int = 3
+    gap_factor: float = 1.5
+
+
+@dataclass(frozen=True)
+class TrackedMode:
+    """A mode with a stable identity ``id``: latest ``frequency_hz``, ``damping_ratio``, ``shape``
+    (channels,), their spread over model orders, ``first_seen_s``/``last_seen_s`` (stream time [s]) and
+    ``updates`` (identifications in which it was found)."""
+
+    id: int
+    frequency_hz: float
+    damping_ratio: float
+    shape: np.ndarray
+    frequency_std_hz: float
+    damping_std: float
+    confidence: float
+    first_seen_s: float
+    last_seen_s: float
+    updates: int
+    missed: int = 0
+
+
+@dataclass(frozen=True)
+class TrackerUpdate:
+    """Result of one re-identification: stream ``time_s`` [s] of the newest sample, tracked ``modes`` (by
+    frequency), ids that appeared (``new_ids``) or were retired (``lost_ids``), the batch ``result`` on the
+    window, and ``elapsed_s`` wall time of the update."""
+
+    time_s: float
+    modes: tuple[TrackedMode, ...]
+    new_ids: tuple[int, ...]
+    lost_ids: tuple[int, ...]
+    result: OmaResult
+    elapsed_s: float
+
+
+@dataclass
+class _Buffer:
+    data: np.ndarray
+    count: int = 0      # samples written since the last reset
+    head: int = 0       # next write position
+
+    def window(self) -> np.ndarray:
+        n = min(self.count, len(self.data))
+        if n < len(self.data):
+            return self.data[:n].copy()
+        return np.concatenate([self.data[self.head:], self.data[:self.head]])
+
+
+class ModeTracker:
+    """Streaming OMA over ``channels`` (names) sampled at ``fs_hz`` [Hz]; see the module docstring."""
+
+    def __init__(self, fs_hz: float, channels, options: TrackerOptions | None = None):
+        if not (np.isfinite(fs_hz) and fs_hz > 0):
+            raise SignalError(f"tracker: sampling rate must be a positive number of Hz, got {fs_hz}")
+        self.fs_hz = float(fs_hz)
+        self.channels = tuple(str(c) for c in channels)
+        self.options = TrackerOptions() if options is None else options
+        n = int(round(self.options.window_s * self.fs_hz))
+        if n < 10:
+            raise SignalError(f"tracker: window of {self.options.window_s} s at {self.fs_hz} Hz holds {n} samples")
+        self._buffer = _Buffer(np.zeros((n, len(self.channels))))
+        self._last_t: float | None = None
+        self._last_update_t: float | None = None
+        self._modes: dict[int, TrackedMode] = {}
+        self._next_id = 1
+
+    @property
+    def modes(self) -> tuple[TrackedMode, ...]:
+        """Currently tracked modes, by frequency."""
+        return tuple(sorted(self._modes.values(), key=lambda m: m.frequency_hz))
+
+    @property
+    def window_fill(self) -> float:
+        """Fraction of the window holding samples (identification starts when it is 1)."""
+        return min(self._buffer.count / len(self._buffer.data), 1.0)
+
+    def reset(self) -> None:
+        """Empty the window (tracked identities are kept)."""
+        self._buffer.count = 0
+        self._buffer.head = 0
+        self._last_t = None
+
+    def push(self, t, samples) -> list[TrackerUpdate]:
+        """Append samples: ``t`` scalar or (k,) [s], ``samples`` (channels,) or (k, channels).
+
+        Returns the updates (usually none or one) triggered by these samples.
+        """
+        t = np.atleast_1d(np.asarray(t, dtype=float))
+        x = np.asarray(samples, dtype=float).reshape(len(t), -1)
+        if x.shape[1] != len(self.channels):
+            raise SignalError(f"tracker: samples have {x.shape[1]} channels, expected {len(self.channels)} "
+                              f"({', '.join(self.channels)})")
+        updates = []
+        start = 0
+        bad = ~np.isfinite(t) | ~np.all(np.isfinite(x), axis=1)
+        dt_max = self.options.gap_factor / self.fs_hz
+        while start < len(t):
+            # longest clean run from ``start``
+            stop = start
+            prev = self._last_t
+            while stop < len(t) and not bad[stop]:
+                if prev is not None:
+                    step = t[stop] - prev
+                    if step <= 0:
+                        raise SignalError(f"tracker: timestamps must increase; got {t[stop]:.9g} s after "
+                                          f"{prev:.9g} s")
+                    if step > dt_max:
+                        break
+                prev = t[stop]
+                stop += 1
+            if stop > start:
+                self._write(x[start:stop])
+                self._last_t = float(t[stop - 1])
+                update = self._maybe_update()
+                if update is not None:
+                    updates.append(update)
+            if stop < len(t):
+                what = "a non-finite sample" if bad[stop] else \
+                    f"a gap of {1e3 * (t[stop] - (self._last_t or t[stop])):.4g} ms"
+                warnings.warn(f"tracker: {what} at t = {t[stop]:.6g} s; window restarted", SignalWarning,
+                              stacklevel=2)
+                self.reset()
+                if bad[stop]:
+                    stop += 1
+            start = stop
+        return updates
+
+    def _write(self, x: np.ndarray) -> None:
+        buf = self._buffer
+        n = len(buf.data)
+        if len(x) >= n:
+            buf.data[:] = x[-n:]
+            buf.head = 0
+        else:
+            end = buf.head + len(x)
+            if end <= n:
+                buf.data[buf.head:end] = x
+            else:
+                first = n - buf.head
+                buf.data[buf.head:] = x[:first]
+                buf.data[:end - n] = x[first:]
+            buf.head = end % n
+        buf.count += len(x)
+
+    def _maybe_update(self) -> TrackerUpdate | None:
+        if self._buffer.count < len(self._buffer.data):
+            return None
+        now = self._last_t
+        due = self.options.update_period_s - 0.5 / self.fs_hz
+        if self._last_update_t is not None and now - self._last_update_t < due:
+            return None
+        self._last_update_t = now
+        return self.update(now)
+
+    def update(self, now: float | None = None) -> TrackerUpdate:
+        """Identify the modes of the current window and update the tracked identities."""
+        start = time.perf_counter()
+        o = self.options
+        window = self._buffer.window()
+        result = identify_modes(window - window.mean(axis=0), self.fs_hz, o.method, o.orders, self.channels,
+                                o.criteria, o.selection, o.block_rows)
+        now = self._last_t if now is None else now
+        new_ids, lost_ids = self._assign(result, now)
+        return TrackerUpdate(float(now), self.modes, tuple(new_ids), tuple(lost_ids), result,
+                             time.perf_counter() - start)
+
+    def _assign(self, result: OmaResult, now: float) -> tuple[list[int], list[int]]:
+        o = self.options
+        old = list(self._modes.values())
+        new = list(result.modes)
+        matched_old: set[int] = set()
+        matched_new: set[int] = set()
+        if old and new:
+            f_old = np.array([m.frequency_hz for m in old])
+            f_new = np.array([m.frequency_hz for m in new])
+            rel = np.abs(f_new[None, :] - f_old[:, None]) / f_old[:, None]
+            macs = mac_matrix(np.array([m.shape for m in old]), np.array([m.shape for m in new]))
+            ok = (rel <= o.frequency_tol) & (macs >= o.mac_min)
+            cost = np.where(ok, rel / o.frequency_tol + (1.0 - macs) / max(1.0 - o.mac_min, 1e-9), 1e6)
+            rows, cols = scipy.optimize.linear_sum_assignment(cost)
+            for r, c in zip(rows, cols):
+                if ok[r, c]:
+                    prev, mode = old[r], new[c]
+                    self._modes[prev.id] = TrackedMode(
+                        prev.id, mode.frequency_hz, mode.damping_ratio, mode.shape, mode.frequency_std_hz,
+                        mode.damping_std, mode.confidence, prev.first_seen_s, now, prev.updates + 1, 0)
+                    matched_old.add(r)
+                    matched_new.add(c)
+        lost = []
+        for r, prev in enumerate(old):
+            if r in matched_old:
+                continue
+            if prev.missed + 1 > o.max_missed:
+                del self._modes[prev.id]
+                lost.append(prev.id)
+            else:
+                self._modes[prev.id] = replace(prev, missed=prev.missed + 1)
+        created = []
+        for c, mode in enumerate(new):
+            if c in matched_new:
+                continue
+            ident = self._next_id
+            self._next_id += 1
+            self._modes[ident] = TrackedMode(ident, mode.frequency_hz, mode.damping_ratio, mode.shape,
+                                             mode.frequency_std_hz, mode.damping_std, mode.confidence, now, now, 1)
+            created.append(ident)
+        return created, lost

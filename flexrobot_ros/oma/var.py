@@ -1,0 +1,220 @@
+"""Vector autoregressive (VAR) identification: the thesis' OMA method (seed 000, section 2.4.3).
+
+The output ``y_k`` (channels,) is modelled as ``y_k = c + A_1 y_{k-1} + ... + A_p y_{k-p} + e_k`` with white
+innovations ``e_k``; the constant ``c`` absorbs a set point, so free-decay records need no detrending. The
+poles are the eigenvalues of the block companion matrix ``[[A_1 ... A_p], [I 0 ...], ...]`` and the mode shape of
+pole ``mu`` is the null vector of the matrix polynomial ``mu^p I - sum_i A_i mu^(p-i)`` (the top block of the
+companion eigenvector), so the large companion eigenvectors are never formed.
+
+All orders come from one factorization: the regressor of order ``p`` is the first ``1 + m p`` columns of the
+regressor of the largest order ``p_max`` (same rows, ``k = p_max .. N-1``), so a single QR of
+``[regressor(p_max) | Y]`` gives every order's least-squares solution by a triangular solve on the leading
+block of ``R`` (Vu et al. 2011's order-updating idea). Channels are scaled to unit variance before the fit (it
+improves conditioning and does not change the poles); shapes are returned in the original units.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+import numpy as np
+import scipy.linalg
+
+from flexrobot_ros.errors import SignalError
+from flexrobot_ros.oma.poles import PoleSet, oscillating, pole_set
+
+__all__ = ["VarModel", "var_models", "var_pole_set", "var_poles", "var_min_samples"]
+
+
+@dataclass(frozen=True)
+class VarModel:
+    """A fitted VAR(p) model on unit-variance channels: ``coefficients`` (p, m, m) = ``A_1 .. A_p``,
+    ``intercept`` (m,), ``residual_covariance`` (m, m) of the innovations, ``scale`` (m,) channel std,
+    ``excluded_rows``: equations dropped as outliers (see :func:`var_models`)."""
+
+    order: int
+    coefficients: np.ndarray
+    intercept: np.ndarray
+    residual_covariance: np.ndarray
+    scale: np.ndarray
+    excluded_rows: int = 0
+
+    def companion(self) -> np.ndarray:
+        """Block companion (state) matrix (m p, m p) of the model."""
+        p, m, _ = self.coefficients.shape
+        comp = np.zeros((m * p, m * p))
+        comp[:m] = np.concatenate(list(self.coefficients), axis=1)
+        if p > 1:
+            comp[m:, :-m] = np.eye(m * (p - 1))
+        return comp
+
+
+def var_min_samples(max_order: int, channels: int, intercept: bool = True) -> int:
+    """Fewest samples a VAR fit up to ``max_order`` lags on ``channels`` channels accepts.
+
+    The least-squares problem has ``1 + m p`` unknowns per channel and ``N - p`` equations; two equations per
+    unknown is the minimum accepted (the estimate is still poor there; ten or more is comfortable).
+    """
+    return max_order + 2 * (int(intercept) + channels * max_order + channels)
+
+
+def _check(data: np.ndarray, orders: Sequence[int], intercept: bool) -> tuple[np.ndarray, list[int]]:
+    y = np.asarray(data, dtype=float)
+    if y.ndim == 1:
+        y = y[:, None]
+    if y.ndim != 2:
+        raise SignalError(f"VAR: data must be (samples, channels), got shape {np.shape(data)}")
+    orders = sorted({int(p) for p in orders})
+    if not orders or orders[0] < 1:
+        raise SignalError(f"VAR: model orders must be >= 1, got {orders}")
+    if not np.all(np.isfinite(y)):
+        raise SignalError("VAR: data contain non-finite values")
+    n, m = y.shape
+    need = var_min_samples(orders[-1], m, intercept)
+    if n < need:
+        raise SignalError(
+            f"VAR: too few samples for model order {orders[-1]} with {m} channels: got {n}, need at least "
+            f"{need} (lower the maximum order or give a longer record)")
+    return y, orders
+
+
+def var_models(data: np.ndarray, orders: Sequence[int], intercept: bool = True, outlier_sigma: float | None = 10.0,
+               noise_floor: np.ndarray | float = 0.0) -> list[VarModel]:
+    """Least-squares :class:`VarModel` of each order in ``orders`` (returned ascending), from one QR.
+
+    ``data`` (samples, channels). Equations (time rows ``k = p_max .. N-1``) whose residual exceeds
+    ``outlier_sigma`` standard deviations in any channel are left out: this is where the VAR model does not
+    hold, i.e. the forced part of an impact (the force is an input an output-only model does not know),
+    spikes and glitches. They are found at the largest order (robust scale 1.4826 MAD, at least
+    ``noise_floor`` in data units and 1e-6 of the channel's std; refit up to three times), and for each lower
+    order the rows that fit that order's model are put back by a QR update, since the contamination left by
+    an impact lasts as many samples as the order. On stationary Gaussian data nothing is left out. ``None``
+    disables this. Raises :class:`SignalError` on non-finite data or too few samples.
+    """
+    y, orders = _check(data, orders, intercept)
+    n, m = y.shape
+    mean = y.mean(axis=0)
+    scale = y.std(axis=0)
+    if np.any(scale == 0):
+        raise SignalError(f"VAR: channel(s) {np.flatnonzero(scale == 0).tolist()} are constant")
+    y = (y - mean) / scale
+    floor = np.maximum(np.broadcast_to(np.asarray(noise_floor, dtype=float), (m,)) / scale, 1e-6)
+    pmax = orders[-1]
+    rows = n - pmax
+    c0 = int(intercept)
+    X = np.empty((rows, c0 + m * pmax + m))
+    if intercept:
+        X[:, 0] = 1.0
+    for i in range(1, pmax + 1):
+        X[:, c0 + m * (i - 1):c0 + m * i] = y[pmax - i:n - i]
+    X[:, -m:] = y[pmax:]
+    qmax = c0 + m * pmax
+    keep = np.ones(rows, dtype=bool)
+    R = _r_factor(X)
+    for _ in range(3 if outlier_sigma is not None else 0):
+        theta = scipy.linalg.solve_triangular(R[:qmax, :qmax], R[:qmax, -m:], check_finite=False)
+        resid = X[:, -m:] - X[:, :qmax] @ theta
+        dev = np.abs(resid[keep] - np.median(resid[keep], axis=0))
+        sigma = np.maximum(1.4826 * np.median(dev, axis=0), floor)
+        new_keep = ~np.any(np.abs(resid) > outlier_sigma * sigma, axis=1)
+        if np.array_equal(new_keep, keep):
+            break
+        keep = new_keep
+        if keep.sum() < X.shape[1]:
+            raise SignalError(
+                f"VAR: only {keep.sum()} of {rows} equations fit the model within {outlier_sigma} sigma "
+                f"at order {pmax}; the record is not a linear response (lower the order or check the data)")
+        R = _r_factor(X[keep])
+    out_rows = np.flatnonzero(~keep)
+    n_rows = int(keep.sum())
+    # R over columns [regressors of the current order | Y], updated while the order decreases
+    models = []
+    q_cur = qmax
+    for p in sorted(orders, reverse=True):
+        q = c0 + m * p
+        if q < q_cur:
+            R = _drop_columns(R, q, q_cur, m)
+            q_cur = q
+        theta, resid_cov = _solve(R, q, m, n_rows)
+        if len(out_rows) and outlier_sigma is not None:
+            cols = np.r_[0:q, X.shape[1] - m:X.shape[1]]
+            Z = X[np.ix_(out_rows, cols)]
+            e = Z[:, q:] - Z[:, :q] @ theta
+            sigma = np.maximum(np.sqrt(np.diag(resid_cov)), floor)
+            fits = ~np.any(np.abs(e) > outlier_sigma * sigma, axis=1)
+            if fits.any():
+                R = _r_factor(np.vstack([R, Z[fits]]))
+                out_rows = out_rows[~fits]
+                n_rows += int(fits.sum())
+                theta, resid_cov = _solve(R, q, m, n_rows)
+        models.append(VarModel(
+            order=p,
+            coefficients=theta[c0:].reshape(p, m, m).transpose(0, 2, 1),  # A_i = theta_i^T
+            intercept=theta[0] if intercept else np.zeros(m),
+            residual_covariance=resid_cov,
+            scale=scale,
+            excluded_rows=len(out_rows),
+        ))
+    return models[::-1]
+
+
+def _solve(R: np.ndarray, q: int, m: int, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """Least-squares coefficients (q, m) and residual covariance (m, m) from ``R`` of ``[X_q | Y]``."""
+    theta = scipy.linalg.solve_triangular(R[:q, :q], R[:q, q:q + m], check_finite=False)
+    resid = R[q:, q:q + m]
+    return theta, resid.T @ resid / max(n_rows - q, 1)
+
+
+def _drop_columns(R: np.ndarray, q: int, q_cur: int, m: int) -> np.ndarray:
+    """R factor of ``[X_q | Y]`` from the R factor of ``[X_q_cur | Y]`` (the last ``m`` columns are Y)."""
+    out = np.zeros((q + m, q + m))
+    out[:q, :q] = R[:q, :q]
+    out[:q, q:] = R[:q, q_cur:q_cur + m]
+    tail = R[q:, q_cur:q_cur + m]
+    out[q:, q:] = _r_factor(tail) if tail.shape[0] >= m else np.vstack([tail, np.zeros((m - tail.shape[0], m))])
+    return out
+
+
+def _r_factor(X: np.ndarray) -> np.ndarray:
+    """Square upper-triangular factor R of ``X = Q R`` (economic; X has at least as many rows as columns)."""
+    R = scipy.linalg.qr(X, mode="r", check_finite=False)[0]
+    return R[:X.shape[1]]
+
+
+def _shapes(model: VarModel, mu: np.ndarray) -> np.ndarray:
+    """Null vectors of ``mu^p I - sum A_i mu^(p-i)`` for each eigenvalue (k,), rescaled to data units."""
+    p, m, _ = model.coefficients.shape
+    if len(mu) == 0:
+        return np.zeros((0, m), dtype=complex)
+    # Horner: P <- P mu - A_i; magnitudes stay bounded for |mu| <= 1 and the null space is scale invariant
+    P = np.broadcast_to(np.eye(m, dtype=complex), (len(mu), m, m)).copy()
+    for i in range(p):
+        P = P * mu[:, None, None] - model.coefficients[i]
+    _, _, vh = np.linalg.svd(P)
+    phi = np.conj(vh[:, -1, :])
+    return phi * model.scale
+
+
+def var_pole_set(model: VarModel, fs_hz: float) -> PoleSet:
+    """Oscillating poles (one per conjugate pair), frequencies, damping ratios and shapes of one VAR model."""
+    mu = scipy.linalg.eigvals(model.companion(), overwrite_a=True, check_finite=False)
+    mu = mu[oscillating(mu)]
+    return pole_set(model.order, mu, _shapes(model, mu), fs_hz)
+
+
+def var_poles(data: np.ndarray, fs_hz: float, orders: Sequence[int], intercept: bool = True,
+              outlier_sigma: float | None = 10.0, noise_floor: np.ndarray | float = 0.0,
+              progress: Callable[[int, int], None] | None = None) -> list[PoleSet]:
+    """Poles, frequencies, damping ratios and mode shapes of the VAR models of every order in ``orders``.
+
+    ``data`` (samples, channels) sampled uniformly at ``fs_hz`` [Hz]. Returns one :class:`PoleSet` per order
+    (ascending) holding the oscillating poles (one per conjugate pair). ``outlier_sigma`` and ``noise_floor``
+    as in :func:`var_models`. ``progress(done, total)`` is called after each order.
+    """
+    models = var_models(data, orders, intercept, outlier_sigma, noise_floor)
+    out = []
+    for k, model in enumerate(models):
+        out.append(var_pole_set(model, fs_hz))
+        if progress is not None:
+            progress(k + 1, len(models))
+    return out
