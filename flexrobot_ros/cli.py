@@ -14,7 +14,7 @@ from typing import Sequence
 from flexrobot_ros.errors import FlexrobotError
 
 #: Subcommand modules in ``flexrobot_ros.commands``, in the order ``--help`` lists them.
-COMMANDS: tuple[str, ...] = ("info", "dh2urdf", "identify", "bag", "feedforward", "modal", "modal_map", "oma", "oma")
+COMMANDS: tuple[str, ...] = ("info", "dh2urdf", "identify", "bag", "feedforward", "modal", "modal_map", "oma")
 
 
 def build_parser() -> argparse.ArgumentParser:
