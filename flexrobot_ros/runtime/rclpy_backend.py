@@ -119,11 +119,12 @@ class RclpyNode(Node):
             default = list(spec.default) if spec.type.endswith("_array") else spec.default
             if default == []:  # rclpy cannot infer a type from an empty list: declare the type, fall back below
                 default = _TYPES[spec.type][1]
-            parameter = self.ros_node.declare_parameter(spec.name, default, parameter_descriptor(spec))
+            self.ros_node.declare_parameter(spec.name, default, parameter_descriptor(spec))
             try:
-                value = parameter.value
-            except ParameterUninitializedException:
-                value = spec.default
+                value = self.ros_node.get_parameter(spec.name).value
+            except ParameterUninitializedException:  # declared by type only, and no file or override set it
+                value = None
+            value = spec.default if value is None else value
             if spec.type.endswith("_array"):
                 value = list(value)
             values[spec.name] = validate_parameter(spec, value, "the ROS parameters")
