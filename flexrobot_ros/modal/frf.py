@@ -51,7 +51,8 @@ def frame_jacobian(robot: FlexibleRobot, q: np.ndarray, frame: str | None, axes:
     if axes not in _AXES:
         raise ModalError(f"axes: expected one of {list(_AXES)}, got {axes!r}")
     frame_id = robot.frame_id(frame or robot.tool_frame)
-    return pin.computeFrameJacobian(robot.model, robot.create_data(), q, frame_id, _AXES[axes])
+    jacobian = pin.computeFrameJacobian(robot.model, robot.create_data(), q, frame_id, _AXES[axes])
+    return np.reshape(jacobian, (6, robot.n))  # pinocchio returns a flat (6,) array for one joint
 
 
 def receptance_matrix(linearized: LinearizedModel, jacobian: np.ndarray, frequencies_hz: Any) -> np.ndarray:

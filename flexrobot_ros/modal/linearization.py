@@ -127,7 +127,7 @@ def wrench_torque(robot: FlexibleRobot, data: pin.Data, q: np.ndarray, wrench: n
                   ) -> np.ndarray:
     """Generalized force ``J^T(q) w`` [N m | N] of a world-axes wrench at a frame's origin."""
     jacobian = pin.computeFrameJacobian(robot.model, data, q, frame_id, pin.LOCAL_WORLD_ALIGNED)
-    return jacobian.T @ wrench
+    return np.reshape(jacobian, (6, robot.n)).T @ wrench
 
 
 def wrench_stiffness(robot: FlexibleRobot, data: pin.Data, q: np.ndarray, wrench: np.ndarray, frame_id: int
@@ -140,7 +140,7 @@ def wrench_stiffness(robot: FlexibleRobot, data: pin.Data, q: np.ndarray, wrench
         pin.computeJointJacobiansTimeVariation(robot.model, data, q, unit[k])
         pin.updateFramePlacements(robot.model, data)
         d_jacobian = pin.getFrameJacobianTimeVariation(robot.model, data, frame_id, pin.LOCAL_WORLD_ALIGNED)
-        result[:, k] = d_jacobian.T @ wrench
+        result[:, k] = np.reshape(d_jacobian, (6, n)).T @ wrench
     return result
 
 
