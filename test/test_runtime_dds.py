@@ -6,6 +6,7 @@ bytes are also decoded by rosbags' CDR deserializer, an implementation independe
 """
 from __future__ import annotations
 
+import textwrap
 import threading
 import time
 
@@ -153,3 +154,39 @@ def test_timer_and_subscription_share_one_spinning_thread(in_process):
     node.spin(5.0)
     node.destroy()
     assert 9 <= len(ticks) <= 11
+
+
+def test_the_documented_example_node_works(in_process):
+    """The example in ``flexrobot_ros.runtime``'s docstring, run as written: parameters, scaled re-publication,
+    latched info, private service."""
+    import flexrobot_ros.runtime as runtime
+
+    code = runtime.__doc__.split("::\n", 1)[1].split("\nChoosing the back end")[0]
+    namespace: dict = {}
+    exec(textwrap.dedent(code), namespace)
+    app_node = create_node("echo_node", namespace="/doc", parameters={"gain": 3.0})
+    app = namespace["EchoNode"](app_node)
+    probe = create_node("probe")
+    joint_state, string = probe.types.sensor_msgs.msg.JointState, probe.types.std_msgs.msg.String
+    scaled, info = [], []
+    probe.create_subscription(joint_state, "/doc/scaled_states", scaled.append)
+    probe.create_subscription(string, "/doc/echo_node/info", lambda m: info.append(m.data), runtime.QOS_LATCHED)
+    publisher = probe.create_publisher(joint_state, "/doc/joint_states")
+    client = probe.create_client(probe.types.std_srvs.srv.Trigger, "/doc/echo_node/reset")
+    spinner = threading.Thread(target=app_node.spin, args=(10.0,), daemon=True)
+    spinner.start()
+    assert client.wait_for_service(5)
+    while publisher.get_subscription_count() == 0:
+        probe.spin_once(0.01)
+    publisher.publish(joint_state(name=["a", "b"], position=[1.0, -2.0]))
+    deadline = time.monotonic() + 5
+    while (not scaled or not info) and time.monotonic() < deadline:
+        probe.spin_once(0.05)
+    response = probe.call(client, client.srv_type.Request(), 5)
+    app_node.request_stop()
+    spinner.join(5)
+    assert list(scaled[0].position) == [3.0, -6.0] and scaled[0].header.frame_id == "base_link"
+    assert info == ["gain 3.0"] and (response.success, response.message) == (True, "reset")
+    assert app.gain == 3.0
+    app_node.destroy()
+    probe.destroy()

@@ -17,7 +17,8 @@ A flexrobot node is a plain class whose constructor receives a :class:`Node` and
             self.JointState = node.types.sensor_msgs.msg.JointState
             self.pub = node.create_publisher(self.JointState, "scaled_states")
             node.create_subscription(self.JointState, "joint_states", self.on_states)
-            node.create_publisher(node.types.std_msgs.msg.String, "robot_description", QOS_LATCHED)
+            self.info = node.create_publisher(node.types.std_msgs.msg.String, "~/info", QOS_LATCHED)
+            self.info.publish(node.types.std_msgs.msg.String(data=f"gain {self.gain}"))  # late joiners get it
             node.create_service(node.types.std_srvs.srv.Trigger, "~/reset", self.on_reset)
 
         def on_states(self, msg):
