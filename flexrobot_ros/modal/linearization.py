@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import pinocchio as pin
 
-from flexrobot_ros.errors import ModalError
+from flexrobot_ros.errors import FlexrobotError, ModalError
 from flexrobot_ros.model import FlexibleRobot
 
 
@@ -104,9 +104,17 @@ def joint_vector(robot: FlexibleRobot, values: Any, what: str) -> np.ndarray:
     return array
 
 
+def frame_index(robot: FlexibleRobot, frame: str | None) -> int:
+    """pinocchio id of ``frame`` (default ``robot.tool_frame``); a ModalError lists the known frames."""
+    try:
+        return robot.frame_id(frame or robot.tool_frame)
+    except FlexrobotError as error:  # ModelError -> the modal layer's own error type, same message
+        raise ModalError(str(error)) from None
+
+
 def check_wrench(robot: FlexibleRobot, wrench: Any, frame: str | None) -> tuple[np.ndarray | None, int]:
     """Validated ``(wrench (6,) or None, frame id)``; ``frame`` defaults to ``robot.tool_frame``."""
-    frame_id = robot.frame_id(frame or robot.tool_frame)
+    frame_id = frame_index(robot, frame)
     if wrench is None:
         return None, frame_id
     array = np.asarray(wrench, dtype=float)
@@ -116,10 +124,11 @@ def check_wrench(robot: FlexibleRobot, wrench: Any, frame: str | None) -> tuple[
     return (array if np.any(array) else None), frame_id
 
 
-def _check_pose(robot: FlexibleRobot, q_d: Any) -> np.ndarray:
+def check_pose(robot: FlexibleRobot, q_d: Any, what: str = "q_d") -> np.ndarray:
+    """``q_d`` as a finite (n,) float array, or a ModalError naming ``what`` and the joints."""
     try:
-        return robot.check_q(q_d, "q_d")
-    except Exception as error:  # ModelError -> the modal layer's own error type, same message
+        return robot.check_q(q_d, what)
+    except FlexrobotError as error:  # ModelError -> the modal layer's own error type, same message
         raise ModalError(str(error)) from None
 
 
@@ -149,7 +158,7 @@ def motor_set_point(robot: FlexibleRobot, q_d: Any, wrench: Any = None, frame: s
 
     ``q_d`` (n,) link set point [rad | m]; ``wrench`` and ``frame`` as in the module docstring.
     """
-    q = _check_pose(robot, q_d)
+    q = check_pose(robot, q_d)
     wrench, frame_id = check_wrench(robot, wrench, frame)
     data = robot.create_data()
     load = pin.computeGeneralizedGravity(robot.model, data, q).copy()
@@ -169,7 +178,7 @@ def linearize(robot: FlexibleRobot, q_d: Any, kp: Any = None, kd: Any = None, wr
     wrench, see the module docstring. Raises :class:`ModalError` on a pose or gain of the wrong length or with
     non-finite values, or an unknown frame.
     """
-    q = _check_pose(robot, q_d)
+    q = check_pose(robot, q_d)
     kp = joint_vector(robot, robot.kp if kp is None else kp, "kp")
     kd = joint_vector(robot, robot.kd if kd is None else kd, "kd")
     wrench, frame_id = check_wrench(robot, wrench, frame)
@@ -299,6 +308,6 @@ def linearize_batch(robot: FlexibleRobot, poses: Any, kp: Any = None, kd: Any = 
                            kp=np.array(kp), kd=np.array(kd))
 
 
-__all__ = ["LinearizedModel", "LinearizedBatch", "linearize_batch", "pose_array", "gain_array", "motor_set_point",
+__all__ = ["check_pose", "frame_index", "LinearizedModel", "LinearizedBatch", "linearize_batch", "pose_array", "gain_array", "motor_set_point",
            "linearize", "cholesky_mass", "joint_vector", "check_wrench",
            "wrench_torque", "wrench_stiffness"]

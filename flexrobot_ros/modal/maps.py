@@ -30,9 +30,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from flexrobot_ros.errors import ModalError
+from flexrobot_ros.errors import FlexrobotError, ModalError
 from flexrobot_ros.modal.eigenproblem import VERDICTS, solve_modes
-from flexrobot_ros.modal.linearization import joint_vector, linearize_batch, pose_array
+from flexrobot_ros.modal.linearization import check_pose, joint_vector, linearize_batch, pose_array
 from flexrobot_ros.model import FlexibleRobot
 
 MAP_FORMAT = "flexrobot_ros.modal_map/1"
@@ -193,7 +193,7 @@ def thesis_configurations(count: int = 50) -> np.ndarray:
 
 def path_map(robot: FlexibleRobot, start: Any, end: Any, count: int = 50, **options: Any) -> ModalMap:
     """Modes along a linear path of ``count`` poses (coordinate = configuration number 1..count)."""
-    poses = linear_path(robot.check_q(start, "start"), robot.check_q(end, "end"), count)
+    poses = linear_path(check_pose(robot, start, "start"), check_pose(robot, end, "end"), count)
     return modal_map(robot, poses, kind="path", coordinate=np.arange(1, count + 1),
                      coordinate_label="configuration", **options)
 
@@ -202,8 +202,11 @@ def grid_poses(robot: FlexibleRobot, base: Any, joints: tuple[str, str], values_
                ) -> np.ndarray:
     """Poses (len(a) * len(b), n): ``base`` with joint ``joints[0]`` = each of ``values_a`` (slow index) and
     ``joints[1]`` = each of ``values_b`` (fast index)."""
-    base = robot.check_q(base, "base")
-    index_a, index_b = robot.joint_index(joints[0]), robot.joint_index(joints[1])
+    base = check_pose(robot, base, "base")
+    try:
+        index_a, index_b = robot.joint_index(joints[0]), robot.joint_index(joints[1])
+    except FlexrobotError as error:
+        raise ModalError(f"grid: {error}") from None
     if index_a == index_b:
         raise ModalError(f"grid: the two grid joints must differ, got {joints}")
     values_a = np.asarray(values_a, dtype=float).ravel()
@@ -243,7 +246,7 @@ def gain_map(robot: FlexibleRobot, q_d: Any, kp_values: Any, kd_factor: float = 
     if kp_values.size == 0 or kd_values.shape != kp_values.shape:
         raise ModalError(f"gain sweep: expected matching non-empty kp/kd lists, got {kp_values.size} and "
                          f"{kd_values.size} values")
-    q = robot.check_q(q_d, "q_d")
+    q = check_pose(robot, q_d)
     count = kp_values.size
     return modal_map(robot, np.tile(q, (count, 1)), kp=np.repeat(kp_values[:, None], robot.n, axis=1),
                      kd=np.repeat(kd_values[:, None], robot.n, axis=1), kind="gain", coordinate=kp_values,
