@@ -21,7 +21,7 @@ from typing import Sequence
 import numpy as np
 
 from flexrobot_ros.errors import IdentificationError
-from flexrobot_ros.identification.characteristic_determinant import CharacteristicDeterminant
+from flexrobot_ros.identification.affine_model import Residuals
 from flexrobot_ros.identification.modal_data import ModalData
 from flexrobot_ros.identification.parameters import JointParameter
 
@@ -119,7 +119,7 @@ def jacobian_report(jacobian: np.ndarray, scale: np.ndarray, parameters: Sequenc
         column_scale=scale)
 
 
-def check_structural_rank(problem: CharacteristicDeterminant, nominal: np.ndarray, lower: np.ndarray,
+def check_structural_rank(problem: Residuals, nominal: np.ndarray, lower: np.ndarray,
                           upper: np.ndarray, parameters: Sequence[JointParameter], source: str) -> None:
     """Refuse unknowns that the data cannot see at all: the Jacobian at the nominal values, each column scaled by
     its parameter's bound width (the largest change allowed), is rank-deficient to STRUCTURAL_TOLERANCE. The
@@ -155,7 +155,7 @@ class Sensitivity:
     damping_std: float
 
 
-def data_sensitivity(problem: CharacteristicDeterminant, estimate: np.ndarray, free: np.ndarray,
+def data_sensitivity(problem: Residuals, estimate: np.ndarray, free: np.ndarray,
                      frequencies_hz: np.ndarray, frequency_std: float, damping_std: float) -> Sensitivity:
     """Gauss-Newton sensitivity of the free parameters (mask ``free``) to the measured data at ``estimate``."""
     count, modes = estimate.size, problem.n_modes

@@ -31,7 +31,9 @@ import numpy as np
 from scipy.optimize import least_squares
 
 from flexrobot_ros.errors import IdentificationError, ModalError, ModelError
+from flexrobot_ros.identification.affine_model import AffineModel, Residuals
 from flexrobot_ros.identification.characteristic_determinant import CharacteristicDeterminant
+from flexrobot_ros.identification.eigenvalue_residuals import EigenvalueResiduals
 from flexrobot_ros.identification.identifiability import (
     Identifiability, Sensitivity, check_counting, check_structural_rank, column_scale, data_sensitivity,
     jacobian_report)
@@ -44,21 +46,28 @@ from flexrobot_ros.model import FlexibleRobot
 
 #: Two local solutions are the same minimum when they differ by less than this fraction of the bound widths.
 MINIMUM_CLUSTER_TOLERANCE = 1e-3
+#: rms relative eigenvalue error below which a local solution fits the data exactly (far below any OMA accuracy).
+EXACT_FIT = 1e-6
 #: Estimated serial time [s] of the remaining starts above which ``workers='auto'`` uses a second process.
 PARALLEL_THRESHOLD_S = 3.0
 
 Progress = Callable[[int, int, float], None]
+#: Residuals that :func:`identify_joint_parameters` can minimize.
+RESIDUALS = ("determinant", "eigenvalue")
 
 
 @dataclass(frozen=True)
 class StartResult:
     """One local solve: ``index`` of the start, ``initial`` and ``final`` parameter vectors (P,), ``objective``
-    F at ``final``, ``evaluations`` of the residuals and ``jacobians``, scipy ``status`` and ``message``."""
+    (the minimized sum of squares) at ``final``, ``eigenvalue_rms`` the rms relative error of the matched model
+    eigenvalues there (scale-free fit quality: about the rms of frequency and damping-ratio errors),
+    ``evaluations`` of the residuals and ``jacobians``, scipy ``status`` and ``message``."""
 
     index: int
     initial: np.ndarray
     final: np.ndarray
     objective: float
+    eigenvalue_rms: float
     evaluations: int
     jacobians: int
     status: int
@@ -67,10 +76,11 @@ class StartResult:
 
 @dataclass(frozen=True)
 class LocalMinimum:
-    """A distinct local minimum: its ``objective`` F, parameter ``values`` (P,) (the best of its starts) and the
-    ``starts`` that converged to it."""
+    """A distinct local minimum: its ``objective`` (minimized sum of squares), ``eigenvalue_rms`` (see
+    :class:`StartResult`), parameter ``values`` (P,) (the best of its starts) and the ``starts`` that reached it."""
 
     objective: float
+    eigenvalue_rms: float
     values: np.ndarray
     starts: tuple[int, ...]
 
@@ -127,7 +137,11 @@ class IdentificationResult:
 
     ``robot``: a copy of the input robot with the identified values; ``parameters``: the per-parameter table;
     ``estimate`` (P,); ``objective`` F of eq. 3.28 at the estimate and ``objective_nominal`` at the YAML values;
-    ``minima``: distinct local minima, best first; ``starts``: every local solve; ``identifiability``: counting
+    ``residual`` the residual minimized ('determinant' | 'eigenvalue') and ``minimized_objective`` its sum of
+    squares at the estimate (= ``objective`` for 'determinant'); ``eigenvalue_rms`` the rms relative error of the
+    identified model's eigenvalues matched to the measured ones (about the rms of relative frequency and
+    damping-ratio errors); ``minima``: distinct local minima of the
+    minimized objective, best first; ``starts``: every local solve; ``identifiability``: counting
     and Jacobian conditioning at the estimate; ``sensitivity``: first-order data sensitivity;
     ``comparisons``: measured vs predicted modes; ``matches``: the matching at the YAML values, before
     identifying; ``evaluations``/``jacobians``: totals over all starts; ``wall_time_s``; ``warnings``;
@@ -139,6 +153,9 @@ class IdentificationResult:
     estimate: np.ndarray
     objective: float
     objective_nominal: float
+    residual: str
+    minimized_objective: float
+    eigenvalue_rms: float
     minima: tuple[LocalMinimum, ...]
     starts: tuple[StartResult, ...]
     identifiability: Identifiability
@@ -166,14 +183,17 @@ class IdentificationResult:
             "source": self.source,
             "objective": self.objective,
             "objective_nominal": self.objective_nominal,
+            "residual": self.residual,
+            "minimized_objective": self.minimized_objective,
             "parameters": [p.to_dict() for p in self.parameters],
             "identified": {field: getattr(self.robot, field).tolist()
                            for field in sorted({KIND_FIELDS[p.kind] for p in self.parameters})},
             "identifiability": self.identifiability.to_dict(),
             "data_uncertainty": {"frequency_std_relative": self.sensitivity.frequency_std,
                                  "damping_std": self.sensitivity.damping_std},
-            "minima": [{"objective": m.objective, "values": m.values.tolist(), "count": m.count,
-                        "starts": list(m.starts)} for m in self.minima],
+            "eigenvalue_rms": self.eigenvalue_rms,
+            "minima": [{"objective": m.objective, "eigenvalue_rms": m.eigenvalue_rms, "values": m.values.tolist(),
+                        "count": m.count, "starts": list(m.starts)} for m in self.minima],
             "starts": len(self.starts),
             "start_objectives": [s.objective for s in self.starts],
             "evaluations": self.evaluations,
@@ -186,25 +206,34 @@ class IdentificationResult:
         }
 
 
-def _solve_starts(problem: CharacteristicDeterminant, indices: Sequence[int], initials: np.ndarray,
-                  lower: np.ndarray, upper: np.ndarray, tolerance: float, max_evaluations: int) -> list[StartResult]:
-    results = []
-    for index, x0 in zip(indices, initials):
-        before_f, before_j = problem.n_evaluations, problem.n_jacobians
-        solution = least_squares(problem.residuals, x0, jac=problem.jacobian, bounds=(lower, upper), method="trf",
-                                 x_scale=upper - lower, ftol=tolerance, xtol=tolerance, gtol=tolerance,
-                                 max_nfev=max_evaluations)
-        final = np.clip(solution.x, lower, upper)
-        results.append(StartResult(index=int(index), initial=np.array(x0), final=final,
-                                   objective=problem.objective(final),
-                                   evaluations=problem.n_evaluations - before_f,
-                                   jacobians=problem.n_jacobians - before_j, status=int(solution.status),
-                                   message=str(solution.message)))
-    return results
+class LocalSolver:
+    """One bounded trust-region-reflective solve per start (picklable, so chunks of starts can run in worker
+    processes). ``problem`` is minimized; ``fit`` (eigenvalue residuals) grades each local solution on a common,
+    scale-free footing: the rms relative eigenvalue error of the matched modes."""
+
+    def __init__(self, problem: Residuals, fit: EigenvalueResiduals, lower: np.ndarray, upper: np.ndarray,
+                 tolerance: float, max_evaluations: int) -> None:
+        self.problem, self.fit = problem, fit
+        self.lower, self.upper = lower, upper
+        self.tolerance, self.max_evaluations = tolerance, max_evaluations
+
+    def solve(self, indices: Sequence[int], initials: np.ndarray) -> list[StartResult]:
+        problem, results = self.problem, []
+        for index, x0 in zip(indices, initials):
+            before_f, before_j = problem.n_evaluations, problem.n_jacobians
+            solution = least_squares(problem.residuals, x0, jac=problem.jacobian, bounds=(self.lower, self.upper),
+                                     method="trf", x_scale=self.upper - self.lower, ftol=self.tolerance,
+                                     xtol=self.tolerance, gtol=self.tolerance, max_nfev=self.max_evaluations)
+            final = np.clip(solution.x, self.lower, self.upper)
+            results.append(StartResult(
+                index=int(index), initial=np.array(x0), final=final, objective=problem.objective(final),
+                eigenvalue_rms=float(np.sqrt(self.fit.objective(final) / self.fit.n_modes)),
+                evaluations=problem.n_evaluations - before_f, jacobians=problem.n_jacobians - before_j,
+                status=int(solution.status), message=str(solution.message)))
+        return results
 
 
-def _run_starts(problem: CharacteristicDeterminant, initials: np.ndarray, lower: np.ndarray, upper: np.ndarray,
-                tolerance: float, max_evaluations: int, workers: int | str,
+def _run_starts(solver: LocalSolver, initials: np.ndarray, workers: int | str,
                 progress: Progress | None) -> tuple[list[StartResult], int]:
     total = len(initials)
     results: list[StartResult] = []
@@ -214,7 +243,7 @@ def _run_starts(problem: CharacteristicDeterminant, initials: np.ndarray, lower:
             progress(len(results), total, min(r.objective for r in results))
 
     started = time.perf_counter()
-    results += _solve_starts(problem, [0], initials[:1], lower, upper, tolerance, max_evaluations)
+    results += solver.solve([0], initials[:1])
     report()
     first = time.perf_counter() - started
     cores = os.cpu_count() or 1
@@ -224,14 +253,12 @@ def _run_starts(problem: CharacteristicDeterminant, initials: np.ndarray, lower:
     remaining = list(range(1, total))
     if workers == 1:
         for index in remaining:
-            results += _solve_starts(problem, [index], initials[index:index + 1], lower, upper, tolerance,
-                                     max_evaluations)
+            results += solver.solve([index], initials[index:index + 1])
             report()
         return results, 1
     chunks = [remaining[i::workers * 4] for i in range(workers * 4) if remaining[i::workers * 4]]
     with concurrent.futures.ProcessPoolExecutor(max_workers=workers) as pool:
-        futures = [pool.submit(_solve_starts, problem, chunk, initials[chunk], lower, upper, tolerance,
-                               max_evaluations) for chunk in chunks]
+        futures = [pool.submit(solver.solve, chunk, initials[chunk]) for chunk in chunks]
         for future in concurrent.futures.as_completed(futures):
             results += future.result()
             report()
@@ -241,18 +268,21 @@ def _run_starts(problem: CharacteristicDeterminant, initials: np.ndarray, lower:
 
 def cluster_minima(starts: Sequence[StartResult], lower: np.ndarray, upper: np.ndarray,
                    tolerance: float = MINIMUM_CLUSTER_TOLERANCE) -> tuple[LocalMinimum, ...]:
-    """Group local solutions that lie within ``tolerance`` of the bound widths (max norm) of a better one."""
+    """Group local solutions, best first: a solution joins a better one when their parameters differ by less than
+    ``tolerance`` of the bound widths (max norm), or when both fit the data exactly (``eigenvalue_rms`` below
+    EXACT_FIT: points of one zero-residual valley along poorly determined parameters)."""
     width = upper - lower
     groups: list[tuple[StartResult, list[int]]] = []
     for start in sorted(starts, key=lambda s: s.objective):
         for best, members in groups:
-            if np.max(np.abs(start.final - best.final) / width) < tolerance:
+            if (np.max(np.abs(start.final - best.final) / width) < tolerance
+                    or max(start.eigenvalue_rms, best.eigenvalue_rms) < EXACT_FIT):
                 members.append(start.index)
                 break
         else:
             groups.append((start, [start.index]))
-    return tuple(LocalMinimum(objective=best.objective, values=best.final, starts=tuple(members))
-                 for best, members in groups)
+    return tuple(LocalMinimum(objective=best.objective, eigenvalue_rms=best.eigenvalue_rms, values=best.final,
+                              starts=tuple(members)) for best, members in groups)
 
 
 def _linearize_poses(robot: FlexibleRobot, data: ModalData) -> list:
@@ -294,7 +324,7 @@ def _compare(robot: FlexibleRobot, data: ModalData, frequency_tolerance: float,
 def identify_joint_parameters(
         robot: FlexibleRobot, data: ModalData, parameters: str | Sequence[str] = "k,d_f,d_fm", *,
         bounds: Mapping[str, Any] | None = None, starts: int = 40, seed: int = 0, include_nominal: bool = True,
-        workers: int | str = 1, tolerance: float = 1e-12, max_evaluations: int = 500,
+        residual: str = "determinant", workers: int | str = 1, tolerance: float = 1e-12, max_evaluations: int = 500,
         frequency_tolerance: float = FREQUENCY_TOLERANCE, mac_threshold: float = MAC_THRESHOLD,
         frequency_std: float = 0.005, damping_std: float = 0.005,
         progress: Progress | None = None) -> IdentificationResult:
@@ -302,7 +332,10 @@ def identify_joint_parameters(
 
     ``parameters``: selection as in :func:`flexrobot_ros.identification.parameters.parse_parameters`;
     ``bounds``: ``{'k': (low, high), 'd_f:joint1': (low, high), ...}`` (defaults:
-    :func:`~flexrobot_ros.identification.parameters.default_bounds`); ``starts`` local solves from points drawn
+    :func:`~flexrobot_ros.identification.parameters.default_bounds`); ``residual``: ``'determinant'`` (seed 000
+    eq. 3.31, the thesis method) or ``'eigenvalue'`` (matched relative eigenvalue errors,
+    :mod:`.eigenvalue_residuals`: no spurious minima from unmeasured modes, better for robots with widely spread
+    modes); ``starts`` local solves from points drawn
     uniformly in the bounds with ``numpy.random.default_rng(seed)``, the first one replaced by the YAML values
     when ``include_nominal``; ``workers``: processes for the starts (1, 2, ... or 'auto': a second process only
     when the first start predicts more than PARALLEL_THRESHOLD_S of serial work); ``tolerance``: ftol = xtol =
@@ -329,15 +362,20 @@ def identify_joint_parameters(
     require_matched(matches, data.source)
 
     eigenvalues = [np.array([mode.eigenvalue for mode in pose.modes]) for pose in data.poses]
-    problem = CharacteristicDeterminant(linearized, eigenvalues, unknowns, nominal, robot.transmission)
+    model = AffineModel(linearized, unknowns, nominal, robot.transmission)
+    thesis = CharacteristicDeterminant(model, eigenvalues)
+    if residual not in RESIDUALS:
+        raise IdentificationError(f"residual: expected one of {RESIDUALS}, got {residual!r}")
+    fit = EigenvalueResiduals(model, eigenvalues)
+    problem = thesis if residual == "determinant" else fit
     check_structural_rank(problem, nominal, lower, upper, unknowns, data.source)
 
     rng = np.random.default_rng(seed)
     initials = lower + (upper - lower) * rng.random((starts, len(unknowns)))
     if include_nominal:
         initials[0] = np.clip(nominal, lower, upper)
-    results, used_workers = _run_starts(problem, initials, lower, upper, tolerance, max_evaluations, workers,
-                                        progress)
+    solver = LocalSolver(problem, fit, lower, upper, tolerance, max_evaluations)
+    results, used_workers = _run_starts(solver, initials, workers, progress)
     minima = cluster_minima(results, lower, upper)
     width = upper - lower
     at_bound = (minima[0].values - lower <= 1e-9 * width) | (upper - minima[0].values <= 1e-9 * width)
@@ -363,8 +401,10 @@ def identify_joint_parameters(
         frequency_bias=float(0.01 * sensitivity.frequency_bias[j])) for j, p in enumerate(unknowns))
     warnings = _warnings(table, report, minima, problems)
     return IdentificationResult(
-        robot=identified, parameters=table, estimate=estimate, objective=problem.objective(estimate),
-        objective_nominal=problem.objective(nominal), minima=minima, starts=tuple(results), identifiability=report,
+        robot=identified, parameters=table, estimate=estimate, objective=thesis.objective(estimate),
+        objective_nominal=thesis.objective(nominal), residual=residual,
+        minimized_objective=problem.objective(estimate),
+        eigenvalue_rms=float(np.sqrt(fit.objective(estimate) / fit.n_modes)), minima=minima, starts=tuple(results), identifiability=report,
         sensitivity=sensitivity, comparisons=tuple(comparisons), matches=tuple(matches),
         evaluations=sum(r.evaluations for r in results), jacobians=sum(r.jacobians for r in results),
         wall_time_s=time.perf_counter() - started, warnings=tuple(warnings), source=data.source,

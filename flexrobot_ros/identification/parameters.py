@@ -95,15 +95,14 @@ def parse_parameters(robot: FlexibleRobot, selection: str | Sequence[str] = "k,d
 
 
 def default_bounds(robot: FlexibleRobot, parameter: JointParameter) -> tuple[float, float]:
-    """Bounds used when none are given: k in [1e-9 k0, 5 k0] around the YAML value k0; a damping in
-    [0, max(5 d0, 2 sqrt(k0 B))], the upper end at least the damping that makes the joint's motor inertia B on its
-    spring k0 critically damped."""
+    """Bounds used when none are given, around the YAML value taken as known within a factor 5: k in
+    [k0 / 5, 5 k0]; a damping in [0, 5 d0], or, when the YAML has d0 = 0, in [0, 0.2 sqrt(k0 B)] (a tenth of the
+    damping that makes the joint's motor inertia B on its spring k0 critically damped)."""
     k0 = float(robot.stiffness[parameter.joint])
     if parameter.kind == "k":
-        return STIFFNESS_FLOOR * k0, 5.0 * k0
+        return k0 / 5.0, 5.0 * k0
     d0 = parameter.value_in(robot)
-    critical = 2.0 * np.sqrt(k0 * float(robot.motor_inertia[parameter.joint]))
-    return 0.0, float(max(5.0 * d0, critical))
+    return 0.0, (5.0 * d0 if d0 > 0 else 0.2 * float(np.sqrt(k0 * robot.motor_inertia[parameter.joint])))
 
 
 def parse_bounds(text: str | None) -> dict[str, tuple[float, float]]:
