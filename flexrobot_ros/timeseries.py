@@ -12,6 +12,7 @@ Column names are ``<quantity>.<joint or axis>``, e.g. ``q_m.joint2`` (motor posi
 from __future__ import annotations
 
 import csv
+import zipfile
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -62,11 +63,16 @@ def read_timeseries(path: str | Path) -> tuple[np.ndarray, dict[str, np.ndarray]
     if not path.is_file():
         raise SignalError(f"{path}: no such time-series file")
     if suffix == ".npz":
-        with np.load(path) as archive:
-            if "t" not in archive.files:
-                raise SignalError(f"{path}: no array 't' (time in seconds) in the archive; found {archive.files}")
-            t = np.array(archive["t"], dtype=float)
-            columns = {name: np.array(archive[name], dtype=float) for name in archive.files if name != "t"}
+        try:
+            with np.load(path) as archive:
+                names = list(archive.files)
+                arrays = {name: np.array(archive[name], dtype=float) for name in names}
+        except (OSError, ValueError, EOFError, zipfile.BadZipFile) as error:
+            raise SignalError(f"{path}: not a readable NPZ time-series file ({error})") from None
+        if "t" not in arrays:
+            raise SignalError(f"{path}: no array 't' (time in seconds) in the archive; found {names}")
+        t = arrays.pop("t")
+        columns = arrays
     else:
         with path.open(newline="") as stream:
             rows = (line for line in stream if line.strip() and not line.startswith("#"))
