@@ -28,7 +28,7 @@ CONFIGURATION_END = np.array([0.0, np.pi / 6, np.pi / 3, np.pi / 3, -np.pi / 3, 
 #: The thesis' impact: 50 N along y_0 at the end effector during [0.2, 0.2 + 6 dt] s, dt = 1 ms.
 IMPACT_FORCE = (0.0, 50.0, 0.0)
 IMPACT_WINDOW = (0.2, 0.206)
-#: Tolerances of the accurate integration used for the records (LSODA; error about 1e-8 of the peak response).
+#: Accurate integration used for the records (LSODA, rtol 1e-10, atol 1e-12: error about 1e-8 of the peak response).
 RECORD_INTEGRATION = AccurateIntegration(method="LSODA", rtol=1e-10, atol=1e-12)
 
 

@@ -4,8 +4,11 @@ Both take a :class:`ClosedLoop` (plant + controller + excitations) and fill the 
 ``t_k = k / rate`` (k an integer sample index, so timestamps are exact and do not accumulate rounding).
 
 **Accurate mode** (:class:`AccurateIntegration`): ``scipy.integrate.solve_ivp``, stopped at every excitation
-breakpoint, with the plant's analytic Jacobian for the implicit methods. Default ``Radau`` (stiff, order 5); the
-measured alternatives are in bench/simulator.py.
+breakpoint, with the plant's analytic Jacobian for the implicit methods. Default ``LSODA`` (switches between
+Adams and BDF), rtol 1e-10, atol 1e-12: on the Scompi impact case (1 s) it is 2x faster than DOP853 and 3x faster
+than Radau at equal error (about 1e-8 of the peak response against a DOP853 run at rtol 1e-13). Radau needs
+``atol >= 1e-9`` here: below that its Newton test chases the rounding noise of the stiff springs (K (W q - q_m)
+with K = 1.2e5 N m/rad) and the step collapses to microseconds.
 
 **Fixed-step mode** (:class:`FixedStepIntegration`): exponential Euler with a lagged Jacobian::
 
@@ -41,9 +44,9 @@ class AccurateIntegration:
     """Variable-step ``solve_ivp`` options: ``method`` (one of :data:`ACCURATE_METHODS`), relative and absolute
     tolerances ``rtol``, ``atol`` (atol in state units: rad, m, rad/s, m/s, J), optional ``max_step`` [s]."""
 
-    method: str = "Radau"
-    rtol: float = 1e-9
-    atol: float = 1e-11
+    method: str = "LSODA"
+    rtol: float = 1e-10
+    atol: float = 1e-12
     max_step: float = math.inf
 
     def __post_init__(self):
