@@ -10,6 +10,7 @@ import pytest
 import scipy.linalg
 
 from flexrobot_ros.identification.affine_model import AffineModel
+from flexrobot_ros.identification.eigenvalue_residuals import EigenvalueResiduals
 from flexrobot_ros.identification.characteristic_determinant import (
     CharacteristicDeterminant, adjugate_and_determinant)
 from flexrobot_ros.identification.parameters import parse_parameters
@@ -167,3 +168,57 @@ def test_adjugate_equals_cofactors():
         adjugate, det = adjugate_and_determinant(a[None])
         np.testing.assert_allclose(adjugate[0], cofactor, atol=1e-10 * np.abs(cofactor).max())
         assert abs(det[0] - np.linalg.det(a)) < 1e-10 * np.prod(s)
+
+
+def build_eigenvalue(robot, poses, selection, modes):
+    parameters = parse_parameters(robot, selection)
+    nominal = np.array([p.value_in(robot) for p in parameters])
+    eigenvalues = [modal_analysis(robot, q).eigenvalues[list(modes)] for q in poses]
+    model = AffineModel([linearize(robot, q) for q in poses], parameters, nominal, robot.transmission)
+    return EigenvalueResiduals(model, eigenvalues), parameters, nominal, eigenvalues
+
+
+def test_eigenvalue_residuals_equal_modal_analysis_of_robot_copy(scompi):
+    """Eigenvalue residuals at random parameters equal (lambda - lambda_hat) / |lambda_hat| with lambda the
+    eigenvalue of modal_analysis(robot.with_parameters(p)) nearest to each measured one."""
+    problem, parameters, nominal, eigenvalues = build_eigenvalue(scompi, SCOMPI_POSES, "k,d_f", (0, 2, 5))
+    values = nominal * np.random.default_rng(8).uniform(0.9, 1.1, nominal.size)
+    copy = with_values(scompi, parameters, values)
+    expected = []
+    for q, measured in zip(SCOMPI_POSES, eigenvalues):
+        model = modal_analysis(copy, q).eigenvalues
+        for lam_hat in measured:
+            lam = model[np.argmin(np.abs(model - lam_hat))]
+            expected.append((lam - lam_hat) / abs(lam_hat))
+    got = problem.residuals(values).reshape(-1, 2)
+    np.testing.assert_allclose(got[:, 0] + 1j * got[:, 1], expected, atol=1e-10)
+    assert problem.objective(nominal) < 1e-24
+
+
+def test_eigenvalue_jacobians_match_finite_differences(scompi):
+    """Eigenvalue sensitivities d lambda / d p (left = right eigenvector, symmetric matrices) and the data
+    derivatives against central differences (step 1e-4 of each parameter)."""
+    problem, parameters, nominal, eigenvalues = build_eigenvalue(scompi, SCOMPI_POSES, "k,d_f:joint2+joint5,d_fm:joint1",
+                                                                 (0, 1, 6))
+    p = nominal * np.random.default_rng(9).uniform(0.8, 1.25, nominal.size)
+    analytic = problem.jacobian(p)
+    numeric = np.empty_like(analytic)
+    for j in range(p.size):
+        h = 1e-4 * max(p[j], 1.0)
+        up, down = p.copy(), p.copy()
+        up[j] += h
+        down[j] -= h
+        numeric[:, j] = (problem.residuals(up) - problem.residuals(down)) / (2 * h)
+    # compared per relative parameter change (columns times p): k6 and d_f5 barely move these modes
+    assert np.max(np.abs(analytic - numeric) * p) < 1e-6 * np.max(np.abs(numeric) * p)
+    blocks = problem.data_jacobian(p)
+    lams = [lam.copy() for lam in eigenvalues]
+    for k, (df, dz) in enumerate(((1e-5, 0.0), (0.0, 1e-7))):
+        def residual_with(sign):
+            moved = [lam.copy() for lam in lams]
+            lam = moved[1][2]
+            omega, zeta = abs(lam) + 2 * np.pi * sign * df, -lam.real / abs(lam) + sign * dz
+            moved[1][2] = omega * (-zeta + 1j * np.sqrt(1 - zeta**2))
+            return EigenvalueResiduals(problem.model, moved).residuals(p)
+        numeric = (residual_with(+1) - residual_with(-1)) / (2 * (df or dz))
+        np.testing.assert_allclose(blocks[5, :, k], numeric[10:12], rtol=1e-6, atol=1e-9)

@@ -5,9 +5,10 @@ the first-order sensitivity of the estimate to the measured frequencies and damp
   the data must come from at least two distinct poses: the parameters are pose-independent, and it is the change
   of the modes with the pose (the mass matrix M(q) and gravity stiffness K_G(q)) that separates the joints'
   contributions (seed 000 section 3.4.1 uses 15 configurations).
-* **Rank / conditioning**: singular values of the residual Jacobian with each column scaled by its parameter's
-  magnitude (a relative change of each parameter), its numerical rank and condition number, and the weakest
-  parameter combination (the right singular vector of the smallest singular value).
+* **Rank / conditioning**: singular values of the Jacobian of the relative eigenvalue errors (scale-free, the same
+  whichever residual was minimized) with each column scaled by its parameter's magnitude, i.e. how much the
+  eigenvalues move per relative change of each parameter; its numerical rank and condition number, and the
+  weakest parameter combination (the right singular vector of the smallest singular value).
 * **Sensitivity**: at the solution ``J^T r = 0``; to first order (Gauss-Newton, exact for zero residual) a change
   ``dy`` of the data moves the free parameters by ``dp = -(J^T J)^-1 J^T (dr/dy) dy``. This gives each parameter's
   standard deviation for stated data uncertainties and its shift per common bias of all damping ratios (the
@@ -27,8 +28,6 @@ from flexrobot_ros.identification.parameters import JointParameter
 
 #: Singular values below this fraction of the largest count as zero in the reported numerical rank.
 RANK_TOLERANCE = 1e-8
-#: Tighter threshold for refusing a request before solving (structurally undetermined parameters).
-STRUCTURAL_TOLERANCE = 1e-12
 
 
 @dataclass(frozen=True)
@@ -104,7 +103,7 @@ def column_scale(nominal: np.ndarray, estimate: np.ndarray, upper: np.ndarray) -
 
 def jacobian_report(jacobian: np.ndarray, scale: np.ndarray, parameters: Sequence[JointParameter],
                     n_eigenvalues: int, n_poses: int) -> Identifiability:
-    """Rank and conditioning of a residual Jacobian (2N, P) with columns scaled by ``scale`` (P,)."""
+    """Rank and conditioning of a Jacobian (2N, P) with columns scaled by ``scale`` (P,)."""
     scaled = jacobian * scale[None, :]
     _, singular, vh = np.linalg.svd(scaled, full_matrices=False)
     top = singular[0] if singular.size and singular[0] > 0 else 1.0
@@ -117,25 +116,6 @@ def jacobian_report(jacobian: np.ndarray, scale: np.ndarray, parameters: Sequenc
         counting_ok=n_eigenvalues > len(parameters) and n_poses >= 2, singular_values=relative, rank=rank,
         condition_number=condition, weakest_direction={p.name: float(c) for p, c in zip(parameters, weakest)},
         column_scale=scale)
-
-
-def check_structural_rank(problem: Residuals, nominal: np.ndarray, lower: np.ndarray,
-                          upper: np.ndarray, parameters: Sequence[JointParameter], source: str) -> None:
-    """Refuse unknowns that the data cannot see at all: the Jacobian at the nominal values, each column scaled by
-    its parameter's bound width (the largest change allowed), is rank-deficient to STRUCTURAL_TOLERANCE. The
-    message names the parameters of the null direction."""
-    scaled = problem.jacobian(nominal) * (upper - lower)[None, :]
-    if not np.all(np.isfinite(scaled)):
-        raise IdentificationError(f"{source}: the residual Jacobian at the YAML parameters is not finite")
-    _, singular, vh = np.linalg.svd(scaled, full_matrices=False)
-    if singular[0] == 0 or singular[-1] <= STRUCTURAL_TOLERANCE * singular[0]:
-        null = vh[-1]
-        involved = [parameters[j].name for j in np.argsort(-np.abs(null)) if abs(null[j]) > 0.1]
-        raise IdentificationError(
-            f"{source}: the modal data do not determine {involved}: the residuals of eq. 3.31 do not change along "
-            f"a combination of these parameters (relative singular value "
-            f"{singular[-1] / max(singular[0], 1e-300):.2e}). Identify fewer parameters or measure modes in which "
-            f"these joints take part.")
 
 
 @dataclass(frozen=True)
@@ -177,5 +157,4 @@ def data_sensitivity(problem: Residuals, estimate: np.ndarray, free: np.ndarray,
 
 
 __all__ = ["Identifiability", "Sensitivity", "distinct_counts", "check_counting", "column_scale",
-           "jacobian_report", "check_structural_rank", "data_sensitivity", "RANK_TOLERANCE",
-           "STRUCTURAL_TOLERANCE"]
+           "jacobian_report", "data_sensitivity", "RANK_TOLERANCE"]

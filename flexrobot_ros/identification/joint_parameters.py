@@ -9,8 +9,10 @@ by bounded nonlinear least squares on the Re/Im parts of the scaled determinants
 
 solved with ``scipy.optimize.least_squares`` (trust-region reflective, analytic Jacobian) from several seeded
 random starts spread uniformly over the bounds (the thesis' MultiStart + lsqnonlin, section 3.4.3); the best
-local minimum is the estimate. Before solving, the request is checked (eq. 3.32 counting, two or more poses,
-structural rank) and the measured modes are matched to the model's modes at each pose (:mod:`.matching`).
+local minimum is the estimate. Before solving, the request is checked (eq. 3.32 counting, two or more poses) and
+the measured modes are matched to the model's modes at each pose (:mod:`.matching`); after solving, the
+identifiability report (Jacobian rank and conditioning) and the data sensitivity say how well each parameter is
+determined (:mod:`.identifiability`).
 
 Usage::
 
@@ -35,8 +37,7 @@ from flexrobot_ros.identification.affine_model import AffineModel, Residuals
 from flexrobot_ros.identification.characteristic_determinant import CharacteristicDeterminant
 from flexrobot_ros.identification.eigenvalue_residuals import EigenvalueResiduals
 from flexrobot_ros.identification.identifiability import (
-    Identifiability, Sensitivity, check_counting, check_structural_rank, column_scale, data_sensitivity,
-    jacobian_report)
+    Identifiability, Sensitivity, check_counting, column_scale, data_sensitivity, jacobian_report)
 from flexrobot_ros.identification.matching import (
     FREQUENCY_TOLERANCE, MAC_THRESHOLD, PoseMatch, match_modes, require_matched)
 from flexrobot_ros.identification.modal_data import ModalData
@@ -343,8 +344,9 @@ def identify_joint_parameters(
     matching (:mod:`.matching`); ``frequency_std`` (relative) and ``damping_std`` (absolute fraction): data
     uncertainty used for the parameters' standard deviations; ``progress(done, total, best_F)`` after each start.
 
-    Raises :class:`IdentificationError` for under-determined requests (eq. 3.32, a single pose, unknowns the data
-    cannot see), poses of the wrong length, and measured modes that match no model mode.
+    Raises :class:`IdentificationError` for under-determined requests (eq. 3.32, a single pose), poses of the
+    wrong length, and measured modes that match no model mode. Weakly determined parameters are reported
+    (``identifiability``, per-parameter ``std``, ``warnings``), not refused.
     """
     started = time.perf_counter()
     if starts < 1:
@@ -368,7 +370,6 @@ def identify_joint_parameters(
         raise IdentificationError(f"residual: expected one of {RESIDUALS}, got {residual!r}")
     fit = EigenvalueResiduals(model, eigenvalues)
     problem = thesis if residual == "determinant" else fit
-    check_structural_rank(problem, nominal, lower, upper, unknowns, data.source)
 
     rng = np.random.default_rng(seed)
     initials = lower + (upper - lower) * rng.random((starts, len(unknowns)))
@@ -388,7 +389,7 @@ def identify_joint_parameters(
     identified = robot.with_parameters(**fields)
 
     n_eigenvalues, n_poses = check_counting(data, unknowns)
-    report = jacobian_report(problem.jacobian(estimate), column_scale(nominal, estimate, upper), unknowns,
+    report = jacobian_report(fit.jacobian(estimate), column_scale(nominal, estimate, upper), unknowns,
                              n_eigenvalues, n_poses)
     frequencies = np.concatenate([[m.frequency_hz for m in pose.modes] for pose in data.poses])
     sensitivity = data_sensitivity(problem, estimate, ~at_bound, frequencies, frequency_std, damping_std)
@@ -400,6 +401,13 @@ def identify_joint_parameters(
         std=float(sensitivity.std[j]), damping_bias=float(0.01 * sensitivity.damping_bias[j]),
         frequency_bias=float(0.01 * sensitivity.frequency_bias[j])) for j, p in enumerate(unknowns))
     warnings = _warnings(table, report, minima, problems)
+    if residual == "determinant" and np.any(~at_bound):
+        alternative = data_sensitivity(fit, estimate, ~at_bound, frequencies, frequency_std, damping_std).std
+        ratio = np.median(sensitivity.std[~at_bound] / np.maximum(alternative[~at_bound], 1e-300))
+        if ratio > 3.0:
+            warnings.append(f"with these data the determinant residuals of eq. 3.31 amplify data errors: eigenvalue "
+                            f"residuals (residual='eigenvalue', --residual eigenvalue) would give standard "
+                            f"deviations {ratio:.3g} times smaller (median over the parameters)")
     return IdentificationResult(
         robot=identified, parameters=table, estimate=estimate, objective=thesis.objective(estimate),
         objective_nominal=thesis.objective(nominal), residual=residual,
@@ -421,6 +429,11 @@ def _warnings(table: Sequence[IdentifiedParameter], report: Identifiability, min
         warnings.append(f"the Jacobian at the estimate has rank {report.rank} < {report.n_unknowns} (condition "
                         f"{report.condition_number:.3g}); poorly determined combination: "
                         + ", ".join(f"{name} {value:+.2f}" for name, value in weakest))
+    loose = [f"{p.name} (std {p.std:.3g} {p.unit} for {p.value:.3g})" for p in table
+             if not p.at_bound and p.std > 0.5 * abs(p.value)]
+    if loose:
+        warnings.append("poorly determined by these data (standard deviation above half the value for the stated "
+                        "data uncertainty): " + ", ".join(loose))
     if minima[0].count == 1 and len(minima) > 1:
         warnings.append("the best minimum was reached by a single start; rerun with more starts to confirm it")
     return warnings + problems
