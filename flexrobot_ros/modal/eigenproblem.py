@@ -110,45 +110,65 @@ def mass_factor(m_bar: np.ndarray) -> np.ndarray:
     return factor
 
 
-def first_order_form(m_bar: np.ndarray, d_bar: np.ndarray, k_bar: np.ndarray
-                     ) -> tuple[np.ndarray, np.ndarray]:
-    """The first-order matrices F (P, 4n, 4n) of the module docstring and the maps T (P, 2n, 2n) with u = T x_1.
+def _inverse_mass_factor(m_bar: np.ndarray) -> np.ndarray:
+    """L^-1 for M_bar = L L^T (P, 2n, 2n); uses the block structure diag(M(q), B) with B diagonal when present."""
+    count, size = m_bar.shape[0], m_bar.shape[1]
+    half = size // 2
+    motor = np.diagonal(m_bar[:, half:, half:], axis1=1, axis2=2)
+    structured = size % 2 == 0 and not np.any(m_bar[:, :half, half:]) and \
+        np.count_nonzero(m_bar[:, half:, half:]) == np.count_nonzero(motor) and np.all(motor > 0)
+    if not structured:
+        return np.linalg.inv(mass_factor(m_bar))
+    l_inv = np.zeros_like(m_bar)
+    l_inv[:, :half, :half] = np.linalg.inv(mass_factor(m_bar[:, :half, :half]))
+    index = np.arange(half, size)
+    l_inv[:, index, index] = 1.0 / np.sqrt(motor)
+    return l_inv
+
+
+def first_order_form(m_bar: np.ndarray, d_bar: np.ndarray, k_bar: np.ndarray, transform: bool = True
+                     ) -> tuple[np.ndarray, np.ndarray | None]:
+    """The first-order matrices F (P, 4n, 4n) of the module docstring and (when ``transform``) the maps
+    T (P, 2n, 2n) with u = T x_1.
 
     F's rows and columns are stored in reverse order (``x[::-1]``), a permutation similarity that LAPACK's QR
-    iteration converges on faster for these matrices (``bench/modal.py``); eigenvectors must be reversed back.
+    iteration converges on slightly faster for these matrices; eigenvectors must be reversed back.
     """
     count, size = m_bar.shape[0], m_bar.shape[1]
-    l_inv = np.linalg.inv(mass_factor(m_bar))
-    l_inv_t = np.swapaxes(l_inv, 1, 2)
+    l_inv = _inverse_mass_factor(m_bar)
     d_diag = np.diagonal(d_bar, axis1=1, axis2=2)
     if np.count_nonzero(d_bar) == np.count_nonzero(d_diag) and np.all(d_diag >= 0):
         scaled = l_inv * np.sqrt(d_diag)[:, None, :]
         d_tilde = scaled @ np.swapaxes(scaled, 1, 2)
     else:
-        d_tilde = l_inv @ d_bar @ l_inv_t
+        d_tilde = l_inv @ d_bar @ np.swapaxes(l_inv, 1, 2)
     k_factor, definite = _cholesky_rows(k_bar)
     asymmetry = np.abs(k_bar - np.swapaxes(k_bar, 1, 2)).max(axis=(1, 2))
     definite &= asymmetry <= 1e-12 * np.abs(k_bar).max(axis=(1, 2))
     f = np.empty((count, 2 * size, 2 * size))
     f[:, :size, :size] = 0.0
     f[:, size:, size:] = -d_tilde
+    maps = np.empty((count, size, size)) if transform else None
     if definite.all():
         g = l_inv @ k_factor
         f[:, :size, size:] = np.swapaxes(g, 1, 2)
         f[:, size:, :size] = -g
-        transform = np.swapaxes(np.linalg.inv(k_factor), 1, 2)
+        if transform:
+            maps = np.swapaxes(np.linalg.inv(k_factor), 1, 2)
     else:
-        transform = np.empty((count, size, size))
         if np.any(definite):
             g = l_inv[definite] @ k_factor[definite]
             f[definite, :size, size:] = np.swapaxes(g, 1, 2)
             f[definite, size:, :size] = -g
-            transform[definite] = np.swapaxes(np.linalg.inv(k_factor[definite]), 1, 2)
+            if transform:
+                maps[definite] = np.swapaxes(np.linalg.inv(k_factor[definite]), 1, 2)
         general = ~definite
+        l_inv_t = np.swapaxes(l_inv[general], 1, 2)
         f[general, :size, size:] = np.eye(size)
-        f[general, size:, :size] = -(l_inv[general] @ k_bar[general] @ l_inv_t[general])
-        transform[general] = l_inv_t[general]
-    return np.ascontiguousarray(f[:, ::-1, ::-1]), transform
+        f[general, size:, :size] = -(l_inv[general] @ k_bar[general] @ l_inv_t)
+        if transform:
+            maps[general] = l_inv_t
+    return np.ascontiguousarray(f[:, ::-1, ::-1]), maps
 
 
 def select_modes(spectrum: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -186,7 +206,7 @@ def solve_modes(m_bar: np.ndarray, d_bar: np.ndarray, k_bar: np.ndarray, shapes:
     for name, array in (("M_bar", m_bar), ("D_bar", d_bar), ("K_bar", k_bar)):
         _check_finite(name, array)
     size = m_bar.shape[1]
-    f, transform = first_order_form(m_bar, d_bar, k_bar)
+    f, transform = first_order_form(m_bar, d_bar, k_bar, transform=shapes)
     try:
         if shapes:
             spectrum, vectors = np.linalg.eig(f)

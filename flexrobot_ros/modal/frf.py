@@ -19,7 +19,7 @@ import numpy as np
 import pinocchio as pin
 
 from flexrobot_ros.errors import ModalError
-from flexrobot_ros.modal.linearization import LinearizedModel, cholesky_mass, frame_index, linearize
+from flexrobot_ros.modal.linearization import LinearizedModel, cholesky_mass, frame_index, linearize, scratch_data
 from flexrobot_ros.model import FlexibleRobot
 
 _AXES = {"world": pin.LOCAL_WORLD_ALIGNED, "local": pin.LOCAL}
@@ -51,7 +51,7 @@ def frame_jacobian(robot: FlexibleRobot, q: np.ndarray, frame: str | None, axes:
     if axes not in _AXES:
         raise ModalError(f"axes: expected one of {list(_AXES)}, got {axes!r}")
     frame_id = frame_index(robot, frame)
-    jacobian = pin.computeFrameJacobian(robot.model, robot.create_data(), q, frame_id, _AXES[axes])
+    jacobian = pin.computeFrameJacobian(robot.model, scratch_data(robot), q, frame_id, _AXES[axes])
     return np.reshape(jacobian, (6, robot.n))  # pinocchio returns a flat (6,) array for one joint
 
 

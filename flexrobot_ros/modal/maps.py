@@ -37,7 +37,7 @@ from flexrobot_ros.model import FlexibleRobot
 
 MAP_FORMAT = "flexrobot_ros.modal_map/1"
 #: Poses per batched eigenvalue call: big enough to amortize Python overhead, small enough to stay in cache.
-DEFAULT_CHUNK = 512
+DEFAULT_CHUNK = 1024
 
 Progress = Callable[[int, int], None]
 
