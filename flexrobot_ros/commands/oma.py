@@ -84,7 +84,7 @@ def _read_joint_state_bag(path: Path) -> Signals:
             names[msg.topic] = labels
         elif labels != names[msg.topic]:
             raise SignalError(f"{path}: topic {msg.topic}: joint names or fields change between messages")
-        stamps.setdefault(msg.topic, []).append(stamp if stamp > 0 else msg.timestamp * 1e-9)
+        stamps.setdefault(msg.topic, []).append(stamp if stamp > 0 else msg.timestamp_ns * 1e-9)
         rows.setdefault(msg.topic, []).append(np.concatenate([v for _, v in fields]))
     if not rows:
         raise SignalError(f"{path}: no sensor_msgs/msg/JointState messages in the bag")
@@ -147,7 +147,8 @@ def _write_modal_data(args: argparse.Namespace, result, raw: Signals) -> Path:
 
     q = _pose(args, raw)
     motor = all(c.startswith("q_m.") for c in result.channels)
-    modes = tuple(md.measured_mode(m.frequency_hz, m.damping_ratio, m.shape if motor else None,
+    modes = tuple(md.measured_mode(m.frequency_hz, m.damping_ratio,
+                                   [[float(v.real), float(v.imag)] for v in m.shape] if motor else None,
                                    f"{args.file}: mode {k + 1}") for k, m in enumerate(result.modes))
     pose = md.PoseModes(q, modes)
     path = Path(args.modal_data)

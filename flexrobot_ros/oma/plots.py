@@ -56,14 +56,18 @@ def plot_stabilization(result: OmaResult, path: str | Path, data: np.ndarray | N
     ax.plot(d.frequencies_hz[phys], d.order[phys], ".", color="0.7", ms=2.5, label="physical pole")
     ax.plot(d.frequencies_hz[d.stable], d.order[d.stable], ".", color="tab:green", ms=3.5,
             label="stable (f, damping, MAC)")
+    last_x, row = -np.inf, 0
     for mode in result.modes:
         ax.axvline(mode.frequency_hz, color="tab:red", lw=0.8, ls="--")
-        ax.text(mode.frequency_hz, 1.005, f"{mode.frequency_hz:.2f}", transform=ax.get_xaxis_transform(),
-                rotation=90, ha="center", va="bottom", fontsize=7, color="tab:red")
+        # labels closer than 2 % of the axis are staggered upwards so they stay readable
+        row = row + 1 if mode.frequency_hz - last_x < 0.02 * (fmax - fmin) and row < 3 else 0
+        last_x = mode.frequency_hz
+        ax.text(mode.frequency_hz, 1.005 + 0.06 * row, f"{mode.frequency_hz:.2f}", rotation=90, ha="center",
+                va="bottom", fontsize=7, color="tab:red", transform=ax.get_xaxis_transform())
     ax.set_xlim(fmin, fmax)
     ax.set_xlabel("frequency [Hz]")
     ax.set_ylabel(f"model order ({'lags' if result.method == 'var' else 'states'})")
-    ax.set_title(title or f"stabilization diagram, {result.method}: {len(result.modes)} modes", pad=28)
+    ax.set_title(title or f"stabilization diagram, {result.method}: {len(result.modes)} modes", pad=52)
     ax.legend(loc="lower right", fontsize=8)
     if data is not None:
         ax2 = axes[0, 1]
@@ -76,7 +80,7 @@ def plot_stabilization(result: OmaResult, path: str | Path, data: np.ndarray | N
         ax2.set_xlim(fmin, fmax)
         ax2.set_xlabel("frequency [Hz]")
         ax2.set_ylabel("cross-spectral density singular values [unit^2/Hz]")
-        ax2.set_title("output spectrum", pad=28)
+        ax2.set_title("output spectrum", pad=52)
         ax2.legend(loc="upper right", fontsize=8)
     fig.tight_layout()
     path = Path(path)

@@ -67,8 +67,8 @@ def pole_set(order: int, mu: np.ndarray, shapes: np.ndarray, fs_hz: float) -> Po
 def normalize_shapes(shapes: np.ndarray) -> np.ndarray:
     """Shapes (k, channels) scaled to unit norm and rotated so that the largest component is real positive."""
     shapes = np.atleast_2d(np.asarray(shapes, dtype=complex))
-    if shapes.size == 0:
-        return shapes.reshape(shapes.shape[0], -1)
+    if shapes.shape[0] == 0:
+        return shapes
     big = shapes[np.arange(len(shapes)), np.argmax(np.abs(shapes), axis=1)]
     norm = np.linalg.norm(shapes, axis=1)
     scale = np.where(norm > 0, np.conj(big) / np.maximum(np.abs(big), 1e-300) / np.maximum(norm, 1e-300), 1.0)

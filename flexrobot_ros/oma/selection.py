@@ -8,9 +8,11 @@ Two clusterings of the stable poles (:attr:`StabilizationDiagram.stable`):
 - ``"grid"``: the NAFID grid search the thesis uses (seed 000 section 2.4.3): poles are binned on a
   frequency x damping grid (default 0.1 Hz x 0.1 %), and connected occupied cells form a cluster.
 
-A cluster is a mode when it holds poles from at least ``min_fraction`` of the evaluated orders (the thesis'
-"number of repeating frequencies"); a cluster keeps at most one pole per order (the one closest to the
-cluster's median). Each mode gets the median frequency and damping of its poles, their standard deviations
+Clusters closer than ``distance`` in frequency with nearly the same shape (MAC >= ``duplicate_mac``) are one
+mode split in two and are merged. A cluster is a mode when it holds poles from at least ``min_fraction`` of
+the evaluated orders (the thesis' "number of repeating frequencies"); a cluster keeps at most one pole per
+order (the one closest to the cluster's median), and its frequencies must agree over the orders (standard
+deviation at most ``max_spread`` = 1 % of the frequency). Each mode gets the median frequency and damping of its poles, their standard deviations
 (the spread over model orders), the phase-aligned mean shape, and ``confidence`` = fraction of orders in which
 the mode is stable.
 """
@@ -55,14 +57,19 @@ class SelectionOptions:
 
     ``method``: ``"hierarchical"`` or ``"grid"``; ``min_fraction``: a mode must be stable in at least this
     fraction of the evaluated orders; ``distance``: hierarchical cut-off (relative pole distance + 1 - MAC);
-    ``grid_hz`` and ``grid_damping``: NAFID grid resolution (0.1 Hz and 0.1 % in the thesis).
+    ``grid_hz`` and ``grid_damping``: NAFID grid resolution (0.1 Hz and 0.1 % in the thesis);
+    ``duplicate_mac``: clusters closer than ``distance`` in frequency whose shapes have at least this MAC are
+    one mode (merged); ``max_spread``: largest standard deviation of a mode's frequency over the orders,
+    relative to the frequency (a cluster wider than that gathers noise poles, not one mode).
     """
 
     method: str = "hierarchical"
-    min_fraction: float = 0.2
+    min_fraction: float = 0.3
     distance: float = 0.02
     grid_hz: float = 0.1
     grid_damping: float = 0.001
+    duplicate_mac: float = 0.9
+    max_spread: float = 0.01
 
 
 def select_modes(diagram: StabilizationDiagram, options: SelectionOptions | None = None) -> list[Mode]:
@@ -75,6 +82,7 @@ def select_modes(diagram: StabilizationDiagram, options: SelectionOptions | None
         clusters = _grid(diagram, idx, options.grid_hz, options.grid_damping)
     else:
         raise SignalError(f"mode selection: unknown method {options.method!r}, expected 'hierarchical' or 'grid'")
+    clusters = _merge_duplicates(diagram, clusters, options.distance, options.duplicate_mac)
     n_orders = max(len(diagram.orders), 1)
     min_orders = max(2, int(np.ceil(options.min_fraction * n_orders)))
     modes = []
@@ -82,7 +90,9 @@ def select_modes(diagram: StabilizationDiagram, options: SelectionOptions | None
         members = _one_per_order(diagram, members)
         if len(members) < min_orders:
             continue
-        modes.append(_summarize(diagram, members, n_orders))
+        mode = _summarize(diagram, members, n_orders)
+        if mode.frequency_std_hz <= options.max_spread * mode.frequency_hz:
+            modes.append(mode)
     return sorted(modes, key=lambda mode: mode.frequency_hz)
 
 
@@ -108,6 +118,30 @@ def _hierarchical(diagram: StabilizationDiagram, idx: np.ndarray, cut: float) ->
         labels = scipy.cluster.hierarchy.fcluster(tree, cut, criterion="distance")
         clusters.extend(group[labels == lab] for lab in np.unique(labels))
     return clusters
+
+
+def _merge_duplicates(diagram: StabilizationDiagram, clusters: list[np.ndarray], distance: float,
+                      min_mac: float) -> list[np.ndarray]:
+    """Merge clusters that are one mode split in two (a model of high order often carries a mode twice): the
+    largest clusters absorb smaller ones whose median frequency lies within ``distance`` (relative) of theirs
+    and whose central shape has a MAC of at least ``min_mac`` with theirs. Absorbed clusters absorb nothing
+    (no chains)."""
+    if len(clusters) < 2:
+        return clusters
+    f = np.array([np.median(diagram.frequencies_hz[c]) for c in clusters])
+    ref = np.array([diagram.shapes[c[np.argmin(np.abs(diagram.frequencies_hz[c] - fc))]]
+                    for c, fc in zip(clusters, f)])
+    merged: list[np.ndarray] = []
+    taken = np.zeros(len(clusters), dtype=bool)
+    for a in sorted(range(len(clusters)), key=lambda k: -len(clusters[k])):
+        if taken[a]:
+            continue
+        taken[a] = True
+        near = np.flatnonzero(~taken & (np.abs(f - f[a]) <= distance * f[a]))
+        near = near[mac_matrix(ref[a], ref[near])[0] >= min_mac] if len(near) else near
+        taken[near] = True
+        merged.append(np.concatenate([clusters[a]] + [clusters[k] for k in near]))
+    return merged
 
 
 def _grid(diagram: StabilizationDiagram, idx: np.ndarray, grid_hz: float, grid_damping: float) -> list[np.ndarray]:

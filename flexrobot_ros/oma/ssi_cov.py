@@ -67,8 +67,9 @@ def ssi_cov_poles(data: np.ndarray, fs_hz: float, orders: Sequence[int], block_r
     """Poles, frequencies, damping ratios and mode shapes of the SSI-cov models of every order in ``orders``.
 
     ``data`` (samples, channels) sampled uniformly at ``fs_hz`` [Hz]; ``orders`` are state dimensions;
-    ``block_rows`` is ``i`` (default :func:`default_block_rows`). Returns one :class:`PoleSet` per order,
-    ascending. ``progress(done, total)`` is called after each order.
+    ``block_rows`` is ``i`` (default :func:`default_block_rows`). The mean of each channel is removed (what
+    remains of a set point in a free decay is a constant, i.e. one more real state). Returns one
+    :class:`PoleSet` per order, ascending. ``progress(done, total)`` is called after each order.
     """
     y = np.asarray(data, dtype=float)
     if y.ndim == 1:

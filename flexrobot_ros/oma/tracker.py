@@ -45,7 +45,7 @@ class TrackerOptions:
     window_s: float = 10.0
     update_period_s: float = 1.0
     method: str = "ssi-cov"
-    orders: str = "2:60"
+    orders: str = "2:60:2"
     block_rows: int | None = None
     criteria: StabilizationCriteria | None = None
     selection: SelectionOptions | None = None
@@ -76,9 +76,10 @@ class TrackedMode:
 
 @dataclass(frozen=True)
 class TrackerUpdate:
-    """Result of one re-identification: stream ``time_s`` [s] of the newest sample, tracked ``modes`` (by
-    frequency), ids that appeared (``new_ids``) or were retired (``lost_ids``), the batch ``result`` on the
-    window, and ``elapsed_s`` wall time of the update."""
+    """Result of one re-identification: stream ``time_s`` [s] of the newest sample, the ``modes`` identified in
+    this window with their identities (by frequency; tracked modes missed this time are not listed, see
+    :attr:`ModeTracker.modes`), ids that appeared (``new_ids``) or were retired (``lost_ids``), the batch
+    ``result`` on the window, and ``elapsed_s`` wall time of the update."""
 
     time_s: float
     modes: tuple[TrackedMode, ...]
@@ -121,7 +122,7 @@ class ModeTracker:
 
     @property
     def modes(self) -> tuple[TrackedMode, ...]:
-        """Currently tracked modes, by frequency."""
+        """Tracked modes (by frequency), including those missed by the last few updates (``missed`` > 0)."""
         return tuple(sorted(self._modes.values(), key=lambda m: m.frequency_hz))
 
     @property
@@ -138,49 +139,72 @@ class ModeTracker:
     def push(self, t, samples) -> list[TrackerUpdate]:
         """Append samples: ``t`` scalar or (k,) [s], ``samples`` (channels,) or (k, channels).
 
-        Returns the updates (usually none or one) triggered by these samples.
+        Returns the updates triggered by these samples. An update runs right after the sample at which it falls
+        due, so the results do not depend on how the stream is chunked.
         """
         t = np.atleast_1d(np.asarray(t, dtype=float))
         x = np.asarray(samples, dtype=float).reshape(len(t), -1)
         if x.shape[1] != len(self.channels):
             raise SignalError(f"tracker: samples have {x.shape[1]} channels, expected {len(self.channels)} "
                               f"({', '.join(self.channels)})")
-        updates = []
-        start = 0
         bad = ~np.isfinite(t) | ~np.all(np.isfinite(x), axis=1)
         dt_max = self.options.gap_factor / self.fs_hz
-        while start < len(t):
-            # longest clean run from ``start``
-            stop = start
-            prev = self._last_t
-            while stop < len(t) and not bad[stop]:
-                if prev is not None:
-                    step = t[stop] - prev
-                    if step <= 0:
-                        raise SignalError(f"tracker: timestamps must increase; got {t[stop]:.9g} s after "
-                                          f"{prev:.9g} s")
-                    if step > dt_max:
-                        break
-                prev = t[stop]
-                stop += 1
-            if stop > start:
-                self._write(x[start:stop])
-                self._last_t = float(t[stop - 1])
-                update = self._maybe_update()
-                if update is not None:
-                    updates.append(update)
-            if stop < len(t):
-                what = "a non-finite sample" if bad[stop] else \
-                    f"a gap of {1e3 * (t[stop] - (self._last_t or t[stop])):.4g} ms"
-                warnings.warn(f"tracker: {what} at t = {t[stop]:.6g} s; window restarted", SignalWarning,
+        updates: list[TrackerUpdate] = []
+        pos = 0
+        while pos < len(t):
+            prev = t[pos] - 1.0 / self.fs_hz if self._last_t is None else self._last_t
+            steps = np.diff(np.concatenate([[prev], t[pos:]]))
+            wrong = bad[pos:] | ~(steps > 0) | (steps > dt_max)
+            run = int(np.argmax(wrong)) if wrong.any() else len(t) - pos
+            if run < len(t) - pos and not bad[pos + run] and steps[run] <= 0:
+                raise SignalError(f"tracker: timestamps must increase; got {t[pos + run]:.9g} s after "
+                                  f"{(t[pos + run - 1] if run else prev):.9g} s")
+            updates += self._append(t[pos:pos + run], x[pos:pos + run])
+            pos += run
+            if pos < len(t):
+                what = "a non-finite sample" if bad[pos] else f"a gap of {1e3 * steps[run]:.4g} ms"
+                warnings.warn(f"tracker: {what} at t = {t[pos]:.6g} s; window restarted", SignalWarning,
                               stacklevel=2)
                 self.reset()
-                if bad[stop]:
-                    stop += 1
-            start = stop
+                if bad[pos]:
+                    pos += 1
         return updates
 
-    def _write(self, x: np.ndarray) -> None:
+    def _append(self, t: np.ndarray, x: np.ndarray) -> list[TrackerUpdate]:
+        """Write a clean run of samples, running each update right after the sample where it falls due."""
+        updates = []
+        size = len(self._buffer.data)
+        while len(t):
+            if self._buffer.count < size:
+                take = min(size - self._buffer.count, len(t))
+                self._write(t[:take], x[:take])
+                t, x = t[take:], x[take:]
+                if self._buffer.count >= size and self._due() <= self._last_t:
+                    updates.append(self._scheduled_update())
+                continue
+            k = int(np.searchsorted(t, self._due(), side="left"))
+            if k >= len(t):
+                self._write(t, x)
+                break
+            self._write(t[:k + 1], x[:k + 1])
+            t, x = t[k + 1:], x[k + 1:]
+            updates.append(self._scheduled_update())
+        return updates
+
+    def _due(self) -> float:
+        """Stream time from which the next update is due."""
+        if self._last_update_t is None:
+            return -np.inf
+        return self._last_update_t + self.options.update_period_s - 0.5 / self.fs_hz
+
+    def _scheduled_update(self) -> TrackerUpdate:
+        self._last_update_t = self._last_t
+        return self.update()
+
+    def _write(self, t: np.ndarray, x: np.ndarray) -> None:
+        if len(t) == 0:
+            return
+        self._last_t = float(t[-1])
         buf = self._buffer
         n = len(buf.data)
         if len(x) >= n:
@@ -197,16 +221,6 @@ class ModeTracker:
             buf.head = end % n
         buf.count += len(x)
 
-    def _maybe_update(self) -> TrackerUpdate | None:
-        if self._buffer.count < len(self._buffer.data):
-            return None
-        now = self._last_t
-        due = self.options.update_period_s - 0.5 / self.fs_hz
-        if self._last_update_t is not None and now - self._last_update_t < due:
-            return None
-        self._last_update_t = now
-        return self.update(now)
-
     def update(self, now: float | None = None) -> TrackerUpdate:
         """Identify the modes of the current window and update the tracked identities."""
         start = time.perf_counter()
@@ -216,8 +230,8 @@ class ModeTracker:
                                 o.criteria, o.selection, o.block_rows)
         now = self._last_t if now is None else now
         new_ids, lost_ids = self._assign(result, now)
-        return TrackerUpdate(float(now), self.modes, tuple(new_ids), tuple(lost_ids), result,
-                             time.perf_counter() - start)
+        seen = tuple(m for m in self.modes if m.missed == 0)
+        return TrackerUpdate(float(now), seen, tuple(new_ids), tuple(lost_ids), result, time.perf_counter() - start)
 
     def _assign(self, result: OmaResult, now: float) -> tuple[list[int], list[int]]:
         o = self.options

@@ -1,0 +1,115 @@
+"""``flexrobot oma``: JSON, PNG and modal-data output on simulator-format files and rosbag2 bags; bad input gives
+a one-line error and exit status 2."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from oma_cases import TABLE_2_5_CASE1, scompi_standin
+from flexrobot_ros.cli import main
+from flexrobot_ros.identification.modal_data import read_modal_data
+from flexrobot_ros.timeseries import write_timeseries
+
+POSE = np.array([0.0, -0.374, 1.9448, 0.0, -1.9448, 0.0])  # seed 000 eq. 2.21, configuration 8
+
+
+@pytest.fixture(scope="module")
+def record(tmp_path_factory):
+    """The Table 2.5 stand-in written like the simulator: q_m.joint1..6 around the set point of eq. 2.22 plus
+    the link positions q.joint1..6 (constant pose) and an unrelated channel."""
+    case = scompi_standin()
+    q_m0 = np.array([0.0, -0.374, 1.9446, -0.0001, -1.9449, 0.0])
+    columns = {f"q_m.joint{i + 1}": q_m0[i] + case.y[:, i] for i in range(6)}
+    columns.update({f"q.joint{i + 1}": np.full(len(case.y), POSE[i]) for i in range(6)})
+    columns["tool_acceleration.y"] = np.gradient(np.gradient(case.y[:, 0]))
+    return write_timeseries(tmp_path_factory.mktemp("oma") / "impact.csv", case.t, columns)
+
+
+def test_json_plot_and_modal_data(record, tmp_path, capsys):
+    """Default channels are the motor positions q_m.*; the JSON holds Table 2.5's 11 modes (case 1) within
+    0.1 Hz / 0.2 percentage points, damping as fractions; the PNG is written; the modal-data file (issue 7's
+    format) gets the pose from the q.* channels and one entry per mode, read back by the identification."""
+    png, yaml_path = tmp_path / "stab.png", tmp_path / "modes.yaml"
+    code = main(["oma", str(record), "--method", "ssi-cov", "--orders", "2:80", "--json", "--plot", str(png),
+                 "--modal-data", str(yaml_path)])
+    assert code == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["channels"] == [f"q_m.joint{i}" for i in range(1, 7)]
+    f, z = np.array(doc["frequencies_hz"]), np.array(doc["damping_ratios"])
+    assert len(f) == 11
+    assert np.max(np.abs(f - TABLE_2_5_CASE1[:11, 0])) < 0.1
+    assert np.max(np.abs(100 * z - TABLE_2_5_CASE1[:11, 1])) < 0.2
+    assert np.array(doc["shapes_real"]).shape == (11, 6)
+    assert png.stat().st_size > 10_000 and png.read_bytes()[:4] == b"\x89PNG"
+    data = read_modal_data(yaml_path)
+    assert len(data.poses) == 1 and len(data.poses[0].modes) == 11
+    np.testing.assert_allclose(data.poses[0].q, POSE)
+    assert data.poses[0].modes[6].frequency_hz == pytest.approx(f[6])
+    assert data.poses[0].modes[6].shape.shape == (6,)
+    # a second run appends a pose
+    assert main(["oma", str(record), "--method", "ssi-cov", "--orders", "2:60", "--modal-data", str(yaml_path),
+                 "--pose", "0,0,0,0,0,0"]) == 0
+    assert len(read_modal_data(yaml_path).poses) == 2
+
+
+def test_text_output_and_channel_globs(record, capsys):
+    """Human-readable table; --channels by glob; --start/--end crop the record (free decay only here)."""
+    assert main(["oma", str(record), "--channels", "q_m.joint[1-3]", "--method", "var", "--orders", "2:20",
+                 "--start", "0.21", "--end", "2.0"]) == 0
+    out = capsys.readouterr().out
+    assert "3 channels (q_m.joint1, q_m.joint2, q_m.joint3)" in out
+    assert "f [Hz]" in out and "zeta [%]" in out
+
+
+def test_rosbag_joint_states(tmp_path, capsys):
+    """A rosbag2 bag of sensor_msgs/JointState (stamped at 1 kHz) is read through the plugged-in reader:
+    channels <topic>.position.<joint>; a 2-mode free decay comes out within 0.1 %."""
+    from rosbags.rosbag2 import Writer
+    from flexrobot_ros.runtime.messages import typestore
+
+    store = typestore("jazzy")
+    JointState = store.types["sensor_msgs/msg/JointState"]
+    Header, Time = store.types["std_msgs/msg/Header"], store.types["builtin_interfaces/msg/Time"]
+    fs, n = 1000.0, 3000
+    t = np.arange(n) / fs
+    y = np.column_stack([np.exp(-0.02 * 2 * np.pi * 12 * t) * np.sin(2 * np.pi * 12 * t)
+                         + 0.5 * np.exp(-0.05 * 2 * np.pi * 40 * t) * np.sin(2 * np.pi * 40 * t + 1),
+                         np.exp(-0.02 * 2 * np.pi * 12 * t) * np.cos(2 * np.pi * 12 * t)
+                         - np.exp(-0.05 * 2 * np.pi * 40 * t) * np.sin(2 * np.pi * 40 * t)])
+    bag = tmp_path / "bag"
+    with Writer(bag, version=9) as writer:
+        conn = writer.add_connection("/motor_states", "sensor_msgs/msg/JointState", typestore=store)
+        for k in range(n):
+            sec, nsec = divmod(int(round((100.0 + t[k]) * 1e9)), 10**9)
+            msg = JointState(Header(Time(sec=sec, nanosec=nsec), "base"), ["joint1", "joint2"], y[k],
+                             np.zeros(2), np.zeros(2))
+            writer.write(conn, int(1e18) + k, bytes(store.serialize_cdr(msg, "sensor_msgs/msg/JointState")))
+    assert main(["oma", str(bag), "--channels", "motor_states.position.*", "--method", "ssi-cov", "--orders",
+                 "2:20", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["channels"] == ["motor_states.position.joint1", "motor_states.position.joint2"]
+    # damped sinusoids: undamped natural frequency f_d / sqrt(1 - zeta^2)
+    true_f = [12 / np.sqrt(1 - 0.02**2), 40 / np.sqrt(1 - 0.05**2)]
+    true_z = [0.02 / np.sqrt(1 + 0.02**2), 0.05 / np.sqrt(1 + 0.05**2)]
+    np.testing.assert_allclose(doc["frequencies_hz"], true_f, rtol=1e-3)
+    np.testing.assert_allclose(doc["damping_ratios"], true_z, rtol=1e-2)
+
+
+def test_bad_input_exit_status_2(tmp_path, capsys):
+    """Missing file, non-monotonic time column, unknown channel, band above Nyquist: one-line errors, status 2."""
+    assert main(["oma", str(tmp_path / "none.csv")]) == 2
+    assert "no such" in capsys.readouterr().err
+    t = np.arange(500) / 100.0
+    t[100] = t[99]
+    path = write_timeseries(tmp_path / "bad.csv", t, {"q_m.joint1": np.sin(t)})
+    assert main(["oma", str(path)]) == 2
+    assert "timestamps must increase strictly" in capsys.readouterr().err
+    good = write_timeseries(tmp_path / "good.csv", np.arange(500) / 100.0, {"q_m.joint1": np.sin(np.arange(500))})
+    assert main(["oma", str(good), "--channels", "tau.*"]) == 2
+    assert "no channel matches 'tau.*'" in capsys.readouterr().err
+    assert main(["oma", str(good), "--band", "80"]) == 2
+    assert "too low for the requested band" in capsys.readouterr().err
+    assert main(["oma", str(good), "--orders", "2:300"]) == 2
+    assert "too few samples" in capsys.readouterr().err
