@@ -188,7 +188,8 @@ ONE_JOINT_URDF = """<?xml version="1.0"?>
     <origin xyz="0 0 0" rpy="0 0 0"/><axis xyz="0 0 1"/>
     <limit lower="-3" upper="3" velocity="1" effort="100"/></joint>
   <link name="tip"/>
-  <joint name="tip_joint" type="fixed"><parent link="link1"/><child link="tip"/><origin xyz="0 0 0" rpy="0 0 0"/></joint>
+  <joint name="tip_joint" type="fixed"><parent link="link1"/><child link="tip"/>
+    <origin xyz="0 0 0" rpy="0 0 0"/></joint>
 </robot>
 """
 
@@ -230,7 +231,8 @@ def test_one_joint_two_mass_closed_form(tmp_path, kind):
     assert result.stable and np.allclose(ours, roots, rtol=1e-9)
     # undamped closed form
     s = k_link / j + (k + kp) / b
-    omega2 = np.array([s - np.sqrt(s * s - 4 * k_link * kp / (j * b)), s + np.sqrt(s * s - 4 * k_link * kp / (j * b))]) / 2
+    root = np.sqrt(s * s - 4 * k_link * kp / (j * b))
+    omega2 = np.array([s - root, s + root]) / 2
     undamped = undamped_modes(result.linearized)
     assert np.allclose(undamped.omega_squared, omega2, rtol=1e-12)
     assert np.allclose(undamped.mode_shapes.T @ result.linearized.M_bar @ undamped.mode_shapes, np.eye(2), atol=1e-12)

@@ -327,6 +327,6 @@ def linearize_batch(robot: FlexibleRobot, poses: Any, kp: Any = None, kd: Any = 
                            kp=np.array(kp), kd=np.array(kd))
 
 
-__all__ = ["check_pose", "frame_index", "LinearizedModel", "LinearizedBatch", "linearize_batch", "pose_array", "gain_array", "motor_set_point",
-           "linearize", "cholesky_mass", "joint_vector", "check_wrench",
-           "wrench_torque", "wrench_stiffness"]
+__all__ = ["check_pose", "frame_index", "LinearizedModel", "LinearizedBatch", "linearize_batch", "pose_array",
+           "gain_array", "motor_set_point", "linearize", "cholesky_mass", "joint_vector", "check_wrench",
+           "wrench_torque", "wrench_stiffness", "scratch_data"]

@@ -80,7 +80,8 @@ def modes_of(linearized: LinearizedModel) -> ModalResult:
     count = int(arrays.mode_count[0])
     verdict, offending = stability_verdict(arrays.spectrum[0])
     return ModalResult(frequencies_hz=arrays.frequencies_hz[0, :count],
-                       damping_ratios=arrays.damping_ratios[0, :count], eigenvalues=arrays.eigenvalues[0, :count], mode_shapes=arrays.mode_shapes[0, :, :count],
+                       damping_ratios=arrays.damping_ratios[0, :count], eigenvalues=arrays.eigenvalues[0, :count],
+                       mode_shapes=arrays.mode_shapes[0, :, :count],
                        overdamped=arrays.overdamped[0, :count], stable=verdict == "stable", verdict=verdict,
                        offending_eigenvalues=offending, linearized=linearized)
 
