@@ -124,8 +124,8 @@ class FlexibleJointPlant:
         f_link, f_motor = self.friction(qd, qd_m)
         slope_link, slope_motor = self._d.copy(), self._dm.copy()
         if self._coulomb:
-            slope_link += self._cl / self._width / np.cosh(qd / self._width) ** 2
-            slope_motor += self._cm / self._width / np.cosh(qd_m / self._width) ** 2
+            slope_link += self._coulomb_slope(self._cl, qd)
+            slope_motor += self._coulomb_slope(self._cm, qd_m)
         tau_ext = self.external_torque(q, wrenches) if wrenches else np.zeros(n)
         tau_link = -self._w * spring - f_link + tau_ext
         ddq_dq, ddq_dv, m_inv = (np.array(a) for a in pin.computeABADerivatives(self.model, self.data, q, qd,
@@ -150,6 +150,10 @@ class FlexibleJointPlant:
         jac[work, 2 * n:3 * n] += tau_ext
         return jac
 
+    def _coulomb_slope(self, force: np.ndarray, velocity: np.ndarray) -> np.ndarray:
+        """d/dv of f_c tanh(v / w_c) = f_c / w_c (1 - tanh^2), without overflow at high speed."""
+        return force / self._width * (1.0 - np.tanh(velocity / self._width) ** 2)
+
     def relinearize_needed(self, x: np.ndarray, x_lin: np.ndarray, h: float, distance: float) -> bool:
         """Whether a Jacobian taken at ``x_lin`` is too stale at ``x`` for a step ``h`` [s].
 
@@ -162,8 +166,7 @@ class FlexibleJointPlant:
             return True
         if not self._coulomb:
             return False
-        width = self._width
-        slope = lambda c, v: c / width / np.cosh(v / width) ** 2  # noqa: E731
+        slope = self._coulomb_slope
         m_inv = np.diag(pin.computeMinverse(self.model, self.data, x[:n]))
         link = h * np.abs(slope(self._cl, x[2 * n:3 * n]) - slope(self._cl, x_lin[2 * n:3 * n])) * m_inv
         motor = h * np.abs(slope(self._cm, x[3 * n:4 * n]) - slope(self._cm, x_lin[3 * n:4 * n])) * self._inv_b

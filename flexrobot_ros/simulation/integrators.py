@@ -173,13 +173,14 @@ class ExponentialEuler:
     def invalidate(self) -> None:
         self._phi = None
 
-    def _refresh(self, loop: ClosedLoop, t: float, x: np.ndarray, h: float) -> None:
+    def _refresh(self, loop: ClosedLoop, t: float, x: np.ndarray, h: float, energy: int) -> None:
         a = loop.jacobian(t, x)
         size = a.shape[0]
         block = np.zeros((2 * size, 2 * size))
         block[:size, :size] = h * a
         block[:size, size:] = h * np.eye(size)
         phi = scipy.linalg.expm(block)[:size, size:]
+        phi[energy:] = 0.0  # the energy integrals use the trapezoidal rule (see integrate)
         if not np.all(np.isfinite(phi)):
             raise SimulationError(f"fixed-step integration: the linearized dynamics at t = {t:.6g} s are not finite "
                                   "(exp(h A) overflowed); the closed loop is violently unstable")
@@ -189,7 +190,12 @@ class ExponentialEuler:
     def integrate(self, loop: ClosedLoop, x0: np.ndarray, first_sample: int, samples: int, rate: float,
                   check: Any) -> tuple[np.ndarray, np.ndarray]:
         """States (samples, size) at sample indices ``first_sample + 1 ..`` from ``x0`` at ``first_sample / rate``,
-        and the motor torques (samples, n) at those samples."""
+        and the motor torques (samples, n) at those samples.
+
+        The energy integrals (dissipated, work in) are not propagated with the exponential but by the trapezoidal
+        rule on the powers at both ends of each step (the power at the end of a step is the one the next step
+        needs anyway, with the wrench of the step that ends).
+        """
         substeps = int(self.options.substeps)
         steps_per_second = rate * substeps
         h = 1.0 / steps_per_second
@@ -197,23 +203,31 @@ class ExponentialEuler:
             self._phi = None
         plant, distance = loop.plant, self.options.refresh_distance
         torque, wrenches_mean, derivative = loop.torque, loop.wrenches_mean, plant.derivative
+        energy = plant.layout.mechanical.stop
         states = np.empty((samples, len(x0)))
         torques = np.empty((samples, plant.n))
         x = np.array(x0, dtype=float)
         step = first_sample * substeps
+        t = step / steps_per_second
+        tau = torque(t, x)
+        wrenches = wrenches_mean(t, t + h)
+        f = derivative(x, tau, wrenches)
         for k in range(samples):
-            for j in range(substeps):
-                t = step / steps_per_second
+            for _ in range(substeps):
                 if self._phi is None or plant.relinearize_needed(x, self._x_lin, h, distance):
-                    self._refresh(loop, t, x, h)
-                tau = torque(t, x)
-                if j == 0 and k:
-                    torques[k - 1] = tau
-                x = x + self._phi @ derivative(x, tau, wrenches_mean(t, t + h))
+                    self._refresh(loop, t, x, h, energy)
+                x = x + self._phi @ f
                 step += 1
-            check(step / steps_per_second, x)
+                t = step / steps_per_second
+                tau = torque(t, x)
+                next_wrenches = wrenches_mean(t, t + h)
+                f_next = derivative(x, tau, next_wrenches)
+                end_power = derivative(x, tau, wrenches)[energy:] if wrenches or next_wrenches else f_next[energy:]
+                x[energy:] += (0.5 * h) * (f[energy:] + end_power)
+                f, wrenches = f_next, next_wrenches
+            check(t, x)
             states[k] = x
-        torques[-1] = torque(step / steps_per_second, x)
+            torques[k] = tau
         return states, torques
 
 
