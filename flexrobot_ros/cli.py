@@ -14,7 +14,8 @@ from typing import Sequence
 from flexrobot_ros.errors import FlexrobotError
 
 #: Subcommand modules in ``flexrobot_ros.commands``, in the order ``--help`` lists them.
-COMMANDS: tuple[str, ...] = ("info", "dh2urdf", "identify", "bag", "feedforward", "modal", "modal_map", "oma")
+COMMANDS: tuple[str, ...] = ("info", "dh2urdf", "identify", "bag", "feedforward", "modal", "modal_map", "oma",
+                             "simulate")
 
 
 def build_parser() -> argparse.ArgumentParser:

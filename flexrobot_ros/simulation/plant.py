@@ -91,7 +91,7 @@ class Plant(Protocol):
 
     def state(self, q: np.ndarray, q_m: np.ndarray, qd: np.ndarray | None = None,
               qd_m: np.ndarray | None = None) -> np.ndarray:
-        """A state vector with the given joint positions/rates, other coordinates at rest and zero energy integrals."""
+        """A state with the given joint positions/rates, other coordinates at rest and zero energy integrals."""
         ...
 
     def derivative(self, x: np.ndarray, tau_m: np.ndarray, wrenches: Sequence[FrameWrench]) -> np.ndarray:
