@@ -100,7 +100,8 @@ class Plant(Protocol):
 
     def jacobian(self, x: np.ndarray, tau_m: np.ndarray, dtau_dx: np.ndarray,
                  wrenches: Sequence[FrameWrench]) -> np.ndarray:
-        """d(derivative)/dx (size, size) of the closed loop whose torque has the state Jacobian ``dtau_dx`` (n, size)."""
+        """d(derivative)/dx (size, size) of the closed loop whose torque law has state Jacobian ``dtau_dx``
+        (n, size)."""
         ...
 
     def relinearize_needed(self, x: np.ndarray, x_lin: np.ndarray, h: float, distance: float) -> bool:
