@@ -113,6 +113,11 @@ def test_cli_modal_table_gains_and_errors(capsys):
                  "--kd", str(0.425 * np.sqrt(2000))]) == 0
     out = capsys.readouterr().out
     assert "2.3893" in out and "verdict: stable" in out  # f1 of the gain study at K_P = 2000 (thesis: 2.39 Hz)
+    assert main(["modal", "scompi", "--q", "0,-0.374,1.9448,0,-1.9448,0", "--undamped", "--participation",
+                 "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert len(report["undamped_frequencies_hz"]) == 12 and report["statically_stable"] is True
+    assert abs(sum(report["participation"]) - 1.0) < 1e-12
     assert main(["modal", "scompi", "--q", "0,-0.374,1.9448,0,-1.9448,0", "--kp=-20000"]) == 0
     assert "verdict: unstable" in capsys.readouterr().out
     assert main(["modal", "scompi", "--q", "0,1"]) == 2

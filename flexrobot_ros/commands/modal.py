@@ -77,6 +77,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--q", required=True, help="link set point q1,...,qn [rad | m], e.g. 0,-pi/6,2*pi/3,...")
     parser.add_argument("--participation", action="store_true",
                         help="also print each mode's participation at the tool frame")
+    parser.add_argument("--undamped", action="store_true",
+                        help="also print the undamped (conservative, D_bar = 0) natural frequencies")
     parser.add_argument("--shapes-plot", type=Path, help="write a polar PNG of the first two mode shapes")
     parser.add_argument("--frf-plot", type=Path, help="write a PNG of the tool receptance |H| (3 x 3 translational)")
     parser.add_argument("--frf-range", default="0.5:200:800", help="FMIN:FMAX:COUNT [Hz] for --frf-plot")
@@ -101,6 +103,13 @@ def run(args: argparse.Namespace) -> int:
         participation = modal_participation(robot, result)
         report["participation"] = participation.participation.tolist()
         report["peak_compliance_m_per_n"] = participation.peak_compliance.tolist()
+    undamped = None
+    if args.undamped:
+        from flexrobot_ros.modal.undamped import undamped_modes
+
+        undamped = undamped_modes(result.linearized)
+        report["undamped_frequencies_hz"] = undamped.frequencies_hz.tolist()
+        report["statically_stable"] = undamped.statically_stable
     if args.shapes_plot:
         from flexrobot_ros.modal.plots import plot_mode_shapes
 
@@ -121,12 +130,14 @@ def run(args: argparse.Namespace) -> int:
         return 0
     print(f"robot {robot.name}{' + tool' if robot.tool else ''} at q = {np.round(q, 6).tolist()}")
     header = f"{'mode':>4} {'f [Hz]':>12} {'zeta [%]':>10} {'stable':>7}"
-    print(header + (f" {'particip.':>9}" if participation else ""))
+    print(header + (f" {'particip.':>9}" if participation else "") + (f" {'undamped f':>11}" if undamped else ""))
     for k in range(result.n_modes):
         line = (f"{k + 1:>4} {result.frequencies_hz[k]:>12.4f} {100 * result.damping_ratios[k]:>10.4f} "
                 f"{'yes' if mode_stable[k] else 'NO':>7}")
         if participation is not None:
             line += f" {100 * participation.participation[k]:>8.1f}%"
+        if undamped is not None and k < undamped.frequencies_hz.size:
+            line += f" {undamped.frequencies_hz[k]:>11.4f}"
         if result.overdamped[k]:
             line += "  (real eigenvalue, over-damped)"
         print(line)
