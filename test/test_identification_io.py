@@ -97,12 +97,16 @@ def test_bad_files_and_structure_are_refused(tmp_path, data, robot):
 
 
 def test_unmatched_modes_are_refused(robot, data):
-    """A spurious 40 Hz mode (the 2R's modes lie below 16 Hz) and a third mode near an already matched one are
-    refused, naming pose, mode and frequency."""
+    """A spurious 40 Hz mode (the 2R's modes lie below 16 Hz) is refused, naming pose, mode and frequency, or left
+    out with a warning on request (drop_unmatched); more measured modes than model modes leave some unmatched."""
     poses = list(data.poses)
     poses[1] = PoseModes(poses[1].q, poses[1].modes + (MeasuredMode(40.0, 0.02),))
     with pytest.raises(IdentificationError, match=r"poses\[1\]\.modes\[2\]: 40 Hz"):
         identify_joint_parameters(robot, ModalData(tuple(poses), source="spurious"), "k")
+    dropped = identify_joint_parameters(robot, ModalData(tuple(poses), source="spurious"), "k", starts=2,
+                                        drop_unmatched=True)
+    assert "poses[1].modes[2]" in dropped.warnings[0] and "left out" in dropped.warnings[0]
+    np.testing.assert_allclose(dropped.robot.stiffness, robot.stiffness, rtol=1e-6)
     too_many = PoseModes(poses[0].q, tuple(MeasuredMode(f, 0.1) for f in (2.8, 5.2, 6.6, 9.4, 9.5)))
     match = match_modes(modal_analysis(robot, too_many.q), too_many)
     assert (match.model_mode >= 0).sum() == 4 and "more measured modes" in " ".join(match.reasons)

@@ -59,7 +59,8 @@ def test_scaled_matrices_equal_linearization_of_robot_copy(scompi):
     for i, q in enumerate(SCOMPI_POSES):
         lin = linearize(copy, q)
         s_inv = np.linalg.inv(scipy.linalg.sqrtm(lin.M_bar).real)
-        np.testing.assert_allclose(damping[i], s_inv @ lin.D_bar @ s_inv, rtol=1e-9, atol=1e-9 * np.abs(damping[i]).max())
+        np.testing.assert_allclose(damping[i], s_inv @ lin.D_bar @ s_inv, rtol=1e-9,
+                                   atol=1e-9 * np.abs(damping[i]).max())
         np.testing.assert_allclose(stiffness[i], s_inv @ lin.K_bar @ s_inv, rtol=1e-9,
                                    atol=1e-9 * np.abs(stiffness[i]).max())
 
@@ -198,8 +199,8 @@ def test_eigenvalue_residuals_equal_modal_analysis_of_robot_copy(scompi):
 def test_eigenvalue_jacobians_match_finite_differences(scompi):
     """Eigenvalue sensitivities d lambda / d p (left = right eigenvector, symmetric matrices) and the data
     derivatives against central differences (step 1e-4 of each parameter)."""
-    problem, parameters, nominal, eigenvalues = build_eigenvalue(scompi, SCOMPI_POSES, "k,d_f:joint2+joint5,d_fm:joint1",
-                                                                 (0, 1, 6))
+    problem, parameters, nominal, eigenvalues = build_eigenvalue(scompi, SCOMPI_POSES,
+                                                                 "k,d_f:joint2+joint5,d_fm:joint1", (0, 1, 6))
     p = nominal * np.random.default_rng(9).uniform(0.8, 1.25, nominal.size)
     analytic = problem.jacobian(p)
     numeric = np.empty_like(analytic)

@@ -44,6 +44,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         help="largest relative frequency distance between a measured and a model mode (default 0.3)")
     parser.add_argument("--mac-threshold", type=float, default=0.5,
                         help="smallest MAC for a measured mode with a shape (default 0.5)")
+    parser.add_argument("--drop-unmatched", action="store_true",
+                        help="leave out measured modes that match no model mode (spurious OMA modes) instead of "
+                             "refusing the data")
     parser.add_argument("--frequency-std", type=float, default=0.005,
                         help="relative frequency uncertainty per mode for the confidence figures (default 0.005)")
     parser.add_argument("--damping-std", type=float, default=0.005,
@@ -70,7 +73,8 @@ def run(args: argparse.Namespace) -> int:
         robot, data, args.params, bounds=parse_bounds(args.bounds), starts=args.starts, seed=args.seed,
         residual=args.residual,
         workers=workers, frequency_tolerance=args.match_tolerance, mac_threshold=args.mac_threshold,
-        frequency_std=args.frequency_std, damping_std=args.damping_std, progress=progress)
+        frequency_std=args.frequency_std, damping_std=args.damping_std, drop_unmatched=args.drop_unmatched,
+        progress=progress)
     out = args.out or Path(f"{robot.name}_identified.yaml")
     description = (f"from modal data {args.modal_data.resolve()} ({result.identifiability.n_eigenvalues} modes at "
                    f"{result.identifiability.n_poses} poses), unknowns {args.params}, {args.residual} residuals, "

@@ -69,6 +69,8 @@ def distinct_counts(data: ModalData, decimals: int = 9) -> tuple[int, int]:
     and the same eigenvalue measured twice at the same pose counts once."""
     poses: dict[tuple, set] = {}
     for pose in data.poses:
+        if not pose.modes:
+            continue
         key = tuple(np.round(pose.q, decimals))
         values = poses.setdefault(key, set())
         for mode in pose.modes:

@@ -24,6 +24,7 @@ Usage::
 from __future__ import annotations
 
 import concurrent.futures
+import dataclasses
 import os
 import time
 from dataclasses import dataclass
@@ -40,7 +41,7 @@ from flexrobot_ros.identification.identifiability import (
     Identifiability, Sensitivity, check_counting, column_scale, data_sensitivity, jacobian_report)
 from flexrobot_ros.identification.matching import (
     FREQUENCY_TOLERANCE, MAC_THRESHOLD, PoseMatch, match_modes, require_matched)
-from flexrobot_ros.identification.modal_data import ModalData
+from flexrobot_ros.identification.modal_data import ModalData, PoseModes
 from flexrobot_ros.identification.parameters import KIND_FIELDS, parse_parameters, resolve_bounds
 from flexrobot_ros.modal import linearize, modal_analysis
 from flexrobot_ros.model import FlexibleRobot
@@ -327,7 +328,7 @@ def identify_joint_parameters(
         bounds: Mapping[str, Any] | None = None, starts: int = 40, seed: int = 0, include_nominal: bool = True,
         residual: str = "determinant", workers: int | str = 1, tolerance: float = 1e-12, max_evaluations: int = 500,
         frequency_tolerance: float = FREQUENCY_TOLERANCE, mac_threshold: float = MAC_THRESHOLD,
-        frequency_std: float = 0.005, damping_std: float = 0.005,
+        frequency_std: float = 0.005, damping_std: float = 0.005, drop_unmatched: bool = False,
         progress: Progress | None = None) -> IdentificationResult:
     """Identify joint stiffness/damping of ``robot`` from modal ``data`` (see the module docstring).
 
@@ -342,7 +343,9 @@ def identify_joint_parameters(
     when the first start predicts more than PARALLEL_THRESHOLD_S of serial work); ``tolerance``: ftol = xtol =
     gtol of each local solve, ``max_evaluations`` per start; ``frequency_tolerance``/``mac_threshold``: mode
     matching (:mod:`.matching`); ``frequency_std`` (relative) and ``damping_std`` (absolute fraction): data
-    uncertainty used for the parameters' standard deviations; ``progress(done, total, best_F)`` after each start.
+    uncertainty used for the parameters' standard deviations; ``drop_unmatched``: leave out measured modes that
+    match no model mode (e.g. spurious OMA modes) with a warning, instead of refusing the data (the comparisons
+    then index the remaining modes); ``progress(done, total, best_F)`` after each start.
 
     Raises :class:`IdentificationError` for under-determined requests (eq. 3.32, a single pose), poses of the
     wrong length, and measured modes that match no model mode. Weakly determined parameters are reported
@@ -361,7 +364,17 @@ def identify_joint_parameters(
     for i, pose in enumerate(data.poses):
         matches.append(match_modes(modal_analysis(robot, pose.q), pose, i, data.shape_coordinates,
                                    frequency_tolerance, mac_threshold, data.source))
-    require_matched(matches, data.source)
+    dropped: list[str] = []
+    if drop_unmatched:
+        kept = []
+        for match, pose in zip(matches, data.poses):
+            dropped += [f"poses[{match.pose}].modes[{k}] ({reason})" for k, reason in enumerate(match.reasons)
+                        if reason]
+            kept.append(PoseModes(pose.q, tuple(m for m, j in zip(pose.modes, match.model_mode) if j >= 0)))
+        data = dataclasses.replace(data, poses=tuple(kept))
+        check_counting(data, unknowns)
+    else:
+        require_matched(matches, data.source)
 
     eigenvalues = [np.array([mode.eigenvalue for mode in pose.modes]) for pose in data.poses]
     model = AffineModel(linearized, unknowns, nominal, robot.transmission)
@@ -401,6 +414,9 @@ def identify_joint_parameters(
         std=float(sensitivity.std[j]), damping_bias=float(0.01 * sensitivity.damping_bias[j]),
         frequency_bias=float(0.01 * sensitivity.frequency_bias[j])) for j, p in enumerate(unknowns))
     warnings = _warnings(table, report, minima, problems)
+    if dropped:
+        warnings.insert(0, f"{len(dropped)} measured mode(s) matching no model mode were left out: "
+                        + "; ".join(dropped))
     if residual == "determinant" and np.any(~at_bound):
         alternative = data_sensitivity(fit, estimate, ~at_bound, frequencies, frequency_std, damping_std).std
         ratio = np.median(sensitivity.std[~at_bound] / np.maximum(alternative[~at_bound], 1e-300))
@@ -412,7 +428,8 @@ def identify_joint_parameters(
         robot=identified, parameters=table, estimate=estimate, objective=thesis.objective(estimate),
         objective_nominal=thesis.objective(nominal), residual=residual,
         minimized_objective=problem.objective(estimate),
-        eigenvalue_rms=float(np.sqrt(fit.objective(estimate) / fit.n_modes)), minima=minima, starts=tuple(results), identifiability=report,
+        eigenvalue_rms=float(np.sqrt(fit.objective(estimate) / fit.n_modes)), minima=minima, starts=tuple(results),
+        identifiability=report,
         sensitivity=sensitivity, comparisons=tuple(comparisons), matches=tuple(matches),
         evaluations=sum(r.evaluations for r in results), jacobians=sum(r.jacobians for r in results),
         wall_time_s=time.perf_counter() - started, warnings=tuple(warnings), source=data.source,
@@ -421,9 +438,9 @@ def identify_joint_parameters(
 
 def _warnings(table: Sequence[IdentifiedParameter], report: Identifiability, minima: Sequence[LocalMinimum],
               problems: list[str]) -> list[str]:
-    warnings = [f"{p.name} = {p.value:.6g} {p.unit} is at its {'lower' if p.value - p.lower < p.upper - p.value else 'upper'} "
-                f"bound [{p.lower:.6g}, {p.upper:.6g}]: the data push it out of the allowed range"
-                for p in table if p.at_bound]
+    side = lambda p: "lower" if p.value - p.lower < p.upper - p.value else "upper"  # noqa: E731
+    warnings = [f"{p.name} = {p.value:.6g} {p.unit} is at its {side(p)} bound [{p.lower:.6g}, {p.upper:.6g}]: the "
+                "data push it out of the allowed range" for p in table if p.at_bound]
     if not report.full_rank:
         weakest = sorted(report.weakest_direction.items(), key=lambda item: -abs(item[1]))[:3]
         warnings.append(f"the Jacobian at the estimate has rank {report.rank} < {report.n_unknowns} (condition "
