@@ -1,0 +1,155 @@
+"""modal_monitor_node: the closed loop's natural frequencies, damping and mode shapes at the robot's current pose.
+
+Subscribes ``joint_states`` (sensor_msgs/JointState, link side; other joints in the message are ignored). When the
+pose has moved more than ``threshold`` [rad | m] in any joint since the last computation (and at most
+``max_rate_hz`` times per second) it runs :func:`flexrobot_ros.modal.modal_analysis` (seed 000 eqs. 2.13-2.18:
+PD gains ``kp``/``kd``, gravity, the tool) and publishes, latched so that late subscribers get the current modes:
+
+- ``modal/frequencies`` (std_msgs/Float64MultiArray, undamped natural frequencies [Hz], ascending),
+- ``modal/damping`` (Float64MultiArray, damping ratios as fractions, same order),
+- ``modal/mode_shapes`` (Float64MultiArray (modes, 2n, 2): complex shapes in state order [q; q_m], real and
+  imaginary parts, labelled dimensions ``mode``, ``coordinate:q.<joint>,...,q_m.<joint>``, ``part:re,im``),
+- ``modal/markers`` (visualization_msgs/MarkerArray: the arm's skeleton and its first ``markers.modes`` link-side
+  mode shapes, largest joint deflection ``markers.deflection`` [rad | m], in ``markers.frame``),
+- ``diagnostics``: stability verdict (OK stable, WARN marginal, ERROR unstable), lowest damping ratio.
+
+Service ``~/map`` (std_srvs/Trigger): a modal map over a ``map.points`` x ``map.points`` grid of the joints
+``map.joints`` within +-``map.span`` of the current pose, written to ``map.directory`` as an ``.npz``
+(:func:`flexrobot_ros.modal.maps.save_map` format) and a PNG of mode ``map.mode``; the response names both files.
+"""
+from __future__ import annotations
+
+import datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from flexrobot_ros.kinematics import chain_links, frame_origins
+from flexrobot_ros.modal import modal_analysis
+from flexrobot_ros.modal.maps import grid_map, save_map
+from flexrobot_ros.modal.plots import plot_grid
+from flexrobot_ros.model import load_robot
+from flexrobot_ros.nodes.convert import (Counted, diagnostics, float_array, joint_values, mode_markers,
+                                         mode_shapes_array, ordered_stamp, reporting)
+from flexrobot_ros.runtime import QOS_LATCHED, ParameterSpec, run_node
+
+PARAMETERS = (
+    ParameterSpec("robot", "scompi", "shipped robot name or path of a flexibility YAML", read_only=True),
+    ParameterSpec("tool", False, "add the tool described in the flexibility YAML", read_only=True),
+    ParameterSpec("kp", [], "motor PD stiffness [N m/rad]: empty for the YAML's, one value or n values",
+                  type="double_array", range=(0.0, 1e9)),
+    ParameterSpec("kd", [], "motor PD damping [N m s/rad]: empty for the YAML's, one value or n values",
+                  type="double_array", range=(0.0, 1e9)),
+    ParameterSpec("threshold", 0.01, "recompute when a joint moved more than this [rad | m]", range=(0.0, 10.0)),
+    ParameterSpec("max_rate_hz", 10.0, "most recomputations per second [Hz]", range=(0.01, 1000.0)),
+    ParameterSpec("markers.frame", "base_link", "frame_id of the mode-shape markers"),
+    ParameterSpec("markers.modes", 3, "how many modes (lowest first) to draw", range=(0, 100)),
+    ParameterSpec("markers.deflection", 0.2, "largest joint deflection drawn [rad | m]", range=(0.0, 10.0)),
+    ParameterSpec("map.joints", [], "the two joints of the ~/map grid (empty: the first two joints)",
+                  type="string_array"),
+    ParameterSpec("map.span", 0.3, "half width of the ~/map grid around the current pose [rad | m]",
+                  range=(1e-6, 10.0)),
+    ParameterSpec("map.points", 11, "grid points per joint of ~/map", range=(2, 1000)),
+    ParameterSpec("map.mode", 0, "mode plotted by ~/map (0: lowest)", range=(0, 1000)),
+    ParameterSpec("map.directory", ".", "where ~/map writes its files"),
+)
+
+
+class ModalMonitorNode:
+    """The modal monitor node (see the module docstring for its interface)."""
+
+    def __init__(self, node: Any) -> None:
+        self.node = node
+        p = self.p = node.declare_parameters(PARAMETERS)
+        self.robot = load_robot(p["robot"], tool=p["tool"])
+        self.kp, self.kd = (None if not p[k] else p[k][0] if len(p[k]) == 1 else np.array(p[k]) for k in ("kp", "kd"))
+        self.links = chain_links(self.robot)
+        self.pose, self.stamp, self.computed, self.result = None, None, None, None
+        self.computations = 0
+        self.coordinates = [f"{side}.{joint}" for side in ("q", "q_m") for joint in self.robot.joint_names]
+        types = node.types
+        array_type = types.std_msgs.msg.Float64MultiArray
+        self.frequencies = Counted(node.create_publisher(array_type, "modal/frequencies", QOS_LATCHED))
+        self.damping = Counted(node.create_publisher(array_type, "modal/damping", QOS_LATCHED))
+        self.shapes = Counted(node.create_publisher(array_type, "modal/mode_shapes", QOS_LATCHED))
+        self.markers = Counted(node.create_publisher(types.visualization_msgs.msg.MarkerArray, "modal/markers",
+                                                     QOS_LATCHED))
+        self.diagnostics = node.create_publisher(types.diagnostic_msgs.msg.DiagnosticArray, "diagnostics")
+        node.create_subscription(types.sensor_msgs.msg.JointState, "joint_states", self.on_joint_states)
+        node.create_service(types.std_srvs.srv.Trigger, "~/map", self.on_map)
+        node.create_timer(1.0 / p["max_rate_hz"], self.on_timer)
+        node.create_timer(1.0, self.on_diagnostics)
+
+    def on_joint_states(self, msg: Any) -> None:
+        with reporting(self.node, "joint_states"):
+            self.stamp = ordered_stamp(msg, self.stamp)
+            self.pose = joint_values(msg, self.robot.joint_names)
+
+    def on_timer(self) -> None:
+        pose = self.pose
+        if pose is None or (self.computed is not None and np.abs(pose - self.computed).max() <= self.p["threshold"]):
+            return
+        self.result, self.computed = modal_analysis(self.robot, pose, self.kp, self.kd), pose
+        self.computations += 1
+        self._publish(self.result)
+
+    def on_map(self, request: Any, response: Any) -> Any:
+        if self.computed is None:
+            response.success, response.message = False, "no pose received on joint_states yet"
+            return response
+        p, names = self.p, self.robot.joint_names
+        joints = tuple(p["map.joints"]) or names[:2]
+        axes = [np.clip(self.computed[self.robot.joint_index(j)] + np.linspace(-p["map.span"], p["map.span"],
+                                                                              p["map.points"]),
+                        self.robot.lower_limits[self.robot.joint_index(j)],
+                        self.robot.upper_limits[self.robot.joint_index(j)]) for j in joints]
+        result = grid_map(self.robot, self.computed, joints, axes[0], axes[1], kp=self.kp, kd=self.kd)
+        folder = Path(p["map.directory"]).expanduser().resolve()
+        folder.mkdir(parents=True, exist_ok=True)
+        base = folder / f"modal_map_{datetime.datetime.now():%Y%m%d_%H%M%S_%f}"
+        npz = save_map(base.with_suffix(".npz"), result)
+        png = plot_grid(result, base.with_suffix(".png"), mode=min(p["map.mode"], result.frequencies_hz.shape[1] - 1))
+        response.success = True
+        response.message = f"{npz} {png} ({len(result)} poses over {joints[0]} x {joints[1]})"
+        return response
+
+    def on_diagnostics(self) -> None:
+        result = self.result
+        if result is None:
+            level, message, values = "ok", "waiting for joint_states", {}
+        else:
+            level = {"stable": "ok", "marginal": "warn"}.get(result.verdict, "error")
+            message = f"{result.verdict}: {result.n_modes} modes, lowest {result.frequencies_hz[0]:.4g} Hz"
+            values = {"verdict": result.verdict, "lowest damping ratio": float(result.damping_ratios.min()),
+                      "largest eigenvalue real part [1/s]": float(result.eigenvalues.real.max()),
+                      "pose": self.computed}
+        self.diagnostics.publish(diagnostics(self.node, "modal monitor", level, message, {
+            **values, "computations": self.computations,
+            "published modal/frequencies": self.frequencies.count, "published modal/damping": self.damping.count,
+            "published modal/mode_shapes": self.shapes.count, "published modal/markers": self.markers.count}))
+
+    def _publish(self, result: Any) -> None:
+        types = self.node.types
+        self.frequencies.publish(float_array(types, result.frequencies_hz, "mode"))
+        self.damping.publish(float_array(types, result.damping_ratios, "mode"))
+        self.shapes.publish(mode_shapes_array(types, result.mode_shapes.T, self.coordinates))
+        count, n = min(self.p["markers.modes"], result.n_modes), self.robot.n
+        deformed = []
+        for k in range(count):
+            link_shape = result.mode_shapes[:n, k].real
+            scale = self.p["markers.deflection"] / max(np.abs(link_shape).max(), 1e-12)
+            deformed.append(frame_origins(self.robot, self.computed + scale * link_shape, self.links))
+        labels = [f"mode {k + 1}: {result.frequencies_hz[k]:.2f} Hz, {100 * result.damping_ratios[k]:.1f} %"
+                  for k in range(count)]
+        self.markers.publish(mode_markers(types, self.node.stamp(), self.p["markers.frame"],
+                                          frame_origins(self.robot, self.computed, self.links), deformed, labels))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Console script ``modal_monitor_node`` (ROS 2 arguments after ``--ros-args``)."""
+    return run_node(ModalMonitorNode, "modal_monitor_node", argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

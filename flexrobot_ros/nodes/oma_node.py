@@ -1,0 +1,187 @@
+"""oma_node: online operational modal analysis of encoder signals, modal data and joint-parameter identification.
+
+Subscribes ``motor_states`` (any sensor_msgs/JointState topic: remap it, e.g. ``motor_states:=/robot/encoders``;
+channels are the robot's joints, or the joints of the first message when ``robot`` is empty) with a reliable queue
+of ``queue_depth`` samples, and ``joint_states`` (link side) for the pose saved with the modes. The samples feed
+a :class:`flexrobot_ros.oma.ModeTracker` (sliding ``window_s`` window at ``sample_rate_hz``, re-identified every
+``update_period_s`` with ``method`` over ``orders``); samples must arrive in stamp order at the sampling rate
+(a gap restarts the window).
+
+Publishes after every identification, latched: ``oma/frequencies`` (std_msgs/Float64MultiArray [Hz], ascending),
+``oma/damping`` (damping ratios, fractions), ``oma/mode_shapes`` (Float64MultiArray (modes, channels, 2): complex
+shapes, labelled ``mode``, ``coordinate:<channel>,...``, ``part:re,im``) for the modes found in that window; and
+``diagnostics``.
+
+Services (std_srvs/Trigger; results go to the topics, files and the response message):
+``~/identify`` identifies the buffer now; ``~/reset`` empties the window; ``~/save_modal_data`` appends the
+current pose and the last identified modes to ``modal_data_file`` (the format of
+:mod:`flexrobot_ros.identification.modal_data`, shapes in ``shape_coordinates``); ``~/identify_joint_parameters``
+identifies ``identification.parameters`` of ``robot`` from every pose saved so far (seed 000 chapter 3) and writes
+the updated flexibility YAML to ``identified_yaml``.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from flexrobot_ros.errors import IdentificationError, SignalError
+from flexrobot_ros.identification import (MeasuredMode, ModalData, PoseModes, identify_joint_parameters,
+                                          read_modal_data, write_modal_data)
+from flexrobot_ros.identification.flexibility_update import identified_fields, write_identified_yaml
+from flexrobot_ros.model import load_robot
+from flexrobot_ros.nodes.convert import (Counted, answer, diagnostics, float_array, joint_values, mode_shapes_array,
+                                         ordered_stamp, reporting)
+from flexrobot_ros.oma import ModeTracker, TrackerOptions
+from flexrobot_ros.runtime import QOS_DEFAULT, QOS_LATCHED, ParameterSpec, run_node
+
+PARAMETERS = (
+    ParameterSpec("robot", "scompi", "robot of the encoders (shipped name or flexibility YAML; empty: channels "
+                  "from the first message, no joint-parameter identification)", read_only=True),
+    ParameterSpec("tool", False, "add the tool described in the flexibility YAML", read_only=True),
+    ParameterSpec("sample_rate_hz", 1000.0, "encoder sample rate [Hz]", range=(1.0, 100000.0), read_only=True),
+    ParameterSpec("queue_depth", 10000, "encoder samples queued while an identification runs", range=(10, 10**7),
+                  read_only=True),
+    ParameterSpec("window_s", 3.0, "sliding window of the online tracker [s]", range=(0.01, 3600.0)),
+    ParameterSpec("update_period_s", 1.0, "time between online identifications [s] (stream time)",
+                  range=(0.01, 3600.0)),
+    ParameterSpec("method", "ssi-cov", "identification method", choices=("ssi-cov", "var")),
+    ParameterSpec("orders", "2:60", "model orders 'first:last[:step]' or 'a,b,c'"),
+    ParameterSpec("block_rows", 0, "SSI-cov block rows (0: automatic)", range=(0, 100000)),
+    ParameterSpec("shape_coordinates", "motor", "what the channels measure, for modal data: motor angles q_m "
+                  "('motor') or link coordinates q ('link')", choices=("motor", "link")),
+    ParameterSpec("modal_data_file", "modal_data.yaml", "file ~/save_modal_data appends to"),
+    ParameterSpec("identified_yaml", "identified.yaml", "flexibility YAML ~/identify_joint_parameters writes"),
+    ParameterSpec("identification.parameters", "k", "parameters to identify, e.g. 'k', 'k,d_f,d_fm', "
+                  "'k:joint2,k:joint3'"),
+    ParameterSpec("identification.starts", 8, "random starts of the identification", range=(1, 10000)),
+    ParameterSpec("identification.seed", 0, "seed of the random starts", range=(0, 2**31 - 1)),
+)
+
+
+class OmaNode:
+    """The OMA node (see the module docstring for its interface)."""
+
+    def __init__(self, node: Any) -> None:
+        self.node = node
+        p = self.p = node.declare_parameters(PARAMETERS)
+        self.robot = load_robot(p["robot"], tool=p["tool"]) if p["robot"] else None
+        self.channels = self.robot.joint_names if self.robot is not None else None
+        self.options = TrackerOptions(window_s=p["window_s"], update_period_s=p["update_period_s"],
+                                      method=p["method"], orders=p["orders"], block_rows=p["block_rows"] or None)
+        self.tracker: ModeTracker | None = None
+        self.stamp, self.sample, self.pose, self.pose_stamp = None, None, None, None
+        self.last_update, self.samples, self.updates = None, 0, 0
+        types = node.types
+        array_type = types.std_msgs.msg.Float64MultiArray
+        self.frequencies = Counted(node.create_publisher(array_type, "oma/frequencies", QOS_LATCHED))
+        self.damping = Counted(node.create_publisher(array_type, "oma/damping", QOS_LATCHED))
+        self.shapes = Counted(node.create_publisher(array_type, "oma/mode_shapes", QOS_LATCHED))
+        self.diagnostics = node.create_publisher(types.diagnostic_msgs.msg.DiagnosticArray, "diagnostics")
+        joint_state = types.sensor_msgs.msg.JointState
+        self.topic = node.resolve_name("motor_states")
+        node.create_subscription(joint_state, "motor_states", self.on_encoders, QOS_DEFAULT.with_depth(p["queue_depth"]))
+        node.create_subscription(joint_state, "joint_states", self.on_joint_states)
+        trigger = types.std_srvs.srv.Trigger
+        node.create_service(trigger, "~/identify", lambda request, response: answer(response, self._identify))
+        node.create_service(trigger, "~/reset", lambda request, response: answer(response, self._reset))
+        node.create_service(trigger, "~/save_modal_data", lambda request, response: answer(response, self._save))
+        node.create_service(trigger, "~/identify_joint_parameters",
+                            lambda request, response: answer(response, self._identify_joints))
+        node.create_timer(1.0, self.on_diagnostics)
+
+    def on_encoders(self, msg: Any) -> None:
+        with reporting(self.node, self.topic):
+            stamp = ordered_stamp(msg, self.stamp)
+            channels = self.channels or tuple(msg.name)
+            sample = joint_values(msg, channels)
+            self.channels, self.stamp, self.sample = channels, stamp, sample
+            self.tracker = self.tracker or ModeTracker(self.p["sample_rate_hz"], channels, self.options)
+            self.samples += 1
+            for update in self.tracker.push(stamp, sample):
+                self._publish(update)
+
+    def on_joint_states(self, msg: Any) -> None:
+        with reporting(self.node, "joint_states"):
+            stamp = ordered_stamp(msg, self.pose_stamp)
+            self.pose = joint_values(msg, self.robot.joint_names if self.robot is not None else tuple(msg.name))
+            self.pose_stamp = stamp
+
+    def on_diagnostics(self) -> None:
+        update = self.last_update
+        fill = 0.0 if self.tracker is None else self.tracker.window_fill
+        message = (f"{len(self._found(update))} modes at t = {update.time_s:.3f} s" if update is not None
+                   else f"window {100 * fill:.0f} % full")
+        self.diagnostics.publish(diagnostics(self.node, "oma", "ok", message, {
+            "samples received": self.samples, "window fill": fill, "identifications": self.updates,
+            "last identification [s]": 0.0 if update is None else update.elapsed_s,
+            "frequencies [Hz]": [m.frequency_hz for m in self._found(update)],
+            "published oma/frequencies": self.frequencies.count, "published oma/damping": self.damping.count,
+            "published oma/mode_shapes": self.shapes.count}))
+
+    # ------------------------------------------------------------------ services
+    def _identify(self) -> str:
+        if self.tracker is None:
+            raise SignalError(f"no samples received on {self.topic} yet")
+        update = self.tracker.update()
+        self._publish(update)
+        return f"{len(self._found(update))} modes: " + ", ".join(
+            f"{m.frequency_hz:.4f} Hz ({100 * m.damping_ratio:.3f} %)" for m in self._found(update))
+
+    def _reset(self) -> str:
+        if self.tracker is not None:
+            self.tracker.reset()
+        self.stamp = None
+        return "window emptied"
+
+    def _save(self) -> str:
+        modes = self._found(self.last_update)
+        if not modes:
+            raise IdentificationError("no identified modes yet: call ~/identify first")
+        pose = self.pose if self.pose is not None else self.sample
+        measured = tuple(MeasuredMode(m.frequency_hz, m.damping_ratio, np.asarray(m.shape)) for m in modes
+                         if m.frequency_hz > 0 and 0 <= m.damping_ratio < 1)  # what the modal-data format accepts
+        path = Path(self.p["modal_data_file"]).expanduser()
+        previous = read_modal_data(path).poses if path.exists() else ()
+        write_modal_data(path, ModalData(previous + (PoseModes(np.asarray(pose, dtype=float), measured),),
+                                         self.p["shape_coordinates"], str(path),
+                                         self.robot.name if self.robot is not None else None))
+        return (f"{path.resolve()}: pose {len(previous) + 1} with {len(measured)} modes at q = "
+                f"{np.round(pose, 5).tolist()}")
+
+    def _identify_joints(self) -> str:
+        if self.robot is None:
+            raise IdentificationError("parameter robot is empty: no model to identify")
+        path = Path(self.p["modal_data_file"]).expanduser()
+        data = read_modal_data(path)
+        result = identify_joint_parameters(self.robot, data, self.p["identification.parameters"],
+                                           starts=self.p["identification.starts"],
+                                           seed=self.p["identification.seed"])
+        out = write_identified_yaml(self.robot, identified_fields(result), Path(self.p["identified_yaml"]).expanduser(),
+                                    f"from {len(data.poses)} poses of OMA modal data in {path.resolve()} "
+                                    f"(oma_node, objective {result.objective:.3g})")
+        return f"{out.resolve()}: " + ", ".join(f"{q.name} = {q.value:.6g} {q.unit} (was {q.nominal:.6g})"
+                                                for q in result.parameters)
+
+    # ------------------------------------------------------------------ helpers
+    @staticmethod
+    def _found(update: Any) -> list[Any]:
+        return [] if update is None else [m for m in update.modes if m.missed == 0]
+
+    def _publish(self, update: Any) -> None:
+        self.last_update, self.updates = update, self.updates + 1
+        modes, types = self._found(update), self.node.types
+        self.frequencies.publish(float_array(types, [m.frequency_hz for m in modes], "mode"))
+        self.damping.publish(float_array(types, [m.damping_ratio for m in modes], "mode"))
+        shapes = np.array([m.shape for m in modes]).reshape(len(modes), len(self.channels))
+        self.shapes.publish(mode_shapes_array(types, shapes, list(self.channels)))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Console script ``oma_node`` (ROS 2 arguments after ``--ros-args``)."""
+    return run_node(OmaNode, "oma_node", argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

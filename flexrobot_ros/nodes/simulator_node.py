@@ -1,0 +1,366 @@
+"""simulator_node: a flexible-joint robot simulated in (scaled) real time, seen through its encoders.
+
+Advances a :class:`flexrobot_ros.simulation.Simulation` (PD + gravity compensation, fixed-step exponential Euler)
+on a wall-clock timer, ``real_time_factor`` simulated seconds per wall second. Header stamps are *simulated* time:
+the wall-clock time when the simulation started plus the simulated seconds, so samples are exactly ``1 /
+rate_hz`` apart whatever the real-time factor (and stay increasing across ``~/reset``).
+
+Publishes: ``motor_states`` (sensor_msgs/JointState: motor encoder positions q_m [rad], velocities, effort = motor
+torque tau_m [N m], every sample), ``joint_states`` (JointState: link positions q [rad | m], velocities, effort =
+elastic joint torque K (W q - q_m), every ``joint_states_decimation``-th sample), ``tf`` (tf2_msgs/TFMessage of
+the URDF links, the tree robot_state_publisher publishes, at ``tf_rate_hz``), ``robot_description``
+(std_msgs/String, latched, when ``publish_robot_description``) and ``diagnostics``.
+
+Subscribes: ``motor_torque_command`` (std_msgs/Float64MultiArray, n motor torques [N m]: the motor torque itself
+with ``torque_command_mode: effort``, added to the PD + compensation law with ``additive``; held until the next
+command), ``motor_trajectory`` (trajectory_msgs/JointTrajectory from the feedforward node: positions q_m,
+velocities qd_m, effort tau_m; tracked by feedforward + motor PD from ``header.stamp + time_from_start`` in
+simulated time, now when the stamp is zero) and ``set_point`` (JointState with every joint: move there).
+
+Services: ``~/apply_impact`` (std_srvs/Trigger: the ``impact.*`` force pulse now), ``~/reset`` (Trigger: back to
+``set_point`` at rest), ``~/set_point`` (Trigger: move to the next pose of the ``set_points`` parameter, cyclic)
+and ``~/run`` (std_srvs/SetBool: run or pause). Set-point moves are rest-to-rest 9th-order polynomials of
+``set_point_move_s`` seconds tracked with the EJNEA feedforward + motor PD (``set_point_move_s: 0`` steps the PD
+set point instead).
+
+Excitation (so that OMA has something to identify): ``excitation.type: impacts`` applies the ``impact.*`` pulse
+every ``excitation.period_s`` from ``excitation.first_s``; ``random`` applies a band-limited Gaussian force of RMS
+``excitation.rms`` in ``excitation.band_hz``; ``none`` leaves the robot alone.
+"""
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from flexrobot_ros.dynamics import Poly9Trajectory, feedforward
+from flexrobot_ros.errors import SimulationError
+from flexrobot_ros.kinematics import link_transforms
+from flexrobot_ros.model import load_robot
+from flexrobot_ros.nodes.convert import (Counted, InputError, diagnostics, joint_state, joint_values, reporting,
+                                         tf_message, trajectory_arrays, vector)
+from flexrobot_ros.runtime import QOS_LATCHED, ParameterSpec, run_node
+from flexrobot_ros.simulation import (FeedforwardPD, FixedStepIntegration, LinkEncoder, MotorEncoder,
+                                      PDGravityCompensation, RandomForce, RectangularPulse, Simulation, TorqueInput)
+
+PARAMETERS = (
+    ParameterSpec("robot", "scompi", "shipped robot name or path of a flexibility YAML", read_only=True),
+    ParameterSpec("tool", False, "add the tool described in the flexibility YAML", read_only=True),
+    ParameterSpec("set_point", [], "link pose held at start and after ~/reset [rad | m]; empty: zeros clipped "
+                  "to the joint limits", type="double_array"),
+    ParameterSpec("set_points", [], "poses the ~/set_point service cycles through, n values per pose "
+                  "[rad | m]", type="double_array"),
+    ParameterSpec("set_point_move_s", 2.0, "duration of a set-point move [s]; 0: step the PD set point",
+                  range=(0.0, 600.0)),
+    ParameterSpec("kp", [], "motor PD stiffness [N m/rad]: empty for the YAML's, one value or n values",
+                  type="double_array", range=(0.0, 1e9)),
+    ParameterSpec("kd", [], "motor PD damping [N m s/rad]: empty for the YAML's, one value or n values",
+                  type="double_array", range=(0.0, 1e9)),
+    ParameterSpec("rate_hz", 1000.0, "sample rate of the simulation output and the encoders [Hz]",
+                  range=(10.0, 20000.0), read_only=True),
+    ParameterSpec("substeps", 1, "integration steps per output sample", range=(1, 100), read_only=True),
+    ParameterSpec("real_time_factor", 1.0, "simulated seconds per wall-clock second", range=(0.01, 100.0)),
+    ParameterSpec("update_period_s", 0.01, "wall-clock period of the simulation timer [s]", range=(0.001, 1.0)),
+    ParameterSpec("duration_s", 0.0, "simulated seconds after which the simulation stops (0: never)",
+                  range=(0.0, 1e9)),
+    ParameterSpec("autostart", True, "run at start-up (else wait for ~/run)"),
+    ParameterSpec("joint_states_decimation", 1, "publish joint_states every k-th sample", range=(1, 1000)),
+    ParameterSpec("tf_rate_hz", 50.0, "rate of the link transforms on tf [Hz]; 0: no tf", range=(0.0, 1000.0)),
+    ParameterSpec("publish_robot_description", True, "publish the URDF on robot_description (latched); turn off "
+                  "when robot_state_publisher runs"),
+    ParameterSpec("torque_command_mode", "effort", "motor_torque_command is the motor torque ('effort') or is "
+                  "added to the PD + compensation law ('additive')", choices=("effort", "additive")),
+    ParameterSpec("motor_encoder.counts_per_rev", 0.0, "motor encoder counts per rotor revolution (0: ideal)",
+                  range=(0.0, 1e12)),
+    ParameterSpec("motor_encoder.noise_std", 0.0, "motor encoder noise standard deviation [rad]",
+                  range=(0.0, 1.0)),
+    ParameterSpec("link_encoder.counts_per_rev", 0.0, "link encoder counts per joint revolution (0: ideal)",
+                  range=(0.0, 1e12)),
+    ParameterSpec("link_encoder.noise_std", 0.0, "link encoder noise standard deviation [rad | m]",
+                  range=(0.0, 1.0)),
+    ParameterSpec("impact.force", [0.0, 50.0, 0.0], "impact force [N] (3 values) or wrench [N, N m] (6 values), "
+                  "world axes (seed 000 section 2.4.3: 50 N along y0)", type="double_array"),
+    ParameterSpec("impact.duration_s", 0.006, "impact duration [s]", range=(1e-6, 10.0)),
+    ParameterSpec("impact.frame", "", "frame where impacts and random forces act (empty: the tool frame)"),
+    ParameterSpec("excitation.type", "impacts", "automatic excitation", choices=("impacts", "random", "none")),
+    ParameterSpec("excitation.first_s", 0.2, "simulated time of the first excitation [s]", range=(0.0, 1e9)),
+    ParameterSpec("excitation.period_s", 3.0, "time between impacts / length of each random-force segment [s]",
+                  range=(0.01, 1e9)),
+    ParameterSpec("excitation.rms", [5.0, 5.0, 5.0], "random force RMS per axis [N] (3) or wrench (6)",
+                  type="double_array", range=(0.0, 1e6)),
+    ParameterSpec("excitation.band_hz", [1.0, 200.0], "random force band [f_low, f_high] [Hz]",
+                  type="double_array", range=(0.0, 1e4)),
+    ParameterSpec("excitation.seed", 0, "random force seed", range=(0, 2**31 - 1)),
+)
+
+#: Longest simulated stretch [s] one timer tick may catch up; beyond it the simulation falls behind real time.
+MAX_CATCH_UP_S = 0.25
+
+
+class SimulatorNode:
+    """The simulator node (see the module docstring for its interface)."""
+
+    def __init__(self, node: Any) -> None:
+        self.node = node
+        p = self.p = node.declare_parameters(PARAMETERS)
+        self.robot = robot = load_robot(p["robot"], tool=p["tool"])
+        self.names, self.rate = robot.joint_names, p["rate_hz"]
+        self.home = self._pose(p["set_point"] or np.clip(np.zeros(robot.n), robot.lower_limits, robot.upper_limits))
+        self.set_points = [self._pose(p["set_points"][i:i + robot.n])
+                           for i in range(0, len(p["set_points"]), robot.n)]
+        self.hold = PDGravityCompensation.create(robot, self.home, self._gains("kp"), self._gains("kd"))
+        sensors = (MotorEncoder(p["motor_encoder.counts_per_rev"] or None, p["motor_encoder.noise_std"]),
+                   LinkEncoder(p["link_encoder.counts_per_rev"] or None, p["link_encoder.noise_std"]))
+        self.sim = Simulation(robot, self.hold, rate=self.rate, fixed=FixedStepIntegration(p["substeps"]),
+                              sensors=sensors)
+        self.frame = p["impact.frame"] or robot.tool_frame
+        robot.frame_id(self.frame)
+        self.command = np.zeros(robot.n)
+        self.mode, self.state, self.move_end, self.next_set_point = "hold", "paused", None, 0
+        self.excitations: list[Any] = []
+        self.next_excitation, self.excitation_count = p["excitation.first_s"], 0
+        self.stamp_base: float | None = None
+        self.anchor = (time.monotonic(), 0)
+        self.overruns, self.late_references, self.last_tf = 0, 0, -np.inf
+        self.diagnosed = (time.monotonic(), 0.0)
+
+        types = node.types
+        joint_state_type = types.sensor_msgs.msg.JointState
+        self.motor_states = Counted(node.create_publisher(joint_state_type, "motor_states"))
+        self.joint_states = Counted(node.create_publisher(joint_state_type, "joint_states"))
+        self.tf = Counted(node.create_publisher(types.tf2_msgs.msg.TFMessage, "tf"))
+        self.diagnostics = node.create_publisher(types.diagnostic_msgs.msg.DiagnosticArray, "diagnostics")
+        if p["publish_robot_description"]:
+            description = node.create_publisher(types.std_msgs.msg.String, "robot_description", QOS_LATCHED)
+            description.publish(types.std_msgs.msg.String(data=robot.urdf_path.read_text()))
+        node.create_subscription(types.std_msgs.msg.Float64MultiArray, "motor_torque_command", self.on_torque)
+        node.create_subscription(types.trajectory_msgs.msg.JointTrajectory, "motor_trajectory", self.on_reference)
+        node.create_subscription(joint_state_type, "set_point", self.on_set_point)
+        trigger = types.std_srvs.srv.Trigger
+        node.create_service(trigger, "~/apply_impact", self.on_apply_impact)
+        node.create_service(trigger, "~/reset", self.on_reset)
+        node.create_service(trigger, "~/set_point", self.on_next_set_point)
+        node.create_service(types.std_srvs.srv.SetBool, "~/run", self.on_run)
+        node.create_timer(p["update_period_s"], self.on_tick)
+        node.create_timer(1.0, self.on_diagnostics)
+        if p["autostart"]:
+            self._run(True)
+        node.logger.info(f"simulating {robot.name}{' + tool' if p['tool'] else ''} at {self.rate:g} Hz, real-time "
+                         f"factor {p['real_time_factor']:g}, holding {np.round(self.home, 4).tolist()}")
+
+    # ------------------------------------------------------------------ callbacks
+    def on_tick(self) -> None:
+        end = self.sim.sample_index + self._samples_due()
+        while self.sim.sample_index < end and self.state == "running":
+            self._schedule_excitations()  # at the sample they start on, so runs do not depend on timer jitter
+            stop = end if not self._excites() else min(end, max(self.sim.sample_index + 1,
+                                                                int(np.floor(self.next_excitation * self.rate))))
+            try:
+                output = self.sim.step(stop - self.sim.sample_index)
+            except SimulationError as error:
+                self.state = "diverged"
+                self.node.log_once("diverged", f"{error} Call ~/reset to start again.", "error")
+                return
+            self._publish(output)
+        if self.move_end is not None and self.sim.t >= self.move_end:
+            self.sim.set_controller(self.hold)
+            self.mode, self.move_end = "hold", None
+
+    def on_torque(self, msg: Any) -> None:
+        with reporting(self.node, "motor_torque_command"):
+            self.command[:] = vector(msg, self.robot.n)
+            if self.mode != "command":
+                self.sim.set_controller(self._command_controller())
+                self.mode, self.move_end = "command", None
+
+    def on_reference(self, msg: Any) -> None:
+        with reporting(self.node, "motor_trajectory"):
+            ref = trajectory_arrays(msg, self.names)
+            if ref["positions"] is None or ref["effort"] is None:
+                raise InputError("missing fields", "positions (q_m) and effort (tau_m) are required in every point")
+            times = self._sim_time(msg.header.stamp) + ref["t"]
+            if times[0] < self.sim.t:
+                self.late_references += 1
+                self.node.log_once("late reference", f"motor_trajectory starts {self.sim.t - times[0]:.3g} s in the "
+                                   "past (simulated time); shifted to start now (logged once, counted)")
+                times += self.sim.t - times[0]
+            velocities = ref["velocities"] if ref["velocities"] is not None else (
+                np.gradient(ref["positions"], times, axis=0) if len(times) > 1 else np.zeros((1, self.robot.n)))
+            self.sim.set_controller(FeedforwardPD(self.robot, ref["effort"], ref["positions"], velocities, times,
+                                                  self.hold.kp, self.hold.kd))
+            self.mode, self.move_end = "trajectory", None
+
+    def on_set_point(self, msg: Any) -> None:
+        with reporting(self.node, "set_point"):
+            self._move_to(joint_values(msg, self.names))
+
+    def on_apply_impact(self, request: Any, response: Any) -> Any:
+        t0 = self.sim.t + 1.0 / self.rate
+        self._apply(RectangularPulse(self.frame, self.p["impact.force"], t0, t0 + self.p["impact.duration_s"]))
+        response.success = True
+        response.message = (f"impact {list(self.p['impact.force'])} at {self.frame} for "
+                            f"{1e3 * self.p['impact.duration_s']:g} ms from t = {t0:.4f} s (simulated)")
+        return response
+
+    def on_reset(self, request: Any, response: Any) -> Any:
+        self.stamp_base = None if self.stamp_base is None else self.stamp_base + self.sim.t + 1.0 / self.rate
+        self.hold = self.hold.with_set_point(self.home)
+        self.sim.set_controller(self.hold)
+        self.sim.clear_excitations()
+        self.sim.reset(q0=self.home)
+        self.excitations, self.next_excitation = [], self.p["excitation.first_s"]
+        self.mode, self.move_end, self.last_tf = "hold", None, -np.inf
+        self.diagnosed = (time.monotonic(), 0.0)
+        was_paused, self.state = self.state == "paused", "paused"
+        self._run(not was_paused)
+        response.success, response.message = True, f"reset to {np.round(self.home, 6).tolist()} at rest, t = 0"
+        return response
+
+    def on_next_set_point(self, request: Any, response: Any) -> Any:
+        if not self.set_points:
+            response.success, response.message = False, "parameter set_points is empty: nothing to move to"
+            return response
+        target = self.set_points[self.next_set_point % len(self.set_points)]
+        self._move_to(target)
+        self.next_set_point += 1
+        response.success = True
+        response.message = (f"moving to set point {(self.next_set_point - 1) % len(self.set_points) + 1} of "
+                            f"{len(self.set_points)}: {np.round(target, 6).tolist()} by t = "
+                            f"{self.move_end if self.move_end is not None else self.sim.t:.4f} s (simulated)")
+        return response
+
+    def on_run(self, request: Any, response: Any) -> Any:
+        self._run(bool(request.data))
+        response.success, response.message = True, f"{self.state} at t = {self.sim.t:.4f} s (simulated)"
+        return response
+
+    def on_diagnostics(self) -> None:
+        wall, sim_t = time.monotonic(), self.sim.t
+        achieved = (sim_t - self.diagnosed[1]) / max(wall - self.diagnosed[0], 1e-9)
+        self.diagnosed = (wall, sim_t)
+        level = {"diverged": "error"}.get(self.state, "ok")
+        if self.state == "running" and achieved < 0.8 * self.p["real_time_factor"]:
+            level = "warn"
+        self.diagnostics.publish(diagnostics(self.node, "simulator", level, f"{self.state}, {self.mode}", {
+            "state": self.state, "controller": self.mode, "simulated time [s]": sim_t,
+            "real-time factor (target)": self.p["real_time_factor"], "real-time factor (achieved)": achieved,
+            "excitations applied": self.excitation_count, "late references": self.late_references,
+            "catch-up overruns": self.overruns, "set point": self.hold.q_d,
+            "published motor_states": self.motor_states.count, "published joint_states": self.joint_states.count,
+            "published tf": self.tf.count}))
+
+    # ------------------------------------------------------------------ helpers
+    def _pose(self, values: Any) -> np.ndarray:
+        return self.robot.check_q(values, "set point")
+
+    def _gains(self, name: str) -> Any:
+        values = self.p[name]
+        return None if not values else values[0] if len(values) == 1 else np.array(values)
+
+    def _run(self, running: bool) -> None:
+        if running and self.state in ("paused", "finished") and not self._finished():
+            self.stamp_base = self.node.now() - self.sim.t if self.stamp_base is None else self.stamp_base
+            self.anchor = (time.monotonic(), self.sim.sample_index)
+            self.state = "running"
+        elif not running and self.state == "running":
+            self.state = "paused"
+
+    def _finished(self) -> bool:
+        end = self.p["duration_s"]
+        return bool(end) and self.sim.t >= end - 0.5 / self.rate
+
+    def _samples_due(self) -> int:
+        if self.state != "running":
+            return 0
+        if self._finished():
+            self.state = "finished"
+            return 0
+        wall, sample = self.anchor
+        due = sample + int((time.monotonic() - wall) * self.p["real_time_factor"] * self.rate) - self.sim.sample_index
+        if self.p["duration_s"]:
+            due = min(due, int(round(self.p["duration_s"] * self.rate)) - self.sim.sample_index)
+        limit = max(1, int(MAX_CATCH_UP_S * self.rate))
+        if due > limit:
+            self.overruns += 1
+            self.anchor = (time.monotonic(), self.sim.sample_index + limit)
+            due = limit
+        return due
+
+    def _sim_time(self, stamp: Any) -> float:
+        seconds = stamp.sec + 1e-9 * stamp.nanosec
+        return self.sim.t if seconds == 0 or self.stamp_base is None else seconds - self.stamp_base
+
+    def _command_controller(self) -> Any:
+        if self.p["torque_command_mode"] == "effort":
+            return TorqueInput(self.robot, lambda t: self.command)
+        hold = self.hold
+        return FeedforwardPD(self.robot, lambda t: hold.feedforward + self.command, hold.q_m_d,
+                             np.zeros(self.robot.n), kp=hold.kp, kd=hold.kd)
+
+    def _move_to(self, target: np.ndarray) -> None:
+        target = self._pose(target)
+        start = self.hold.q_d if self.mode == "hold" else self.sim.state[:self.robot.n]
+        self.hold = self.hold.with_set_point(target)
+        if self.p["set_point_move_s"] == 0:
+            self.sim.set_controller(self.hold)
+            self.mode, self.move_end = "hold", None
+            return
+        path = Poly9Trajectory(start, target, self.p["set_point_move_s"], start_time=self.sim.t)
+        motion = feedforward(self.robot, path, "ejnea", rate_hz=self.rate)
+        self.sim.set_controller(FeedforwardPD(self.robot, motion.tau_m, motion.q_m, motion.qd_m, motion.t,
+                                              self.hold.kp, self.hold.kd))
+        self.mode, self.move_end = "moving", float(motion.t[-1])
+
+    def _excites(self) -> bool:
+        return self.p["excitation.type"] != "none"
+
+    def _schedule_excitations(self) -> None:
+        """Apply the automatic excitations that start before the next sample."""
+        kind, period = self.p["excitation.type"], self.p["excitation.period_s"]
+        while self._excites() and self.next_excitation < (self.sim.sample_index + 1) / self.rate:
+            t0 = self.next_excitation
+            if kind == "impacts":
+                excitation = RectangularPulse(self.frame, self.p["impact.force"], t0, t0 + self.p["impact.duration_s"])
+            else:
+                excitation = RandomForce(self.frame, self.p["excitation.rms"], tuple(self.p["excitation.band_hz"]),
+                                         t0, t0 + period, seed=self.p["excitation.seed"] + self.excitation_count,
+                                         sample_rate=self.rate)
+            self._apply(excitation)
+            self.next_excitation += period
+
+    def _apply(self, excitation: Any) -> None:
+        live = [e for e in self.excitations if e.t1 > self.sim.t]
+        if len(live) < len(self.excitations):
+            self.sim.clear_excitations()
+            for old in live:
+                self.sim.apply(old)
+        self.sim.apply(excitation)
+        self.excitations = live + [excitation]
+        self.excitation_count += 1
+
+    def _publish(self, output: Any) -> None:
+        types, names, decimation = self.node.types, self.names, self.p["joint_states_decimation"]
+        q_m = np.column_stack([output.sensors[f"motor_encoder.{joint}"] for joint in names])
+        q = np.column_stack([output.sensors[f"link_encoder.{joint}"] for joint in names])
+        first = self.sim.sample_index - len(output.t) + 1
+        for k, t in enumerate(output.t):
+            stamp = self.node.stamp(self.stamp_base + t)
+            self.motor_states.publish(joint_state(types, stamp, names, q_m[k], output.qd_m[k], output.tau_m[k]))
+            if (first + k) % decimation == 0:
+                self.joint_states.publish(joint_state(types, stamp, names, q[k], output.qd[k],
+                                                      output.elastic_torque[k]))
+        rate = self.p["tf_rate_hz"]
+        if rate and output.t[-1] - self.last_tf >= 1.0 / rate - 0.5 / self.rate:
+            self.last_tf = output.t[-1]
+            self.tf.publish(tf_message(types, self.node.stamp(self.stamp_base + output.t[-1]),
+                                       link_transforms(self.robot, output.q[-1])))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Console script ``simulator_node`` (ROS 2 arguments after ``--ros-args``)."""
+    return run_node(SimulatorNode, "simulator_node", argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
