@@ -202,18 +202,19 @@ def test_yaml_update_changes_only_identified_values(tmp_path, robot):
 
 
 # ---------------------------------------------------------------- command line
-def test_identify_command_end_to_end(tmp_path, robot, data, capsys):
-    """``flexrobot identify planar_2r --modal-data FILE --params k,d_f --json``: exit 0, JSON with the YAML's
-    values (data generated from them), identified YAML + text/JSON reports + PNG written."""
+@pytest.mark.parametrize("residual", ["determinant", "eigenvalue"])
+def test_identify_command_end_to_end(tmp_path, robot, data, capsys, residual):
+    """``flexrobot identify planar_2r --modal-data FILE --params k,d_f --residual R --json``: exit 0, JSON with the
+    YAML's values (data generated from them), identified YAML + text/JSON reports + PNG written."""
     modes = write_modal_data(tmp_path / "modes.yaml", data)
     out = tmp_path / "planar_identified.yaml"
     code = main(["identify", "planar_2r", "--modal-data", str(modes), "--params", "k,d_f", "--starts", "4",
-                 "--out", str(out), "--json"])
+                 "--residual", residual, "--out", str(out), "--json"])
     assert code == 0
     report = json.loads(capsys.readouterr().out)
     np.testing.assert_allclose(report["identified"]["stiffness"], robot.stiffness, rtol=1e-6)
     np.testing.assert_allclose(report["identified"]["link_damping"], robot.link_damping, rtol=1e-6)
-    assert report["identifiability"]["n_eigenvalues"] == 10 and report["residual"] == "determinant"
+    assert report["identifiability"]["n_eigenvalues"] == 10 and report["residual"] == residual
     for key in ("yaml", "report_txt", "report_json", "plot"):
         assert Path(report["files"][key]).stat().st_size > 0
     assert Path(report["files"]["plot"]).read_bytes()[:4] == b"\x89PNG"

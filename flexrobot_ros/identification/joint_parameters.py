@@ -337,9 +337,8 @@ def identify_joint_parameters(
     :func:`~flexrobot_ros.identification.parameters.default_bounds`); ``residual``: ``'determinant'`` (seed 000
     eq. 3.31, the thesis method) or ``'eigenvalue'`` (matched relative eigenvalue errors,
     :mod:`.eigenvalue_residuals`: no spurious minima from unmeasured modes, better for robots with widely spread
-    modes); ``starts`` local solves from points drawn
-    uniformly in the bounds with ``numpy.random.default_rng(seed)``, the first one replaced by the YAML values
-    when ``include_nominal``; ``workers``: processes for the starts (1, 2, ... or 'auto': a second process only
+    modes); ``starts`` local solves from points drawn uniformly in the bounds with
+    ``numpy.random.default_rng(seed)``, the first one replaced by the YAML values when ``include_nominal``; ``workers``: processes for the starts (1, 2, ... or 'auto': a second process only
     when the first start predicts more than PARALLEL_THRESHOLD_S of serial work); ``tolerance``: ftol = xtol =
     gtol of each local solve, ``max_evaluations`` per start; ``frequency_tolerance``/``mac_threshold``: mode
     matching (:mod:`.matching`); ``frequency_std`` (relative) and ``damping_std`` (absolute fraction): data
@@ -354,6 +353,8 @@ def identify_joint_parameters(
     started = time.perf_counter()
     if starts < 1:
         raise IdentificationError(f"starts: expected at least 1 local solve, got {starts}")
+    if residual not in RESIDUALS:
+        raise IdentificationError(f"residual: expected one of {RESIDUALS}, got {residual!r}")
     unknowns = parse_parameters(robot, parameters)
     check_counting(data, unknowns)
     lower, upper = resolve_bounds(robot, unknowns, bounds)
@@ -379,8 +380,6 @@ def identify_joint_parameters(
     eigenvalues = [np.array([mode.eigenvalue for mode in pose.modes]) for pose in data.poses]
     model = AffineModel(linearized, unknowns, nominal, robot.transmission)
     thesis = CharacteristicDeterminant(model, eigenvalues)
-    if residual not in RESIDUALS:
-        raise IdentificationError(f"residual: expected one of {RESIDUALS}, got {residual!r}")
     fit = EigenvalueResiduals(model, eigenvalues)
     problem = thesis if residual == "determinant" else fit
 
@@ -391,10 +390,10 @@ def identify_joint_parameters(
     solver = LocalSolver(problem, fit, lower, upper, tolerance, max_evaluations)
     results, used_workers = _run_starts(solver, initials, workers, progress)
     minima = cluster_minima(results, lower, upper)
-    width = upper - lower
-    at_bound = (minima[0].values - lower <= 1e-9 * width) | (upper - minima[0].values <= 1e-9 * width)
-    estimate = np.where(at_bound & (minima[0].values - lower <= 1e-9 * width), lower,
-                        np.where(at_bound, upper, minima[0].values))
+    at_lower = minima[0].values - lower <= 1e-9 * (upper - lower)
+    at_upper = upper - minima[0].values <= 1e-9 * (upper - lower)
+    at_bound = at_lower | at_upper
+    estimate = np.where(at_lower, lower, np.where(at_upper, upper, minima[0].values))
 
     fields = {field: np.array(getattr(robot, field)) for field in {p.field for p in unknowns}}
     for p, value in zip(unknowns, estimate):
