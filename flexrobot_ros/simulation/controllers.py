@@ -3,7 +3,8 @@ raw torque input.
 
 Every controller maps ``(t, q, qd, q_m, qd_m)`` to motor torques ``tau_m`` (n,) [N m] and declares its motor-side
 feedback gains ``kp`` [N m/rad] and ``kd`` [N m s/rad] (zeros for open loop): the torque's state Jacobian is
-``d tau/d q_m = -diag(kp)``, ``d tau/d qd_m = -diag(kd)``, which the stiff integrators use.
+``d tau/d q_m = -diag(kp)``, ``d tau/d qd_m = -diag(kd)``, which the stiff integrators use; ``time_varying`` says
+whether the torque depends on t explicitly (the fixed-step integrator then evaluates it mid-step).
 
 Time-dependent inputs (``tau_m(t)``, references) are either callables ``f(t) -> (n,)`` or sampled arrays
 (samples, n) with their sample times (samples,) [s]; arrays are interpolated linearly and held constant
@@ -26,6 +27,7 @@ class Controller(Protocol):
 
     kp: np.ndarray
     kd: np.ndarray
+    time_varying: bool
 
     def motor_torque(self, t: float, q: np.ndarray, qd: np.ndarray, q_m: np.ndarray, qd_m: np.ndarray
                      ) -> np.ndarray:
@@ -111,6 +113,7 @@ class PDGravityCompensation:
     kd: np.ndarray
     wrench: np.ndarray | None = None
     frame: str | None = None
+    time_varying = False
 
     @classmethod
     def create(cls, robot: FlexibleRobot, q_d: Any, kp: Any = None, kd: Any = None, wrench: Any = None,
@@ -152,6 +155,8 @@ class FeedforwardPD:
     (e.g. the motor torques and motor trajectory of :mod:`flexrobot_ros.dynamics.feedforward`).
     """
 
+    time_varying = True
+
     def __init__(self, robot: FlexibleRobot, tau_ff: Any, q_m_ref: Any, qd_m_ref: Any, times: Any = None,
                  kp: Any = None, kd: Any = None):
         n = robot.n
@@ -168,6 +173,8 @@ class FeedforwardPD:
 
 class TorqueInput:
     """Open loop: the motor torques are a given signal ``tau_m(t)`` (callable, samples at ``times``, or constant)."""
+
+    time_varying = True
 
     def __init__(self, robot: FlexibleRobot, tau_m: Any, times: Any = None):
         self.tau_m = Signal(tau_m, robot.n, f"robot {robot.name}: tau_m", times)

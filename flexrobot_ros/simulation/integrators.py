@@ -192,9 +192,11 @@ class ExponentialEuler:
         """States (samples, size) at sample indices ``first_sample + 1 ..`` from ``x0`` at ``first_sample / rate``,
         and the motor torques (samples, n) at those samples.
 
-        The energy integrals (dissipated, work in) are not propagated with the exponential but by the trapezoidal
-        rule on the powers at both ends of each step (the power at the end of a step is the one the next step
-        needs anyway, with the wrench of the step that ends).
+        A time-varying controller (``time_varying`` true, e.g. feedforward references) is evaluated at the middle
+        of each step: with the state's feedback handled by ``A``, the reference acts like a forcing term, and its
+        mid-step value removes the half-step lag a start-of-step value would cause. The energy integrals
+        (dissipated, work in) are not propagated with the exponential but by the trapezoidal rule on the powers
+        at both ends of each step (the motor torque at a step end is the controller's value at that time).
         """
         substeps = int(self.options.substeps)
         steps_per_second = rate * substeps
@@ -203,15 +205,28 @@ class ExponentialEuler:
             self._phi = None
         plant, distance = loop.plant, self.options.refresh_distance
         torque, wrenches_mean, derivative = loop.torque, loop.wrenches_mean, plant.derivative
-        energy = plant.layout.mechanical.stop
+        varying = bool(getattr(loop.controller, "time_varying", True))
+        layout = plant.layout
+        energy, work, qd_m = layout.mechanical.stop, layout["work_in"].start - layout.mechanical.stop, layout["qd_m"]
         states = np.empty((samples, len(x0)))
         torques = np.empty((samples, plant.n))
         x = np.array(x0, dtype=float)
         step = first_sample * substeps
         t = step / steps_per_second
-        tau = torque(t, x)
+
+        def evaluate(t: float, x: np.ndarray, wrenches: list) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+            """Derivative for the step from t, torque at t, torque driving the step, power correction
+            (torque at t minus driving torque) . qd_m for the work integral."""
+            tau = torque(t, x)
+            if not varying:
+                return derivative(x, tau, wrenches), tau, tau, 0.0
+            tau_mid = torque(t + 0.5 * h, x)
+            return derivative(x, tau_mid, wrenches), tau, tau_mid, (tau - tau_mid) @ x[qd_m]
+
         wrenches = wrenches_mean(t, t + h)
-        f = derivative(x, tau, wrenches)
+        f, tau, drive, correction = evaluate(t, x, wrenches)
+        start_power = f[energy:].copy()
+        start_power[work] += correction
         for k in range(samples):
             for _ in range(substeps):
                 if self._phi is None or plant.relinearize_needed(x, self._x_lin, h, distance):
@@ -219,12 +234,17 @@ class ExponentialEuler:
                 x = x + self._phi @ f
                 step += 1
                 t = step / steps_per_second
-                tau = torque(t, x)
                 next_wrenches = wrenches_mean(t, t + h)
-                f_next = derivative(x, tau, next_wrenches)
-                end_power = derivative(x, tau, wrenches)[energy:] if wrenches or next_wrenches else f_next[energy:]
-                x[energy:] += (0.5 * h) * (f[energy:] + end_power)
-                f, wrenches = f_next, next_wrenches
+                f, tau, drive, correction = evaluate(t, x, next_wrenches)
+                if wrenches or next_wrenches:  # with the wrench that acted during the step that ends
+                    end_power = derivative(x, drive, wrenches)[energy:]
+                else:
+                    end_power = f[energy:].copy()
+                end_power[work] += correction
+                x[energy:] += (0.5 * h) * (start_power + end_power)
+                wrenches = next_wrenches
+                start_power = f[energy:].copy()
+                start_power[work] += correction
             check(t, x)
             states[k] = x
             torques[k] = tau
