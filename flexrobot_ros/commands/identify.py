@@ -64,10 +64,10 @@ def run(args: argparse.Namespace) -> int:
 
     def progress(done: int, total: int, best: float) -> None:
         if interactive:
-            print(f"\rstart {done}/{total}, best F = {best:.4g}", end="\n" if done == total else "",
+            print(f"\rstart {done}/{total}, best objective {best:.4g}", end="\n" if done == total else "",
                   file=sys.stderr, flush=True)
         elif done == total or done % max(1, total // 4) == 0:
-            print(f"start {done}/{total}, best F = {best:.4g}", file=sys.stderr, flush=True)
+            print(f"start {done}/{total}, best objective {best:.4g}", file=sys.stderr, flush=True)
 
     result = identify_joint_parameters(
         robot, data, args.params, bounds=parse_bounds(args.bounds), starts=args.starts, seed=args.seed,

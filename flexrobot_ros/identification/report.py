@@ -1,7 +1,7 @@
 """Reports of a joint-parameter identification: readable text, JSON, and a PNG of measured vs predicted modes.
 
-The figure has three panels: natural frequencies and damping ratios per pose (measured: open markers, predicted
-by the identified model: crosses, one colour per model mode in frequency order), and the objective F reached by
+The figure has three panels: natural frequencies and damping ratios per pose (measured: open circles, predicted
+by the identified model: crosses, one colour per model mode in frequency order), and the objective reached by
 every start in increasing order (the distribution of local minima, like seed 000 Fig. 3.2).
 """
 from __future__ import annotations
@@ -49,7 +49,9 @@ def text_report(result: IdentificationResult) -> str:
             f"{name} {value:+.2f}" for name, value in sorted(ident.weakest_direction.items(),
                                                            key=lambda item: -abs(item[1])) if abs(value) > 0.05),
         "",
-        "  local minima (best first): " + "; ".join(f"F = {m.objective:.4g} x{m.count}" for m in result.minima[:6])
+        "  local minima (best first): " + "; ".join(
+            f"{'F' if result.residual == 'determinant' else 'objective'} = {m.objective:.4g}, eigenvalue rms "
+            f"{m.eigenvalue_rms:.2g} x{m.count}" for m in result.minima[:6])
         + (" ..." if len(result.minima) > 6 else ""),
         "",
         f"  {'pose':>4}{'mode':>5}{'f meas [Hz]':>13}{'f pred [Hz]':>13}{'zeta meas %':>13}{'zeta pred %':>13}"
@@ -80,25 +82,31 @@ def plot_identification(result: IdentificationResult, path: str | Path) -> Path:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
+    from matplotlib.ticker import MaxNLocator
 
     path = Path(path)
-    figure, axes = plt.subplots(1, 3, figsize=(15, 4.5))
+    figure, axes = plt.subplots(1, 3, figsize=(15, 5.2))
     comparisons = result.comparisons
-    colours = plt.get_cmap("tab10")
+    colours = plt.get_cmap("tab20")
+    handles = []
     for k in sorted({c.model_mode for c in comparisons}):
         chosen = [c for c in comparisons if c.model_mode == k]
         pose = np.array([c.pose for c in chosen]) + 1
-        colour = colours(k % 10) if k >= 0 else "k"
-        name = f"mode {k + 1}" if k >= 0 else "unmatched"
+        colour = colours(k % 20) if k >= 0 else "k"
+        handles.append(Line2D([], [], color=colour, marker="s", linestyle="none",
+                              label=f"mode {k + 1}" if k >= 0 else "unmatched"))
         for ax, measured, predicted, scale in (
                 (axes[0], [c.measured_frequency_hz for c in chosen], [c.predicted_frequency_hz for c in chosen], 1),
                 (axes[1], [c.measured_damping_ratio for c in chosen], [c.predicted_damping_ratio for c in chosen],
                  100)):
-            ax.plot(pose, scale * np.asarray(measured), "o", mfc="none", color=colour, label=f"{name} measured")
-            ax.plot(pose, scale * np.asarray(predicted), "x", color=colour, label=f"{name} identified model")
-    axes[0].set(xlabel="pose", ylabel="natural frequency [Hz]", title="frequencies")
-    axes[1].set(xlabel="pose", ylabel="damping ratio [%]", title="damping ratios")
-    axes[0].legend(fontsize=7)
+            ax.plot(pose, scale * np.asarray(measured), "o", mfc="none", ms=8, color=colour)
+            ax.plot(pose, scale * np.asarray(predicted), "x", color=colour)
+    frequencies = [c.measured_frequency_hz for c in comparisons]
+    if frequencies and max(frequencies) > 10 * min(frequencies):
+        axes[0].set_yscale("log")
+    axes[0].set(xlabel="pose", ylabel="natural frequency [Hz]", title="frequencies: o measured, x identified model")
+    axes[1].set(xlabel="pose", ylabel="damping ratio [%]", title="damping ratios: o measured, x identified model")
     objective = np.sort([s.objective for s in result.starts])
     axes[2].semilogy(np.arange(1, objective.size + 1), np.maximum(objective, 1e-300), ".")
     label = "F at the local minimum (eq. 3.28)" if result.residual == "determinant" else \
@@ -107,9 +115,11 @@ def plot_identification(result: IdentificationResult, path: str | Path) -> Path:
                 title=f"{len(result.minima)} local minima from {objective.size} starts")
     for ax in axes:
         ax.grid(True, alpha=0.3)
-    figure.suptitle(f"{result.robot.name}: identification from {Path(result.source).name}, F = "
-                    f"{result.objective:.3g}")
-    figure.tight_layout()
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    figure.legend(handles=handles, loc="lower center", ncol=min(len(handles), 12), fontsize=8, frameon=False)
+    figure.suptitle(f"{result.robot.name}: identification from {Path(result.source).name} ({result.residual} "
+                    f"residuals), F = {result.objective:.3g}, eigenvalue rms {result.eigenvalue_rms:.2g}")
+    figure.tight_layout(rect=(0, 0.07, 1, 1))
     try:
         figure.savefig(path, dpi=110)
     except OSError as error:
