@@ -15,7 +15,7 @@ from flexrobot_ros.errors import FlexrobotError
 
 #: Subcommand modules in ``flexrobot_ros.commands``, in the order ``--help`` lists them.
 COMMANDS: tuple[str, ...] = ("info", "dh2urdf", "identify", "bag", "feedforward", "modal", "modal_map", "oma",
-                             "simulate")
+                             "simulate", "bringup")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -57,6 +57,10 @@ PARAMETERS = (
                   "'k:joint2,k:joint3'"),
     ParameterSpec("identification.starts", 8, "random starts of the identification", range=(1, 10000)),
     ParameterSpec("identification.seed", 0, "seed of the random starts", range=(0, 2**31 - 1)),
+    ParameterSpec("identification.residual", "eigenvalue", "residuals: matched eigenvalue errors ('eigenvalue') or "
+                  "the thesis' characteristic determinants ('determinant')", choices=("eigenvalue", "determinant")),
+    ParameterSpec("identification.drop_unmatched", True, "leave out saved modes that match no model mode "
+                  "(spurious OMA modes) instead of refusing the data"),
 )
 
 
@@ -157,12 +161,15 @@ class OmaNode:
         data = read_modal_data(path)
         result = identify_joint_parameters(self.robot, data, self.p["identification.parameters"],
                                            starts=self.p["identification.starts"],
-                                           seed=self.p["identification.seed"])
+                                           seed=self.p["identification.seed"],
+                                           residual=self.p["identification.residual"],
+                                           drop_unmatched=self.p["identification.drop_unmatched"])
         out = write_identified_yaml(self.robot, identified_fields(result), Path(self.p["identified_yaml"]).expanduser(),
                                     f"from {len(data.poses)} poses of OMA modal data in {path.resolve()} "
                                     f"(oma_node, objective {result.objective:.3g})")
-        return f"{out.resolve()}: " + ", ".join(f"{q.name} = {q.value:.6g} {q.unit} (was {q.nominal:.6g})"
-                                                for q in result.parameters)
+        values = ", ".join(f"{q.name} = {q.value:.6g} {q.unit} (was {q.nominal:.6g}, std {q.std:.3g})"
+                           for q in result.parameters)
+        return f"{out.resolve()}: {values}" + "".join(f"; warning: {w}" for w in result.warnings)
 
     # ------------------------------------------------------------------ helpers
     @staticmethod

@@ -232,6 +232,7 @@ class SimulatorNode:
 
     def on_run(self, request: Any, response: Any) -> Any:
         self._run(bool(request.data))
+        self.on_diagnostics()  # the new state (and the clock's origin) without waiting for the next period
         response.success, response.message = True, f"{self.state} at t = {self.sim.t:.4f} s (simulated)"
         return response
 
@@ -244,6 +245,7 @@ class SimulatorNode:
             level = "warn"
         self.diagnostics.publish(diagnostics(self.node, "simulator", level, f"{self.state}, {self.mode}", {
             "state": self.state, "controller": self.mode, "simulated time [s]": sim_t,
+            "stamp at t = 0 [s]": "" if self.stamp_base is None else f"{self.stamp_base:.9f}",
             "real-time factor (target)": self.p["real_time_factor"], "real-time factor (achieved)": achieved,
             "excitations applied": self.excitation_count, "late references": self.late_references,
             "catch-up overruns": self.overruns, "set point": self.hold.q_d,

@@ -1,0 +1,478 @@
+"""``flexrobot bringup simulation|hardware --robot ROBOT``: the nodes as processes, a summary and plots.
+
+Standalone bring-up on the DDS runtime (ROS 2 wire conventions, so a ROS 2 graph on the network sees the nodes):
+the same node programs and the same ROS 2 parameter files as ``ros2 launch flexrobot_ros <kind>.launch.py``
+(``config/<robot>_<kind>.yaml`` when shipped, else ``config/<kind>.yaml``; ``--params`` overrides), started with
+:mod:`flexrobot_ros.runtime.processes` and stopped cleanly at the end or on Ctrl-C.
+
+``simulation`` starts simulator_node, feedforward_node, modal_monitor_node and oma_node. With ``--duration T`` it
+runs a scripted experiment in simulated time (seed 000 section 2.4.3 at two poses, joined by a feedforward move):
+
+- [0, 0.35 T]: hold the simulator's ``set_point`` (Scompi: configuration 8, eq. 2.21); impact at 0.2 s (50 N
+  along y0 for 6 ms); at 0.35 T the OMA node identifies its window (0.35 T - 0.1 s long): pose A;
+- [0.35 T, 0.65 T]: a rest-to-rest 9th-order move to the first pose of ``set_points`` sent as a desired
+  JointTrajectory to the feedforward node, whose motor references drive the simulator (feedforward + motor PD);
+- [0.65 T, T]: hold; impact at 0.65 T + 0.2 s; at T the OMA node identifies again: pose B.
+
+The summary lists, per pose, the monitor's modes beside the OMA node's (a monitor mode counts as matched when an OMA
+mode lies within 0.1 Hz and 0.5 damping points) and the move's tracking error max |q - q_d| from joint_states.
+Without ``--duration`` the nodes run with their own excitation until Ctrl-C and the latest modes are summarised.
+
+``hardware`` starts feedforward_node, modal_monitor_node and oma_node on the robot's topics (``--encoders`` for
+the OMA input, ``--joint-states`` for the monitor) until ``--duration`` wall-clock seconds or Ctrl-C, then asks
+the OMA node for a last identification and summarises the latest modes.
+
+``--record DIR`` records every topic into a rosbag2 bag; ``--plots DIR`` writes PNG figures; ``--json`` prints the
+summary as JSON on stdout (node output goes to stderr, each line prefixed with ``[node]``).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from flexrobot_ros.errors import RuntimeLayerError
+from flexrobot_ros.model import load_robot
+from flexrobot_ros.model.loader import share_directory
+
+#: A monitor mode is matched by an OMA mode within these (seed 000 Table 2.5 agreement, issue 8 acceptance).
+MATCH_FREQUENCY_HZ = 0.1
+MATCH_DAMPING_POINTS = 0.5
+#: Fractions of --duration: end of the first hold, end of the move.
+HOLD_END, MOVE_END = 0.35, 0.65
+#: Shortest scripted experiment [s]: each OMA window then spans 1.35 s after the impact.
+MINIMUM_DURATION_S = 4.0
+NODES = {"simulation": ("simulator_node", "feedforward_node", "modal_monitor_node", "oma_node"),
+         "hardware": ("feedforward_node", "modal_monitor_node", "oma_node")}
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    """Register ``bringup``."""
+    parser = subparsers.add_parser("bringup", help="start the nodes standalone (simulation or hardware), print a "
+                                   "summary of modes and tracking, write plots", description=__doc__.splitlines()[0])
+    parser.add_argument("kind", choices=sorted(NODES), help="simulation: with the simulator; hardware: on a robot")
+    parser.add_argument("--robot", default="scompi", help="shipped robot name or flexibility YAML (default scompi)")
+    parser.add_argument("--tool", action=argparse.BooleanOptionalAction, default=None,
+                        help="with/without the YAML's tool (default: as the parameter file says)")
+    parser.add_argument("--params", type=Path, help="ROS 2 parameter file (default config/<robot>_<kind>.yaml)")
+    parser.add_argument("--duration", type=float, help="simulated seconds of the scripted experiment (simulation) "
+                        "or wall-clock seconds (hardware); default: until Ctrl-C")
+    parser.add_argument("--real-time-factor", type=float, default=None,
+                        help="simulated seconds per wall second (default: the parameter file's)")
+    parser.add_argument("--encoders", default="motor_states", help="hardware: JointState topic of the motor "
+                        "encoders, the OMA input (default motor_states)")
+    parser.add_argument("--joint-states", default="joint_states", help="hardware: JointState topic of the link "
+                        "positions, the monitor input (default joint_states)")
+    parser.add_argument("--namespace", default=None, help="namespace of every node")
+    parser.add_argument("--record", type=Path, help="record every topic into this rosbag2 directory")
+    parser.add_argument("--storage", choices=("sqlite3", "mcap"), default="sqlite3", help="bag storage")
+    parser.add_argument("--plots", type=Path, help="write PNG figures into this directory")
+    parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+    parser.set_defaults(func=run)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Configuration
+# ----------------------------------------------------------------------------------------------------------------
+
+def parameter_file(kind: str, robot: str) -> Path:
+    """``config/<robot>_<kind>.yaml`` of the shipped files when it exists, else ``config/<kind>.yaml``."""
+    config = share_directory() / "config"
+    name = Path(robot).stem if robot.endswith((".yaml", ".yml")) else robot
+    specific = config / f"{name}_{kind}.yaml"
+    return specific if specific.is_file() else config / f"{kind}.yaml"
+
+
+def node_parameters(files: list[Path], name: str, namespace: str | None) -> dict[str, Any]:
+    """The values a parameter file gives node ``name`` (what the node will see, before its defaults)."""
+    from flexrobot_ros.runtime.params import parameters_for_node
+
+    fqn = f"{(namespace or '').rstrip('/')}/{name}" if namespace else f"/{name}"
+    return {key: value for key, (value, _) in parameters_for_node(files, fqn).items()}
+
+
+@dataclass
+class Plan:
+    """The scripted experiment in simulated time [s] (see the module docstring)."""
+
+    duration: float
+    start_pose: np.ndarray
+    target_pose: np.ndarray
+
+    @property
+    def hold_end(self) -> float:
+        return HOLD_END * self.duration
+
+    @property
+    def move_start(self) -> float:
+        return self.hold_end + 0.3
+
+    @property
+    def move_end(self) -> float:
+        return MOVE_END * self.duration
+
+    def overrides(self) -> dict[str, dict[str, Any]]:
+        """Parameter overrides per node that make the nodes follow the plan."""
+        return {"simulator_node": {"duration_s": self.duration, "autostart": False, "excitation.type": "impacts",
+                                   "excitation.first_s": 0.2, "excitation.period_s": self.move_end},
+                "oma_node": {"window_s": round(self.hold_end - 0.05, 6), "update_period_s": self.hold_end}}
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# What the bring-up's own node sees
+# ----------------------------------------------------------------------------------------------------------------
+
+@dataclass
+class Modes:
+    """Natural frequencies [Hz] and damping ratios (fractions) from one source at one time."""
+
+    frequencies_hz: list[float]
+    damping_ratios: list[float]
+
+
+@dataclass
+class Collector:
+    """Subscriptions of the bring-up node: link states, the modes of both nodes, everyone's diagnostics."""
+
+    node: Any
+    joints: tuple[str, ...]
+    states: list[tuple[float, np.ndarray]] = field(default_factory=list)
+    latest: dict[str, list[float]] = field(default_factory=dict)
+    series: dict[str, list[tuple[float, list[float]]]] = field(default_factory=dict)
+    status: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        from flexrobot_ros.runtime import QOS_DEFAULT, QOS_LATCHED
+
+        types, node = self.node.types, self.node
+        node.create_subscription(types.sensor_msgs.msg.JointState, "joint_states", self._on_state,
+                                 QOS_DEFAULT.with_depth(5000))
+        for topic in ("modal/frequencies", "modal/damping", "oma/frequencies", "oma/damping"):
+            node.create_subscription(types.std_msgs.msg.Float64MultiArray, topic,
+                                     lambda msg, topic=topic: self._on_modes(topic, msg), QOS_LATCHED)
+        node.create_subscription(types.diagnostic_msgs.msg.DiagnosticArray, "diagnostics", self._on_diagnostics,
+                                 QOS_DEFAULT.with_depth(100))
+
+    def _on_state(self, msg: Any) -> None:
+        from flexrobot_ros.nodes.convert import InputError, joint_values
+        from flexrobot_ros.runtime.messages import time_seconds
+
+        try:
+            self.states.append((time_seconds(msg.header.stamp), joint_values(msg, self.joints)))
+        except InputError:
+            pass  # the nodes report bad input in their diagnostics; the summary uses what is usable
+
+    def _on_modes(self, topic: str, msg: Any) -> None:
+        from flexrobot_ros.runtime.messages import as_array
+
+        values = as_array(msg.data).tolist()
+        self.latest[topic] = values
+        self.series.setdefault(topic, []).append((self.state_time(), values))
+
+    def _on_diagnostics(self, msg: Any) -> None:
+        for status in msg.status:
+            self.status[status.name.split(":")[0]] = {kv.key: kv.value for kv in status.values}
+
+    def state_time(self) -> float:
+        """Stamp [s] of the newest link state (NaN before the first)."""
+        return self.states[-1][0] if self.states else float("nan")
+
+    def modes(self, source: str) -> Modes | None:
+        """Latest modes of ``modal`` (the monitor) or ``oma``."""
+        f, z = self.latest.get(f"{source}/frequencies"), self.latest.get(f"{source}/damping")
+        return None if f is None or z is None or len(f) != len(z) else Modes(f, z)
+
+    def simulator(self, key: str) -> str:
+        return next((values[key] for name, values in self.status.items()
+                     if name.endswith("/simulator_node") and key in values), "")
+
+
+def match_modes(monitor: Modes | None, oma: Modes | None) -> list[dict[str, Any]]:
+    """Each monitor mode with the nearest OMA mode in frequency and whether they agree within the tolerances."""
+    rows = []
+    for f, z in zip(monitor.frequencies_hz if monitor else [], monitor.damping_ratios if monitor else []):
+        row: dict[str, Any] = {"monitor_hz": f, "monitor_damping": z, "oma_hz": None, "oma_damping": None,
+                               "matched": False}
+        if oma and oma.frequencies_hz:
+            k = int(np.argmin(np.abs(np.asarray(oma.frequencies_hz) - f)))
+            row.update(oma_hz=oma.frequencies_hz[k], oma_damping=oma.damping_ratios[k])
+            row["matched"] = bool(abs(oma.frequencies_hz[k] - f) <= MATCH_FREQUENCY_HZ
+                                  and abs(oma.damping_ratios[k] - z) * 100 <= MATCH_DAMPING_POINTS)
+        rows.append(row)
+    return rows
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# The run
+# ----------------------------------------------------------------------------------------------------------------
+
+class BringUp:
+    """One bring-up: processes, the bring-up node, the scripted experiment, the summary."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        from flexrobot_ros.runtime.processes import NodeLaunch
+
+        self.args = args
+        self.files = [args.params or parameter_file(args.kind, args.robot)]
+        if not self.files[0].is_file():
+            raise RuntimeLayerError(f"parameter file {self.files[0]} does not exist")
+        given = {name: node_parameters(self.files, name, args.namespace) for name in NODES[args.kind]}
+        tool = args.tool if args.tool is not None else bool(given[NODES[args.kind][-1]].get("tool", False))
+        self.robot = load_robot(args.robot, tool=tool)
+        self.tool = tool
+        self.plan = None
+        if args.kind == "simulation" and args.duration:
+            simulator = given["simulator_node"]
+            start = self.robot.check_q(simulator.get("set_point") or np.zeros(self.robot.n), "set_point")
+            targets = list(simulator.get("set_points") or [])
+            target = (self.robot.check_q(targets[:self.robot.n], "set_points") if targets
+                      else start + np.where(np.arange(self.robot.n) < 3, 0.2, 0.0))
+            if args.duration < MINIMUM_DURATION_S:
+                raise RuntimeLayerError(f"--duration {args.duration:g}: the scripted experiment needs at least "
+                                        f"{MINIMUM_DURATION_S:g} simulated seconds (two holds of 0.35 T around the "
+                                        "impacts, a move of 0.3 T)")
+            self.plan = Plan(float(args.duration), start, target)
+        overrides = self.plan.overrides() if self.plan else {}
+        self.rtf = args.real_time_factor or float(given.get("simulator_node", {}).get("real_time_factor", 1.0))
+        common = {"robot": args.robot, "tool": tool}
+        env = {"FLEXROBOT_RUNTIME": os.environ.get("FLEXROBOT_RUNTIME", "dds"), "PYTHONUNBUFFERED": "1"}
+        remap = {"oma_node": {"motor_states": args.encoders}, "modal_monitor_node": {"joint_states": args.joint_states}}
+        self.launches = []
+        for name in NODES[args.kind]:
+            parameters = {**common, **overrides.get(name, {})}
+            if name == "simulator_node" and args.real_time_factor:
+                parameters["real_time_factor"] = float(args.real_time_factor)
+            self.launches.append(NodeLaunch(name, module=f"flexrobot_ros.nodes.{name}", namespace=args.namespace,
+                                            parameter_files=tuple(str(f) for f in self.files), parameters=parameters,
+                                            remappings=remap.get(name, {}) if args.kind == "hardware" else {},
+                                            env=env, required=name == "simulator_node"))
+        self.phases: list[dict[str, Any]] = []
+        self.trajectory: Any = None
+        self.reason = ""
+
+    def run(self) -> dict[str, Any]:
+        from flexrobot_ros.runtime import create_node
+        from flexrobot_ros.runtime.processes import Launcher
+
+        stop = threading.Event()
+        previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+        for sig in previous:
+            signal.signal(sig, lambda *_: stop.set())
+        launcher = Launcher(self.launches, output=sys.stderr, grace_s=5.0)
+        node = recorder = None
+        started = time.monotonic()
+        try:
+            launcher.start()
+            node = create_node("flexrobot_bringup", namespace=self.args.namespace, backend="dds")
+            self.collector = Collector(node, self.robot.joint_names)
+            self.node, self.launcher, self.stop = node, launcher, stop
+            if self.args.record:
+                from flexrobot_ros.runtime.bags import BagRecorder
+
+                recorder = BagRecorder(node, self.args.record, None, self.args.storage)
+            self._prepare()
+            self.reason = self._experiment() if self.plan else self._free_run()
+        finally:
+            results = launcher.shutdown()
+            bag = recorder.close() if recorder is not None else None
+            if node is not None:
+                node.destroy()
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+        return self._summary(results, bag, time.monotonic() - started)
+
+    # ------------------------------------------------------------------ steps
+    def _spin(self, seconds: float) -> None:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            self.node.spin_once(min(0.05, max(0.0, deadline - time.monotonic())))
+
+    def _alive(self) -> bool:
+        required = {launch.name for launch in self.launches if launch.required}
+        return not self.stop.is_set() and not (set(self.launcher.exited()) & required)
+
+    def _client(self, node_name: str, service: str, srv: str = "Trigger") -> Any:
+        return self.node.create_client(getattr(self.node.types.std_srvs.srv, srv), f"{node_name}/{service}")
+
+    def _call(self, client: Any, request: Any, timeout: float = 60.0) -> Any:
+        """A service call that keeps this node's subscriptions served; None on failure or timeout."""
+        future = client.call_async(request, timeout)
+        while not future.done() and self._alive():
+            self.node.spin_once(0.02)
+        try:
+            return future.result(timeout=0) if future.done() else None
+        except Exception as error:  # the service's node died or timed out: the summary says what is missing
+            print(f"flexrobot bringup: {client.srv_name}: {error}", file=sys.stderr)
+            return None
+
+    def _prepare(self) -> None:
+        """Wait (up to 90 s) for every node's services and subscriptions, then for discovery to settle."""
+        names = [launch.name for launch in self.launches]
+        self.identify = self._client("oma_node", "identify")
+        waits = [self.identify, self._client("modal_monitor_node", "map")]
+        if "simulator_node" in names:
+            self.run_client = self._client("simulator_node", "run", "SetBool")
+            waits.append(self.run_client)
+        self.desired = self.node.create_publisher(self.node.types.trajectory_msgs.msg.JointTrajectory,
+                                                  "desired_trajectory")
+        deadline = time.monotonic() + 90.0
+        while time.monotonic() < deadline and self._alive():
+            if all(client.service_is_ready() for client in waits) and self.desired.get_subscription_count():
+                break
+            self._spin(0.1)
+        else:
+            if self._alive():
+                raise RuntimeLayerError("the nodes did not come up within 90 s (see their output above)")
+        self._spin(1.0)
+
+    def _sim_time(self) -> float:
+        base = self.collector.simulator("stamp at t = 0 [s]")
+        return self.collector.state_time() - float(base) if base else float("nan")
+
+    def _wait_sim(self, until: float) -> bool:
+        limit = time.monotonic() + 60.0 + until / self.rtf * 3.0
+        while self._alive() and time.monotonic() < limit:
+            if self._sim_time() >= until - 0.02 or self.collector.simulator("state") == "finished":
+                return True
+            self.node.spin_once(0.02)
+        return False
+
+    def _snapshot(self, name: str, pose: np.ndarray) -> None:
+        response = self._call(self.identify, self.node.types.std_srvs.srv.Trigger.Request())
+        self._spin(0.3)  # the identification's topics and the monitor's latest modes arrive
+        monitor, oma = self.collector.modes("modal"), self.collector.modes("oma")
+        rows = match_modes(monitor, oma)
+        self.phases.append({"name": name, "q": pose.tolist(), "time_s": self._sim_time(),
+                            "identify": None if response is None else response.message,
+                            "monitor": None if monitor is None else monitor.__dict__,
+                            "oma": None if oma is None else oma.__dict__, "modes": rows,
+                            "matched": sum(row["matched"] for row in rows)})
+
+    def _run_simulator(self, running: bool) -> None:
+        self._call(self.run_client, self.node.types.std_srvs.srv.SetBool.Request(data=running))
+
+    def _experiment(self) -> str:
+        from flexrobot_ros.dynamics import Poly9Trajectory, trajectory_from_joint_trajectory
+        from flexrobot_ros.nodes.convert import joint_trajectory
+
+        plan = self.plan
+        self._run_simulator(True)
+        deadline = time.monotonic() + 10.0
+        while not self.collector.simulator("stamp at t = 0 [s]") and self._alive() and time.monotonic() < deadline:
+            self.node.spin_once(0.02)
+        if not self.collector.simulator("stamp at t = 0 [s]"):
+            return "stopped" if self.stop.is_set() else "no clock from the simulator"
+        start = float(self.collector.simulator("stamp at t = 0 [s]")) + plan.move_start
+        path = Poly9Trajectory(plan.start_pose, plan.target_pose, plan.move_end - plan.move_start)
+        waypoints = path.evaluate(np.linspace(path.start_time, path.end_time, 16))
+        msg = joint_trajectory(self.node.types, self.node.stamp(start), self.robot.joint_names, waypoints.t,
+                               waypoints.q, waypoints.qd, waypoints.qdd)
+        self.trajectory = (start, trajectory_from_joint_trajectory(msg, self.robot.joint_names))
+        self.desired.publish(msg)
+        if not self._wait_sim(plan.hold_end):
+            return "stopped" if self.stop.is_set() else "simulator ended early"
+        self._run_simulator(False)   # identify pose A on a window that ends before the move
+        self._snapshot("pose A", plan.start_pose)
+        self._run_simulator(True)
+        if not self._wait_sim(plan.duration):
+            return "stopped" if self.stop.is_set() else "simulator ended early"
+        self._snapshot("pose B", plan.target_pose)
+        return "finished"
+
+    def _free_run(self) -> str:
+        if self.args.kind == "simulation":
+            self._call(self.run_client, self.node.types.std_srvs.srv.SetBool.Request(data=True))
+        deadline = None if self.args.duration is None else time.monotonic() + self.args.duration
+        while self._alive() and (deadline is None or time.monotonic() < deadline):
+            self.node.spin_once(0.05)
+        reason = "stopped" if self.stop.is_set() else "deadline" if self._alive() else "simulator ended"
+        pose = self.collector.states[-1][1] if self.collector.states else np.full(self.robot.n, np.nan)
+        if not set(self.launcher.exited()) & {"oma_node"}:
+            self._snapshot("latest", pose)
+        return reason
+
+    # ------------------------------------------------------------------ results
+    def _tracking(self) -> dict[str, Any] | None:
+        if self.trajectory is None or not self.collector.states:
+            return None
+        start, path = self.trajectory
+        t = np.array([s for s, _ in self.collector.states]) - start
+        q = np.array([v for _, v in self.collector.states])
+        inside = (t >= path.start_time) & (t <= path.end_time)
+        if not np.any(inside):
+            return None
+        error = q[inside] - path.evaluate(t[inside]).q
+        worst = np.unravel_index(np.argmax(np.abs(error)), error.shape)
+        return {"max_error": float(np.abs(error).max()), "joint": self.robot.joint_names[worst[1]],
+                "rms_error": float(np.sqrt(np.mean(error**2))), "samples": int(inside.sum()),
+                "t": t[inside].tolist(), "error": error.tolist()}
+
+    def _summary(self, results: list[Any], bag: Any, elapsed: float) -> dict[str, Any]:
+        tracking = self._tracking()
+        summary = {
+            "kind": self.args.kind, "robot": self.robot.name, "tool": self.tool, "parameter_files":
+            [str(f) for f in self.files], "duration_s": self.args.duration, "real_time_factor": self.rtf,
+            "stopped": self.reason, "wall_time_s": elapsed, "phases": self.phases,
+            "tracking": None if tracking is None else {k: v for k, v in tracking.items() if k not in ("t", "error")},
+            "nodes": [{"name": r.name, "returncode": r.returncode, "stopped_by": r.stopped_by} for r in results],
+            "diagnostics": self.collector.status if hasattr(self, "collector") else {},
+            "bag": None if bag is None else {"path": str(bag.path), "messages": bag.message_count,
+                                             "topics": bag.counts()},
+            "plots": [],
+        }
+        if self.args.plots is not None and hasattr(self, "collector"):
+            from flexrobot_ros.commands.bringup_plots import plot_bringup
+
+            summary["plots"] = [str(p) for p in plot_bringup(self.args.plots, summary, self.collector.series,
+                                                               self.collector.states, tracking,
+                                                               self.robot.joint_names)]
+        return summary
+
+
+def format_summary(summary: dict[str, Any]) -> str:
+    """The summary as text: per pose, the monitor's and OMA's modes side by side; tracking; nodes; files."""
+    lines = [f"flexrobot bringup {summary['kind']}: {summary['robot']}{' + tool' if summary['tool'] else ''}, "
+             f"stopped: {summary['stopped']} after {summary['wall_time_s']:.1f} s wall clock"]
+    for phase in summary["phases"]:
+        lines.append(f"\n{phase['name']}: q = {np.round(phase['q'], 4).tolist()}, t = {phase['time_s']:.2f} s")
+        lines.append("  mode   monitor f [Hz]  zeta [%]      OMA f [Hz]  zeta [%]    df [Hz]  dzeta [pt]")
+        for k, row in enumerate(phase["modes"], 1):
+            if row["oma_hz"] is None:
+                lines.append(f"  {k:4d}  {row['monitor_hz']:14.4f}  {100 * row['monitor_damping']:8.3f}")
+                continue
+            lines.append(f"  {k:4d}  {row['monitor_hz']:14.4f}  {100 * row['monitor_damping']:8.3f}  "
+                         f"{row['oma_hz']:14.4f}  {100 * row['oma_damping']:8.3f}  "
+                         f"{row['oma_hz'] - row['monitor_hz']:9.4f}  "
+                         f"{100 * (row['oma_damping'] - row['monitor_damping']):10.3f}"
+                         f"{'' if row['matched'] else '   (not matched)'}")
+        lines.append(f"  {phase['matched']} of {len(phase['modes'])} monitor modes matched by an OMA mode within "
+                     f"{MATCH_FREQUENCY_HZ} Hz and {MATCH_DAMPING_POINTS} damping points")
+    tracking = summary["tracking"]
+    if tracking:
+        lines.append(f"\nmove: max |q - q_d| = {tracking['max_error']:.3e} ({tracking['joint']}), RMS "
+                     f"{tracking['rms_error']:.3e} over {tracking['samples']} link-state samples")
+    lines.append("\nnodes: " + ", ".join(f"{n['name']} exit {n['returncode']} ({n['stopped_by']})"
+                                         for n in summary["nodes"]))
+    if summary["bag"]:
+        lines.append(f"bag: {summary['bag']['path']} ({summary['bag']['messages']} messages on "
+                     f"{len(summary['bag']['topics'])} topics)")
+    if summary["plots"]:
+        lines.append("plots: " + ", ".join(summary["plots"]))
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    """``flexrobot bringup``: 0 when every node stopped cleanly, 1 otherwise."""
+    summary = BringUp(args).run()
+    print(json.dumps(summary) if args.json else format_summary(summary))
+    clean = all(n["returncode"] == 0 for n in summary["nodes"])
+    return 0 if clean else 1
