@@ -70,10 +70,10 @@ def run(args: argparse.Namespace) -> int:
     print(f"robot {info['name']}  ({info['n']} elastic joints)  URDF {info['urdf']}")
     print(f"total mass {info['total_mass']:.3f} kg, gravity {info['gravity']} m/s^2, tool frame {info['tool_frame']}"
           + (f", tool {info['tool']['mass']} kg at {info['tool']['frame']}" if info["tool"] else ""))
-    print(f"{'joint':<12}{'type':<11}{'K [Nm/rad]':>12}{'B [kg m2]':>12}{'N':>7}{'W':>9}{'d_f':>9}{'d_fm':>10}"
-          f"{'Kp':>9}{'Kd':>7}")
+    print(f"{'joint':<12}{'type':<11}{'K [Nm/rad]':>12}{'B [kg m2]':>12}{'N':>7}{'W':>9}{'d_f':>10}{'d_fm':>10}"
+          f"{'Kp':>11}{'Kd':>11}")
     for j in info["joints"]:
         print(f"{j['name']:<12}{j['type']:<11}{j['stiffness']:>12.6g}{j['motor_inertia']:>12.5g}"
-              f"{j['gear_ratio']:>7.4g}{j['transmission']:>9.4g}{j['link_damping']:>9.4g}{j['motor_damping']:>10.3g}"
-              f"{j['kp']:>9.6g}{j['kd']:>7.4g}")
+              f"{j['gear_ratio']:>7.4g}{j['transmission']:>9.4g}{j['link_damping']:>10.4g}{j['motor_damping']:>10.3g}"
+              f"{j['kp']:>11.5g}{j['kd']:>11.5g}")
     return 0
