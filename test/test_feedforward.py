@@ -4,7 +4,8 @@ References: thesis (seed 000) section 4.5 (LWR4, T = 3 s, q_0, q_f; EJNEA vs SDR
 < 4e-14 N·m in Fig. 4.11); the rest conditions of eqs. 4.7 and 4.10 (at t = 0 and T: tau_m = g(q) and
 q_m = q + K^-1 g(q), with pinocchio's computeGeneralizedGravity as the reference); the link and motor equations of
 the model (eqs. 4.1-4.2 with W, README) evaluated with pinocchio's rnea; finite differences of q_m and qd_m; the
-rigid-joint limit K -> infinity (eq. 4.5).
+rigid-joint limit K -> infinity (eq. 4.5); closed-loop tracking in the simulator (issue 5 acceptance: >= 100x smaller
+error than a rigid-model feedforward).
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from flexrobot_ros.dynamics.feedforward import compiled_feedforward, feedforward
 from flexrobot_ros.dynamics.trajectory import Poly9Trajectory, spline_through_waypoints
 from flexrobot_ros.errors import ModelError, TrajectoryError
 from flexrobot_ros.model import load_robot
+from flexrobot_ros.simulation import FeedforwardPD, Simulation
 from flexrobot_ros.timeseries import read_timeseries
 
 PI = np.pi
@@ -218,3 +220,33 @@ def test_cli_reports_bad_trajectory_files(tmp_path, capsys):
     code = main(["feedforward", "lwr4", "--trajectory", str(spec), "--out", str(tmp_path / "x.csv")])
     assert code == 2
     assert "bad.yaml" in capsys.readouterr().err
+
+
+SCOMPI_CONFIG_8 = np.array([0.0, -0.374, 1.9448, 0.0, -1.9448, 0.0])  # thesis section 2.4.2 (MODEL_API)
+
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore:.*exceeds the velocity limit:RuntimeWarning")
+@pytest.mark.parametrize("name, trajectory", [
+    ("lwr4", Poly9Trajectory(Q0, QF, 3.0)),
+    ("scompi", Poly9Trajectory(SCOMPI_CONFIG_8, SCOMPI_CONFIG_8 + [0.2, 0.5, -0.6, 0.8, 0.7, 1.0], 2.0)),
+])
+def test_closed_loop_tracking_beats_rigid_feedforward(name, trajectory):
+    """Feedforward tau_m with q_m, qd_m as motor-PD references (FeedforwardPD, 1 kHz samples) in the simulator's
+    real-time mode (exponential Euler, 1 ms): the link follows q_d with a maximum error >= 100x smaller than with the
+    rigid-model feedforward of eq. 4.5. Both runs start at rest at q_d(0) with the springs carrying gravity.
+    Measured when written: LWR4 9.6e-6 vs 0.108 rad, Scompi (with tool) 4.1e-7 vs 7.4e-4 rad/m."""
+    robot = load_robot(name, tool=name == "scompi")
+    flexible = feedforward(robot, trajectory, rate_hz=1000.0)
+    errors = {}
+    for label, result in (("flexible", flexible), ("rigid", rigid_feedforward(robot, trajectory, rate_hz=1000.0))):
+        controller = FeedforwardPD(robot, result.tau_m, result.q_m, result.qd_m, times=result.t)
+        simulation = Simulation(robot, controller, q0=flexible.q[0], q_m0=flexible.q_m[0], rate=1000.0,
+                                mode="fixed")
+        output = simulation.run(trajectory.duration)
+        np.testing.assert_allclose(output.t, flexible.t, rtol=0, atol=1e-12)
+        errors[label] = np.abs(output.q - flexible.q).max()
+    print(f"{name}: max |q - q_d| with flexible feedforward {errors['flexible']:.2e}, with rigid feedforward "
+          f"{errors['rigid']:.2e} (ratio {errors['rigid'] / errors['flexible']:.0f})")
+    assert errors["rigid"] >= 100.0 * errors["flexible"]
+    assert errors["flexible"] < 1e-4
