@@ -174,3 +174,44 @@ def test_random_chain_rnea_equals_independent_lagrangian() -> None:
         q, qd, qdd = rng.uniform(-1.5, 1.5, (3, model.nq))
         expected = lagrangian_inverse_dynamics(rows, gravity, q, qd, qdd)
         np.testing.assert_allclose(pin.rnea(model, model.createData(), q, qd, qdd), expected, atol=1e-9, rtol=0)
+
+
+def craig_matrix(alpha, a, theta, d):
+    """Modified (Craig) DH transform Rx(alpha) Tx(a) Rz(theta) Tz(d), written out from its factors."""
+    rx = np.eye(4)
+    rx[1:3, 1:3] = [[np.cos(alpha), -np.sin(alpha)], [np.sin(alpha), np.cos(alpha)]]
+    tx = np.eye(4)
+    tx[0, 3] = a
+    rz = np.eye(4)
+    rz[:2, :2] = [[np.cos(theta), -np.sin(theta)], [np.sin(theta), np.cos(theta)]]
+    tz = np.eye(4)
+    tz[2, 3] = d
+    return rx @ tx @ rz @ tz
+
+
+def test_modified_dh_chains_forward_kinematics_and_inertia() -> None:
+    """`convention: modified` (Craig): URDF FK equals the product of Rx Tx Rz Tz, and the link CoMs (given in frame i)
+    are placed right: pinocchio's centre of mass equals the mass-weighted CoMs mapped through the Craig frames."""
+    rng = np.random.default_rng(19)
+    for _ in range(6):
+        rows = random_dh_rows(rng, int(rng.integers(1, 7)))
+        model = pin.buildModelFromXML(dh_to_urdf(parse_dh_spec({"name": "craig", "convention": "modified",
+                                                                "links": rows})))
+        data = model.createData()
+        q = rng.uniform(-2, 2, model.nq)
+        pin.framesForwardKinematics(model, data, q)
+        expected, weighted = np.eye(4), np.zeros(3)
+        for i, row in enumerate(rows, start=1):
+            revolute = row["type"] == "revolute"
+            expected = expected @ craig_matrix(row["alpha"], row["a"], row["theta"] + (q[i - 1] if revolute else 0),
+                                               row["d"] + (0 if revolute else q[i - 1]))
+            np.testing.assert_allclose(data.oMf[model.getFrameId(f"frame_{i}")].homogeneous, expected, atol=1e-12)
+            weighted += row["mass"] * (expected[:3, :3] @ row["com"] + expected[:3, 3])
+        total = sum(row["mass"] for row in rows)
+        np.testing.assert_allclose(pin.centerOfMass(model, data, q), weighted / total, atol=1e-12)
+
+
+def test_dh_spec_rejects_unknown_convention() -> None:
+    from flexrobot_ros.errors import ModelError
+    with pytest.raises(ModelError, match="convention"):
+        parse_dh_spec({"name": "x", "convention": "khalil", "links": [{"type": "revolute"}]})

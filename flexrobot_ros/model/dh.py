@@ -12,9 +12,14 @@ by composing them with that constant transform. Names: ``base_link`` (= frame_0)
 ``joint1..jointn``, fixed frames ``frame_0..frame_n`` and ``tool0`` (frame_n, optionally offset by a tool flange
 transform).
 
+Tables in the modified (Craig, Khalil) convention are accepted with ``convention: modified``: row ``i`` then holds
+``alpha_{i-1}, a_{i-1}, theta_i, d_i`` and frame ``i`` is reached by ``Rx(alpha_{i-1}) Tx(a_{i-1}) Rz(theta_i) Tz(d_i)``;
+joint ``i`` moves about ``z_i`` and the URDF link ``i`` frame *is* DH frame ``i``.
+
 The spec format (YAML or dict)::
 
     name: scompi
+    convention: standard            # or modified (Craig); default standard
     links:                          # one entry per joint/link, base to tip
       - type: prismatic             # or revolute
         theta: 1.5707963267948966   # rad, constant part (offset for revolute joints)
@@ -65,6 +70,7 @@ class DHRobot:
     name: str
     links: tuple[DHLink, ...]
     tool_flange: np.ndarray = field(default_factory=lambda: np.eye(4))
+    convention: str = "standard"
 
 
 def dh_transform(theta: float, d: float, a: float, alpha: float) -> np.ndarray:
@@ -80,13 +86,33 @@ def dh_transform(theta: float, d: float, a: float, alpha: float) -> np.ndarray:
     )
 
 
+def modified_dh_transform(alpha: float, a: float, theta: float, d: float) -> np.ndarray:
+    """Homogeneous transform ``Rx(alpha) Tx(a) Rz(theta) Tz(d)`` (modified/Craig DH), 4x4."""
+    ct, st, ca, sa = math.cos(theta), math.sin(theta), math.cos(alpha), math.sin(alpha)
+    return np.array(
+        [
+            [ct, -st, 0.0, a],
+            [st * ca, ct * ca, -sa, -sa * d],
+            [st * sa, ct * sa, ca, ca * d],
+            [0.0, 0.0, 0.0, 1.0],
+        ]
+    )
+
+
+def link_transform(robot: DHRobot, link: DHLink, qi: float) -> np.ndarray:
+    """Transform from DH frame i-1 to DH frame i at joint position ``qi`` (rad or m), in the robot's convention."""
+    theta = link.theta + (qi if link.type == "revolute" else 0.0)
+    d = link.d + (qi if link.type == "prismatic" else 0.0)
+    if robot.convention == "modified":
+        return modified_dh_transform(link.alpha, link.a, theta, d)
+    return dh_transform(theta, d, link.a, link.alpha)
+
+
 def forward_kinematics(robot: DHRobot, q: Sequence[float]) -> list[np.ndarray]:
     """Poses of DH frames 0..n in frame 0 at joint positions ``q`` (rad or m): the product of the DH transforms."""
     poses = [np.eye(4)]
     for link, qi in zip(robot.links, q):
-        theta = link.theta + (qi if link.type == "revolute" else 0.0)
-        d = link.d + (qi if link.type == "prismatic" else 0.0)
-        poses.append(poses[-1] @ dh_transform(theta, d, link.a, link.alpha))
+        poses.append(poses[-1] @ link_transform(robot, link, qi))
     return poses
 
 
@@ -114,9 +140,12 @@ def parse_dh_spec(spec: Mapping[str, Any], source: str = "DH spec") -> DHRobot:
     """Validate a DH spec (see the module docstring) and return it as a :class:`DHRobot`."""
     if not isinstance(spec, Mapping):
         raise ModelError(f"{source}: expected a mapping with 'name' and 'links'")
-    unknown = set(spec) - {"name", "links", "tool_flange"}
+    unknown = set(spec) - {"name", "links", "tool_flange", "convention"}
     if unknown:
-        raise ModelError(f"{source}: unknown keys {sorted(unknown)}; expected name, links, tool_flange")
+        raise ModelError(f"{source}: unknown keys {sorted(unknown)}; expected name, convention, links, tool_flange")
+    convention = spec.get("convention", "standard")
+    if convention not in ("standard", "modified"):
+        raise ModelError(f"{source}: convention: expected 'standard' or 'modified' (Craig), got {convention!r}")
     name = spec.get("name")
     if not isinstance(name, str) or not name:
         raise ModelError(f"{source}: 'name' must be a non-empty string")
@@ -160,7 +189,7 @@ def parse_dh_spec(spec: Mapping[str, Any], source: str = "DH spec") -> DHRobot:
             raise ModelError(f"{source}: tool_flange must be a mapping with xyz and rpy")
         flange[:3, 3] = _vector(tf.get("xyz", [0, 0, 0]), 3, f"{source}: tool_flange.xyz")
         flange[:3, :3] = _rpy_matrix(_vector(tf.get("rpy", [0, 0, 0]), 3, f"{source}: tool_flange.rpy"))
-    return DHRobot(name=name, links=tuple(links), tool_flange=flange)
+    return DHRobot(name=name, links=tuple(links), tool_flange=flange, convention=convention)
 
 
 def load_dh_spec(path: str | Path) -> DHRobot:
@@ -203,8 +232,21 @@ def _clean(values: np.ndarray) -> np.ndarray:
     return out
 
 
-def _constant_part(link: DHLink) -> np.ndarray:
-    return dh_transform(link.theta, link.d, link.a, link.alpha)
+def _joint_and_frame_placements(robot: DHRobot) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Per link: (joint origin in the parent URDF link, DH frame i in the URDF link i frame), at q = 0.
+
+    Standard DH: the joint sits at frame i-1 (the previous link's constant part), frame i = Rz Tz Tx Rx of the
+    constants. Modified DH: the joint origin is the whole row at q = 0 and the URDF link frame is frame i.
+    """
+    placements, previous = [], np.eye(4)
+    for link in robot.links:
+        constant = link_transform(robot, link, 0.0)
+        if robot.convention == "modified":
+            placements.append((constant, np.eye(4)))
+        else:
+            placements.append((previous, constant))
+            previous = constant
+    return placements
 
 
 def dh_to_urdf(robot: DHRobot, header: str = "") -> str:
@@ -220,9 +262,8 @@ def dh_to_urdf(robot: DHRobot, header: str = "") -> str:
     out.append('  <link name="frame_0"/>')
     out.append('  <joint name="frame_0_joint" type="fixed"><parent link="base_link"/><child link="frame_0"/>'
                '<origin xyz="0 0 0" rpy="0 0 0"/></joint>')
-    parent, parent_to_joint = "base_link", np.eye(4)
-    for i, link in enumerate(robot.links, start=1):
-        fixed = _constant_part(link)
+    parent = "base_link"
+    for i, (link, (joint_origin, fixed)) in enumerate(zip(robot.links, _joint_and_frame_placements(robot)), start=1):
         out.append(f'  <link name="link{i}">')
         if link.mass > 0 or any(link.inertia):
             com = fixed @ np.array([*link.com, 1.0])
@@ -239,11 +280,11 @@ def dh_to_urdf(robot: DHRobot, header: str = "") -> str:
         limit = (f'<limit lower="{_num(lim.get("lower", -default_range))}" upper="{_num(lim.get("upper", default_range))}"'
                  f' velocity="{_num(lim.get("velocity", 10.0))}" effort="{_num(lim.get("effort", 1000.0))}"/>')
         out.append(f'  <joint name="joint{i}" type="{link.type}"><parent link="{parent}"/><child link="link{i}"/>'
-                   f'{_origin(parent_to_joint)}<axis xyz="0 0 1"/>{limit}</joint>')
+                   f'{_origin(joint_origin)}<axis xyz="0 0 1"/>{limit}</joint>')
         out.append(f'  <link name="frame_{i}"/>')
         out.append(f'  <joint name="frame_{i}_joint" type="fixed"><parent link="link{i}"/><child link="frame_{i}"/>'
                    f"{_origin(fixed)}</joint>")
-        parent, parent_to_joint = f"link{i}", fixed
+        parent = f"link{i}"
     n = len(robot.links)
     out.append('  <link name="tool0"/>')
     out.append(f'  <joint name="tool0_joint" type="fixed"><parent link="frame_{n}"/><child link="tool0"/>'
