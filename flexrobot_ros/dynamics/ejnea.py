@@ -26,14 +26,14 @@ import pinocchio as pin
 from flexrobot_ros.dynamics.serial_chain import SerialChain, TorqueDerivatives
 from flexrobot_ros.errors import TrajectoryError
 
-Vec = tuple[np.ndarray, np.ndarray]  # a spatial vector (linear, angular), each (samples, 3)
+Vec = tuple[np.ndarray, np.ndarray]  # spatial vectors (linear, angular), each (..., samples, 3)
 
 
 def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Row-wise cross product of (samples, 3) arrays (faster than np.cross for short rows)."""
-    a0, a1, a2 = a[:, 0], a[:, 1], a[:, 2]
-    b0, b1, b2 = b[:, 0], b[:, 1], b[:, 2]
-    return np.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=1)
+    """Cross product over the last axis of broadcastable (..., 3) arrays (faster than np.cross for short rows)."""
+    a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
+    b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
+    return np.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)
 
 
 def _hat(a: np.ndarray) -> np.ndarray:
@@ -91,7 +91,7 @@ class Ejnea:
         if self.chain.revolute[j]:
             sign = -1.0 if inverse else 1.0
             ax = x @ self._hat_axis[j]
-            x = x * cos[:, None] + sign * sin[:, None] * ax + (1.0 - cos)[:, None] * (x @ a)[:, None] * a
+            x = x * cos[:, None] + sign * sin[:, None] * ax + (1.0 - cos)[:, None] * (x @ a)[..., None] * a
         if not inverse:
             x = x @ r0.T
         return x
@@ -119,85 +119,88 @@ class Ejnea:
         return force, moment
 
     # -- the recursion ----------------------------------------------------------------------------------------
+    # Jets are stacked along a leading axis: x[k] is the k-th time derivative (k = 0, 1, 2) of the components.
     def _evaluate(self, derivatives: list[np.ndarray]) -> list[np.ndarray]:
         samples = derivatives[0].shape[0]
-        zero = np.zeros((samples, 3))
-        gravity = np.broadcast_to(-self.chain.gravity, (samples, 3))
-        v_parent: list[Vec] = [(zero, zero)] * 3
-        a_parent: list[Vec] = [(gravity, zero), (zero, zero), (zero, zero)]
+        v_lin, v_ang = np.zeros((3, samples, 3)), np.zeros((3, samples, 3))
+        a_lin, a_ang = np.zeros((3, samples, 3)), np.zeros((3, samples, 3))
+        a_lin[0] = -self.chain.gravity  # a_0 = -g (Featherstone's fictitious base acceleration)
         per_joint = []
         for j in range(self.n):
-            q, qd, qdd, q3, q4 = (x[:, j] for x in derivatives)
+            q = derivatives[0][:, j]
+            rates = np.stack([x[:, j] for x in derivatives[1:]])  # q^(1) .. q^(4), (4, samples)
             cos, sin = np.cos(q), np.sin(q)
-            vel = self._transport_motion(j, v_parent, q, qd, qdd, cos, sin)
-            acc = self._transport_motion(j, a_parent, q, qd, qdd, cos, sin)
+            # velocity and acceleration jets transported together: X_j [v; a]
+            lin, ang = self._transport_motion(j, (np.concatenate([v_lin, a_lin]), np.concatenate([v_ang, a_ang])),
+                                              q, rates, cos, sin)
+            v_lin, v_ang, a_lin, a_ang = lin[:3], ang[:3], lin[3:], ang[3:]
             axis = self.chain.axis[j]
-            col = 1 if self.chain.revolute[j] else 0
-            for k, qk in enumerate((qd, qdd, q3)):
-                vel[k] = _add_axis(vel[k], col, qk[:, None] * axis)
-            for k, qk in enumerate((qdd, q3, q4)):
-                acc[k] = _add_axis(acc[k], col, qk[:, None] * axis)
-            joint_rates = (qd, qdd, q3)
-            for k in range(3):
-                for m in range(k + 1):
-                    sv = self._s_cross_motion(j, vel[m])  # s x v = -(v x s)
-                    scale = -_BINOMIAL[k][m] * joint_rates[k - m][:, None]
-                    acc[k] = (acc[k][0] + scale * sv[0], acc[k][1] + scale * sv[1])
-            wrench = []
-            inertia_v = [self._inertia_times(j, v) for v in vel]
-            for k in range(3):
-                f = self._inertia_times(j, acc[k])
-                force, moment = f
-                for m in range(k + 1):
-                    v, h = vel[m], inertia_v[k - m]
-                    b = _BINOMIAL[k][m]
-                    force = force + b * _cross(v[1], h[0])
-                    moment = moment + b * (_cross(v[1], h[1]) + _cross(v[0], h[0]))
-                wrench.append((force, moment))
-            per_joint.append((wrench, q, qd, qdd, cos, sin))
-            v_parent, a_parent = vel, acc
+            joint_v, joint_a = rates[:3, :, None] * axis, rates[1:, :, None] * axis  # s q^(k+1), s q^(k+2)
+            if self.chain.revolute[j]:
+                v_ang, a_ang = v_ang + joint_v, a_ang + joint_a
+            else:
+                v_lin, a_lin = v_lin + joint_v, a_lin + joint_a
+            # a^(k) += sum_m C(k, m) v^(m) x s q^(k-m+1)  =  - sum_m C(k, m) q^(k-m+1) s x v^(m)
+            sv_lin, sv_ang = self._s_cross_motion(j, (v_lin, v_ang))
+            a_lin = a_lin - _leibniz_rates(rates, sv_lin)
+            a_ang = a_ang - _leibniz_rates(rates, sv_ang)
+            # f^(k) = I a^(k) + sum_m C(k, m) v^(m) x* I v^(k-m)
+            force, moment = self._inertia_times(j, (a_lin, a_ang))
+            h_force, h_moment = self._inertia_times(j, (v_lin, v_ang))
+            w_m, v_m = v_ang[:, None], v_lin[:, None]
+            force = force + _leibniz_pairs(_cross(w_m, h_force[None]))
+            moment = moment + _leibniz_pairs(_cross(w_m, h_moment[None]) + _cross(v_m, h_force[None]))
+            per_joint.append((force, moment, q, rates, cos, sin))
         tau = [np.empty((samples, self.n)) for _ in range(3)]
-        child: list[Vec] | None = None
+        child: Vec | None = None
         for j in reversed(range(self.n)):
-            wrench, q, qd, qdd, cos, sin = per_joint[j]
+            force, moment, q, rates, cos, sin = per_joint[j]
             if child is not None:
-                wrench = [(w[0] + c[0], w[1] + c[1]) for w, c in zip(wrench, child)]
-            col = 1 if self.chain.revolute[j] else 0
-            axis = self.chain.axis[j]
-            rates = (derivatives[2][:, j], derivatives[3][:, j], derivatives[4][:, j])
+                force, moment = force + child[0], moment + child[1]
+            projected = (moment if self.chain.revolute[j] else force) @ self.chain.axis[j]  # (3, samples)
             for k in range(3):
-                tau[k][:, j] = wrench[k][col] @ axis + self.chain.armature[j] * rates[k]
+                tau[k][:, j] = projected[k] + self.chain.armature[j] * rates[k + 1]
             if j > 0:
-                child = self._transport_force(j, wrench, q, qd, qdd, cos, sin)
+                child = self._transport_force(j, (force, moment), q, rates, cos, sin)
         return tau
 
-    def _transport_motion(self, j: int, z: list[Vec], q, qd, qdd, cos, sin) -> list[Vec]:
-        """Derivatives 0..2 of X_j z(t) from those of z (parent coordinates)."""
-        x0, x1, x2 = (self._to_child(j, zk, q, cos, sin) for zk in z)
-        s0 = self._s_cross_motion(j, x0)
-        s1 = self._s_cross_motion(j, x1)
-        ss0 = self._s_cross_motion(j, s0)
-        a, b = qd[:, None], qdd[:, None]
-        d1 = (x1[0] - a * s0[0], x1[1] - a * s0[1])
-        d2 = tuple(x2[i] - 2.0 * a * s1[i] - b * s0[i] + a * a * ss0[i] for i in range(2))
-        return [x0, d1, d2]
+    def _transport_motion(self, j: int, z: Vec, q, rates, cos, sin) -> Vec:
+        """Derivatives of X_j z(t) from those of z (parent coordinates); z stacks jets of 3 orders, possibly twice.
 
-    def _transport_force(self, j: int, f: list[Vec], q, qd, qdd, cos, sin) -> list[Vec]:
-        """Derivatives 0..2 of X_j^T F(t) from those of F (joint-j coordinates)."""
-        s0 = self._s_cross_force(j, f[0])
-        s1 = self._s_cross_force(j, f[1])
-        ss0 = self._s_cross_force(j, s0)
-        a, b = qd[:, None], qdd[:, None]
-        l1 = tuple(f[1][i] + a * s0[i] for i in range(2))
-        l2 = tuple(f[2][i] + 2.0 * a * s1[i] + b * s0[i] + a * a * ss0[i] for i in range(2))
-        return [self._to_parent(j, x, q, cos, sin) for x in (f[0], l1, l2)]
+        With Z_k = X_j z^(k) and w = s qd: (X z)' = Z_1 - w x Z_0 and
+        (X z)'' = Z_2 - 2 w x Z_1 - w' x Z_0 + w x (w x Z_0).
+        """
+        lin, ang = self._to_child(j, z, q, cos, sin)
+        s_lin, s_ang = self._s_cross_motion(j, (lin, ang))
+        base = np.arange(0, lin.shape[0], 3)  # order-0 entries of each stacked jet
+        ss_lin, ss_ang = self._s_cross_motion(j, (s_lin[base], s_ang[base]))
+        qd, qdd = rates[0][:, None], rates[1][:, None]
+        for y, sx, ssx in ((lin, s_lin, ss_lin), (ang, s_ang, ss_ang)):  # y is a fresh array: update in place
+            y[base + 1] -= qd * sx[base]
+            y[base + 2] -= 2.0 * qd * sx[base + 1] + qdd * sx[base] - qd * qd * ssx
+        return lin, ang
+
+    def _transport_force(self, j: int, f: Vec, q, rates, cos, sin) -> Vec:
+        """Derivatives 0..2 of X_j^T F(t) from those of F (joint-j coordinates): X^T L^k F with L F = F' + w x* F."""
+        s_force, s_moment = self._s_cross_force(j, f)
+        ss_force, ss_moment = self._s_cross_force(j, (s_force[0], s_moment[0]))
+        qd, qdd = rates[0][:, None], rates[1][:, None]
+        out = []
+        for x, sx, ssx in ((f[0], s_force, ss_force), (f[1], s_moment, ss_moment)):
+            out.append(np.stack([x[0], x[1] + qd * sx[0], x[2] + 2.0 * qd * sx[1] + qdd * sx[0] + qd * qd * ssx]))
+        return self._to_parent(j, (out[0], out[1]), q, cos, sin)
 
 
-_BINOMIAL = ((1.0,), (1.0, 1.0), (1.0, 2.0, 1.0))
+def _leibniz_rates(rates: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """k-th derivative (k = 0, 1, 2) of qd(t) x(t) from the jets of qd (rates[0..2]) and x, stacked."""
+    qd, qdd, q3 = rates[0][:, None], rates[1][:, None], rates[2][:, None]
+    return np.stack([qd * x[0], qdd * x[0] + qd * x[1], q3 * x[0] + 2.0 * qdd * x[1] + qd * x[2]])
 
 
-def _add_axis(z: Vec, col: int, term: np.ndarray) -> Vec:
-    return (z[0] + term, z[1]) if col == 0 else (z[0], z[1] + term)
+def _leibniz_pairs(products: np.ndarray) -> np.ndarray:
+    """k-th derivative of a bilinear product b(u, v) from products[m, l] = b(u^(m), v^(l)), stacked."""
+    p = products
+    return np.stack([p[0, 0], p[1, 0] + p[0, 1], p[2, 0] + 2.0 * p[1, 1] + p[0, 2]])
 
 
 def ejnea(model: pin.Model | SerialChain, q: Any, qd: Any, qdd: Any, q3: Any, q4: Any) -> TorqueDerivatives:
