@@ -65,8 +65,9 @@ def plot_bringup(directory: Path, summary: dict[str, Any], series: dict[str, lis
                 continue
             if style == "-":
                 width = max(len(v) for _, v in points)
-                times = np.array([t for t, _ in points])
-                values = np.array([v + [np.nan] * (width - len(v)) for _, v in points])
+                end = states[-1][0] - origin if states else points[-1][0]
+                times = np.array([t for t, _ in points] + [max(end, points[-1][0])])
+                values = np.array([v + [np.nan] * (width - len(v)) for _, v in points + points[-1:]])
                 top.step(times, values, where="post", lw=1)
                 top.plot([], [], "-", color="grey", label=label)
             else:

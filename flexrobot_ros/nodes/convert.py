@@ -274,6 +274,6 @@ def _text(value: Any) -> str:
     return str(value)
 
 
-__all__ = ["Counted", "InputError", "MODE_COLORS", "answer", "diagnostics", "float_array", "joint_state", "joint_trajectory",
-           "joint_values", "mode_markers", "mode_shapes_array", "ordered_stamp", "reporting", "tf_message",
-           "trajectory_arrays", "vector"]
+__all__ = ["Counted", "InputError", "MODE_COLORS", "answer", "diagnostics", "float_array", "joint_state",
+           "joint_trajectory", "joint_values", "mode_markers", "mode_shapes_array", "ordered_stamp", "reporting",
+           "tf_message", "trajectory_arrays", "vector"]

@@ -85,7 +85,8 @@ class OmaNode:
         self.diagnostics = node.create_publisher(types.diagnostic_msgs.msg.DiagnosticArray, "diagnostics")
         joint_state = types.sensor_msgs.msg.JointState
         self.topic = node.resolve_name("motor_states")
-        node.create_subscription(joint_state, "motor_states", self.on_encoders, QOS_DEFAULT.with_depth(p["queue_depth"]))
+        node.create_subscription(joint_state, "motor_states", self.on_encoders,
+                                 QOS_DEFAULT.with_depth(p["queue_depth"]))
         node.create_subscription(joint_state, "joint_states", self.on_joint_states)
         trigger = types.std_srvs.srv.Trigger
         node.create_service(trigger, "~/identify", lambda request, response: answer(response, self._identify))

@@ -1,0 +1,83 @@
+"""Hardware bring-up: feedforward, modal monitor and OMA on a real robot's topics (no simulator).
+
+    ros2 launch flexrobot_ros hardware.launch.py robot:=scompi encoders:=/robot/motor_encoders \\
+        joint_states:=/joint_states motor_trajectory:=/robot/joint_trajectory_controller/joint_trajectory
+
+Starts feedforward_node (desired_trajectory in, motor reference trajectory out on ``motor_trajectory``),
+modal_monitor_node (on ``joint_states``) and oma_node (on the motor encoder topic ``encoders``, any
+sensor_msgs/JointState topic; its ``sample_rate_hz`` must be that stream's rate) with ``config/<robot>_hardware.yaml``
+(``config/hardware.yaml`` for robots without one; ``params_file:=`` overrides); optionally robot_state_publisher
+(when the robot's driver does not run one), RViz with ``config/flexrobot.rviz`` and ``ros2 bag record -a``.
+``flexrobot bringup hardware`` starts the same nodes with the same parameter files without ROS 2.
+"""
+from __future__ import annotations
+
+import os
+
+from ament_index_python.packages import get_package_share_directory
+from launch import LaunchDescription
+from launch.actions import DeclareLaunchArgument, ExecuteProcess, OpaqueFunction
+from launch.conditions import IfCondition
+from launch.substitutions import LaunchConfiguration, PythonExpression
+from launch_ros.actions import Node
+
+from flexrobot_ros.commands.bringup import parameter_file
+from flexrobot_ros.model import load_robot
+
+PACKAGE = "flexrobot_ros"
+#: (name, default, description) of the launch arguments.
+ARGUMENTS = (
+    ("robot", "scompi", "shipped robot name or path of a flexibility YAML"),
+    ("tool", "", "true/false: with the YAML's tool (empty: as the parameter file says)"),
+    ("encoders", "motor_states", "sensor_msgs/JointState topic of the motor encoders (OMA input)"),
+    ("joint_states", "joint_states", "sensor_msgs/JointState topic of the link positions (monitor input)"),
+    ("motor_trajectory", "motor_trajectory", "topic of the motor reference trajectory for the robot's controller"),
+    ("robot_state_publisher", "false", "also start robot_state_publisher with the robot's URDF"),
+    ("rviz", "false", "start RViz with config/flexrobot.rviz"),
+    ("record", "", "record every topic with 'ros2 bag record' into this directory (empty: no recording)"),
+    ("params_file", "", "ROS 2 parameter file (empty: config/<robot>_hardware.yaml or config/hardware.yaml)"),
+)
+
+
+def robot_overrides(context) -> dict:
+    """Parameters every node gets from the launch arguments (robot, and tool when given)."""
+    overrides = {"robot": LaunchConfiguration("robot").perform(context)}
+    tool = LaunchConfiguration("tool").perform(context).strip().lower()
+    if tool:
+        overrides["tool"] = tool in ("true", "1", "yes")
+    return overrides
+
+
+def launch_nodes(context, *args, **kwargs):
+    robot = LaunchConfiguration("robot").perform(context)
+    params = LaunchConfiguration("params_file").perform(context) or str(parameter_file("hardware", robot))
+    common = robot_overrides(context)
+    joint_states = ("joint_states", LaunchConfiguration("joint_states").perform(context))
+    actions = [
+        Node(package=PACKAGE, executable="feedforward_node", name="feedforward_node", output="screen",
+             parameters=[params, common],
+             remappings=[("motor_trajectory", LaunchConfiguration("motor_trajectory").perform(context))]),
+        Node(package=PACKAGE, executable="modal_monitor_node", name="modal_monitor_node", output="screen",
+             parameters=[params, common], remappings=[joint_states]),
+        Node(package=PACKAGE, executable="oma_node", name="oma_node", output="screen", parameters=[params, common],
+             remappings=[("motor_states", LaunchConfiguration("encoders").perform(context)), joint_states]),
+    ]
+    if LaunchConfiguration("robot_state_publisher").perform(context).strip().lower() in ("true", "1", "yes"):
+        actions.append(Node(package="robot_state_publisher", executable="robot_state_publisher",
+                            name="robot_state_publisher", output="screen",
+                            parameters=[{"robot_description": load_robot(robot).urdf_path.read_text()}],
+                            remappings=[joint_states]))
+    return actions
+
+
+def generate_launch_description() -> LaunchDescription:
+    share = get_package_share_directory(PACKAGE)
+    return LaunchDescription([
+        *[DeclareLaunchArgument(name, default_value=default, description=text) for name, default, text in ARGUMENTS],
+        OpaqueFunction(function=launch_nodes),
+        Node(package="rviz2", executable="rviz2", name="rviz2", output="screen",
+             arguments=["-d", os.path.join(share, "config", "flexrobot.rviz")],
+             condition=IfCondition(LaunchConfiguration("rviz"))),
+        ExecuteProcess(cmd=["ros2", "bag", "record", "-a", "-o", LaunchConfiguration("record")], output="screen",
+                       condition=IfCondition(PythonExpression(["'", LaunchConfiguration("record"), "' != ''"]))),
+    ])

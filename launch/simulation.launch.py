@@ -1,0 +1,79 @@
+"""Simulation bring-up: the flexible-joint simulator with the feedforward, modal monitor and OMA nodes.
+
+    ros2 launch flexrobot_ros simulation.launch.py robot:=scompi rviz:=true record:=/tmp/run1
+
+Starts simulator_node (excited by periodic impacts by default, so the OMA node has something to identify),
+feedforward_node, modal_monitor_node and oma_node with the ROS 2 parameter file ``config/<robot>_simulation.yaml``
+(``config/simulation.yaml`` for robots without one; ``params_file:=`` overrides), robot_state_publisher with the
+robot's URDF (it publishes ``/tf`` and ``/robot_description``, so the simulator's own are turned off), optionally
+RViz with ``config/flexrobot.rviz`` and ``ros2 bag record -a``. ``flexrobot bringup simulation`` starts the same
+nodes with the same parameter files without ROS 2.
+"""
+from __future__ import annotations
+
+import os
+
+from ament_index_python.packages import get_package_share_directory
+from launch import LaunchDescription
+from launch.actions import DeclareLaunchArgument, ExecuteProcess, OpaqueFunction
+from launch.conditions import IfCondition
+from launch.substitutions import LaunchConfiguration, PythonExpression
+from launch_ros.actions import Node
+
+from flexrobot_ros.commands.bringup import parameter_file
+from flexrobot_ros.model import load_robot
+
+PACKAGE = "flexrobot_ros"
+#: (name, default, description) of the launch arguments.
+ARGUMENTS = (
+    ("robot", "scompi", "shipped robot name or path of a flexibility YAML"),
+    ("tool", "", "true/false: with the YAML's tool (empty: as the parameter file says)"),
+    ("rviz", "false", "start RViz with config/flexrobot.rviz"),
+    ("record", "", "record every topic with 'ros2 bag record' into this directory (empty: no recording)"),
+    ("rate", "1000.0", "simulation and encoder sample rate [Hz]"),
+    ("real_time_factor", "1.0", "simulated seconds per wall-clock second"),
+    ("params_file", "", "ROS 2 parameter file (empty: config/<robot>_simulation.yaml or config/simulation.yaml)"),
+)
+
+
+def robot_overrides(context) -> dict:
+    """Parameters every node gets from the launch arguments (robot, and tool when given)."""
+    overrides = {"robot": LaunchConfiguration("robot").perform(context)}
+    tool = LaunchConfiguration("tool").perform(context).strip().lower()
+    if tool:
+        overrides["tool"] = tool in ("true", "1", "yes")
+    return overrides
+
+
+def launch_nodes(context, *args, **kwargs):
+    robot = LaunchConfiguration("robot").perform(context)
+    params = LaunchConfiguration("params_file").perform(context) or str(parameter_file("simulation", robot))
+    common = robot_overrides(context)
+    rate = float(LaunchConfiguration("rate").perform(context))
+    simulator = {**common, "rate_hz": rate, "publish_robot_description": False, "tf_rate_hz": 0.0,
+                 "real_time_factor": float(LaunchConfiguration("real_time_factor").perform(context))}
+    return [
+        Node(package=PACKAGE, executable="simulator_node", name="simulator_node", output="screen",
+             parameters=[params, simulator]),
+        Node(package=PACKAGE, executable="feedforward_node", name="feedforward_node", output="screen",
+             parameters=[params, common]),
+        Node(package=PACKAGE, executable="modal_monitor_node", name="modal_monitor_node", output="screen",
+             parameters=[params, common]),
+        Node(package=PACKAGE, executable="oma_node", name="oma_node", output="screen",
+             parameters=[params, {**common, "sample_rate_hz": rate}]),
+        Node(package="robot_state_publisher", executable="robot_state_publisher", name="robot_state_publisher",
+             output="screen", parameters=[{"robot_description": load_robot(robot).urdf_path.read_text()}]),
+    ]
+
+
+def generate_launch_description() -> LaunchDescription:
+    share = get_package_share_directory(PACKAGE)
+    return LaunchDescription([
+        *[DeclareLaunchArgument(name, default_value=default, description=text) for name, default, text in ARGUMENTS],
+        OpaqueFunction(function=launch_nodes),
+        Node(package="rviz2", executable="rviz2", name="rviz2", output="screen",
+             arguments=["-d", os.path.join(share, "config", "flexrobot.rviz")],
+             condition=IfCondition(LaunchConfiguration("rviz"))),
+        ExecuteProcess(cmd=["ros2", "bag", "record", "-a", "-o", LaunchConfiguration("record")], output="screen",
+                       condition=IfCondition(PythonExpression(["'", LaunchConfiguration("record"), "' != ''"]))),
+    ])
