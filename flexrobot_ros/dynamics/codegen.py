@@ -213,6 +213,7 @@ def _load_or_build(chain: SerialChain, flexibility: JointFlexibility | None, ste
         fd, tmp = tempfile.mkstemp(dir=stem.parent, prefix=casadi_path.name, suffix=".tmp")
         os.close(fd)
         function.save(tmp)
+        os.chmod(tmp, 0o644)
         os.replace(tmp, casadi_path)
         _atomic_write(meta_path, json.dumps(meta, indent=1).encode())
     compiled: Path | None = None
@@ -259,4 +260,5 @@ def _atomic_write(path: Path, data: bytes) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
     with os.fdopen(fd, "wb") as handle:
         handle.write(data)
+    os.chmod(tmp, 0o644)
     os.replace(tmp, path)
