@@ -3,8 +3,8 @@
 Independent references: ``pin.rnea`` (tau), pinocchio's analytic ``computeRNEADerivatives`` (dtau =
 dtau/dq qd + dtau/dv qdd + M q'''), and 8th-order central finite differences of ``pin.rnea`` along smooth
 trajectories (dtau, ddtau). Models: pinocchio's sample manipulator, random chains mixing revolute and prismatic,
-aligned and unaligned joints with random placements, inertias and gravity, and the shipped Scompi (prismatic
-joint 1) and LWR4 robots.
+aligned and unaligned joints with random placements, inertias and gravity, and every shipped robot (Scompi with
+its prismatic joint 1, also with the tool; LWR4; ...).
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from flexrobot_ros.dynamics.ejnea import Ejnea, ejnea
 from flexrobot_ros.dynamics.serial_chain import SerialChain
 from flexrobot_ros.dynamics.trajectory import Poly9Trajectory, spline_through_waypoints
 from flexrobot_ros.errors import ModelError, TrajectoryError
-from flexrobot_ros.model import load_robot
+from flexrobot_ros.model import load_robot, shipped_robots
 
 FIRST = np.array([1 / 280, -4 / 105, 1 / 5, -4 / 5, 0.0, 4 / 5, -1 / 5, 4 / 105, -1 / 280])
 SECOND = np.array([-1 / 560, 8 / 315, -1 / 5, 8 / 5, -205 / 72, 8 / 5, -1 / 5, 8 / 315, -1 / 560])
@@ -47,8 +47,14 @@ def random_chain(n: int, seed: int) -> pin.Model:
 def models():
     sample = pin.buildSampleModelManipulator()
     sample.name = "sample_manipulator"
-    return [sample, random_chain(3, 1), random_chain(8, 3), random_chain(7, 4),
-            load_robot("scompi", tool=True).model, load_robot("lwr4").model]
+    tool = load_robot("scompi", tool=True).model
+    tool.name = "scompi_with_tool"
+    shipped = []
+    for name in shipped_robots():  # every shipped robot, whatever is added later
+        model = load_robot(name).model
+        model.name = name
+        shipped.append(model)
+    return [sample, random_chain(3, 1), random_chain(8, 3), random_chain(7, 4), tool, *shipped]
 
 
 MODELS = models()
