@@ -122,7 +122,7 @@ class SimulatorNode:
         self.next_excitation, self.excitation_count = p["excitation.first_s"], 0
         self.stamp_base: float | None = None
         self.anchor = (time.monotonic(), 0)
-        self.overruns, self.late_references, self.last_tf = 0, 0, -np.inf
+        self.overruns, self.late_references = 0, 0
         self.diagnosed = (time.monotonic(), 0.0)
 
         types = node.types
@@ -210,7 +210,7 @@ class SimulatorNode:
         self.sim.clear_excitations()
         self.sim.reset(q0=self.home)
         self.excitations, self.next_excitation = [], self.p["excitation.first_s"]
-        self.mode, self.move_end, self.last_tf = "hold", None, -np.inf
+        self.mode, self.move_end = "hold", None
         self.diagnosed = (time.monotonic(), 0.0)
         was_paused, self.state = self.state == "paused", "paused"
         self._run(not was_paused)
@@ -343,6 +343,7 @@ class SimulatorNode:
 
     def _publish(self, output: Any) -> None:
         types, names, decimation = self.node.types, self.names, self.p["joint_states_decimation"]
+        tf_every = round(self.rate / self.p["tf_rate_hz"]) if self.p["tf_rate_hz"] else 0
         q_m = np.column_stack([output.sensors[f"motor_encoder.{joint}"] for joint in names])
         q = np.column_stack([output.sensors[f"link_encoder.{joint}"] for joint in names])
         first = self.sim.sample_index - len(output.t) + 1
@@ -352,11 +353,8 @@ class SimulatorNode:
             if (first + k) % decimation == 0:
                 self.joint_states.publish(joint_state(types, stamp, names, q[k], output.qd[k],
                                                       output.elastic_torque[k]))
-        rate = self.p["tf_rate_hz"]
-        if rate and output.t[-1] - self.last_tf >= 1.0 / rate - 0.5 / self.rate:
-            self.last_tf = output.t[-1]
-            self.tf.publish(tf_message(types, self.node.stamp(self.stamp_base + output.t[-1]),
-                                       link_transforms(self.robot, output.q[-1])))
+            if tf_every and (first + k) % max(tf_every, 1) == 0:
+                self.tf.publish(tf_message(types, stamp, link_transforms(self.robot, output.q[k])))
 
 
 def main(argv: list[str] | None = None) -> int:
