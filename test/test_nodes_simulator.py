@@ -95,9 +95,9 @@ def test_link_states_and_spring_torque(robot, impact_run):
 
 
 def test_tf_and_robot_description(robot, impact_run):
-    """tf every 20 samples (tf_rate_hz 50: 30 messages in 0.6 s) with every URDF link; before the impact (at rest at Q8) the transforms
-    are those of Q8; robot_description, latched and received by a subscriber created after it was sent, is the
-    URDF file."""
+    """tf every 20 samples (tf_rate_hz 50: 30 messages in 0.6 s) with every URDF link; before the impact (at rest at
+    Q8) the transforms are those of Q8; robot_description, latched and received by a subscriber created after it was
+    sent, is the URDF file."""
     probe = impact_run["probe"]
     messages = probe.messages["/tf"]
     assert len(messages) == 30
