@@ -80,7 +80,7 @@ def test_var_single_qr_equals_separate_least_squares():
     rng = np.random.default_rng(3)
     y = np.cumsum(rng.standard_normal((400, 3)), axis=0) * 0.1 + rng.standard_normal((400, 3))
     orders = [1, 2, 4]
-    models = var_models(y, orders, outlier_sigma=None)
+    models = var_models(y, orders, outlier_sigma=None, scaling="channel")
     z = (y - y.mean(axis=0)) / y.std(axis=0)
     pmax = max(orders)
     for model in models:
@@ -102,11 +102,8 @@ def test_var_recovers_known_process():
     e = rng.standard_normal((n, 2))
     for k in range(2, n):
         y[k] = A1 @ y[k - 1] + A2 @ y[k - 2] + e[k]
-    model = var_models(y, [2])[0]
-    s = y.std(axis=0)
-    # the fit works on unit-variance channels: A_i(scaled) = S^-1 A_i S
-    A1_hat = np.diag(s) @ model.coefficients[0] @ np.diag(1 / s)
-    A2_hat = np.diag(s) @ model.coefficients[1] @ np.diag(1 / s)
+    model = var_models(y, [2])[0]  # one common scale factor for both channels leaves A_i unchanged
+    A1_hat, A2_hat = model.coefficients
     assert np.max(np.abs(A1_hat - A1)) < 0.05 and np.max(np.abs(A2_hat - A2)) < 0.05
     comp = np.block([[A1, A2], [np.eye(2), np.zeros((2, 2))]])
     true = np.sort_complex(np.linalg.eigvals(comp))
@@ -160,3 +157,28 @@ def test_bad_input_errors():
         identify_modes(y, 1000.0, "ssi-cov", "2:40", block_rows=4)
     assert parse_orders("2:10:4") == (2, 6, 10)
     assert parse_orders("5,3") == (3, 5)
+
+
+def test_combination_tones_are_dropped_but_no_table_2_5_mode():
+    """A pole at lambda_a + lambda_b (sum), lambda_a + conj(lambda_b) (difference) or 2 lambda_a (harmonic) of two
+    modes at least as confident is a combination tone of a quadratic nonlinearity and is dropped; none of the
+    11 Table 2.5 modes (case 1) is such a combination of the others."""
+    from flexrobot_ros.oma.selection import Mode, drop_combinations
+
+    def mode(f, z, confidence=0.9):
+        return Mode(f, z, np.ones(1), 0.0, 0.0, 10, confidence, 1.0)
+
+    def pole(f, z):
+        w = 2 * np.pi * f
+        return complex(-z * w, w * np.sqrt(1 - z * z))
+
+    def from_pole(lam, confidence):
+        return mode(abs(lam) / (2 * np.pi), -lam.real / abs(lam), confidence)
+
+    a, b = (37.02, 0.0139), (6.369, 0.0767)
+    tones = [from_pole(pole(*a) + pole(*b), 0.4), from_pole(pole(*a) + np.conj(pole(*b)), 0.4),
+             from_pole(2 * pole(*a), 0.4)]
+    kept = drop_combinations([mode(*a), mode(*b)] + tones, 0.005)
+    assert [m.frequency_hz for m in kept] == [a[0], b[0]]
+    table = [mode(f, z / 100) for f, z in TABLE_2_5_CASE1[:11]]
+    assert len(drop_combinations(table, 0.005)) == 11

@@ -34,7 +34,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--channels", nargs="+", metavar="NAME",
                    help=f"channels by name or glob (default: {DEFAULT_CHANNELS} if present, else all)")
     p.add_argument("--method", choices=METHODS, default="var", help="identification method (default var)")
-    p.add_argument("--orders", default="2:100", help="model orders first:last[:step] or a,b,c (default 2:100)")
+    p.add_argument("--orders", help="model orders first:last[:step] or a,b,c (default: var 2:40 lags, "
+                                    "ssi-cov 2:100 states)")
     p.add_argument("--block-rows", type=int, help="SSI-cov block rows (default from the maximum order)")
     p.add_argument("--start", type=float, help="analyse from this time [s]")
     p.add_argument("--end", type=float, help="analyse up to this time [s]")

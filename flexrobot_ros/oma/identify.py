@@ -19,7 +19,7 @@ from flexrobot_ros.oma.stabilization import StabilizationCriteria, Stabilization
 from flexrobot_ros.oma.threads import single_threaded_blas
 from flexrobot_ros.oma.var import var_models, var_pole_set
 
-__all__ = ["METHODS", "OmaResult", "identify_modes", "parse_orders"]
+__all__ = ["DEFAULT_ORDERS", "METHODS", "OmaResult", "identify_modes", "parse_orders"]
 
 #: Identification methods by name.
 METHODS: tuple[str, ...] = ("var", "ssi-cov")
@@ -102,18 +102,25 @@ def parse_orders(spec: str | Sequence[int]) -> tuple[int, ...]:
     return orders
 
 
-def identify_modes(data: np.ndarray, fs_hz: float, method: str = "var", orders: str | Sequence[int] = "2:100",
+#: Default model orders per method: VAR orders are lags (m * p states: 240 for six channels at p = 40), SSI-cov
+#: orders are states. The thesis ran VAR over 2..100, which works too but costs 99 companion eigenproblems up to
+#: 600 x 600 and, on a weakly nonlinear response, models its combination tones as well.
+DEFAULT_ORDERS = {"var": "2:40", "ssi-cov": "2:100"}
+
+
+def identify_modes(data: np.ndarray, fs_hz: float, method: str = "var", orders: str | Sequence[int] | None = None,
                    channels: Sequence[str] | None = None, criteria: StabilizationCriteria | None = None,
                    selection: SelectionOptions | None = None, block_rows: int | None = None,
-                   noise_floor: np.ndarray | float = 0.0,
+                   noise_floor: np.ndarray | float = 0.0, scaling: str = "common",
                    progress: Callable[[int, int], None] | None = None) -> OmaResult:
     """Identify modes from output signals ``data`` (samples, channels) sampled uniformly at ``fs_hz`` [Hz].
 
     ``method``: ``"var"`` (orders = number of lags) or ``"ssi-cov"`` (orders = state dimension, ``block_rows``
-    optional); ``orders`` as in :func:`parse_orders` (default ``"2:100"``, the thesis' range); ``criteria`` and
+    optional); ``orders`` as in :func:`parse_orders` (default :data:`DEFAULT_ORDERS` of the method); ``criteria`` and
     ``selection`` default to the documented defaults of :mod:`~flexrobot_ros.oma.stabilization` and
     :mod:`~flexrobot_ros.oma.selection`. ``noise_floor`` (data units, per channel or scalar; e.g. the encoder
-    quantization step / sqrt(12)) bounds the VAR outlier test from below. ``progress(done, total)`` is called
+    quantization step / sqrt(12)) bounds the VAR outlier test from below. ``scaling``: ``"common"`` or
+    ``"channel"`` (see :func:`~flexrobot_ros.oma.signals.channel_scales`). ``progress(done, total)`` is called
     after each model order.
     """
     y = np.asarray(data, dtype=float)
@@ -126,12 +133,15 @@ def identify_modes(data: np.ndarray, fs_hz: float, method: str = "var", orders: 
     names = tuple(channels) if channels is not None else tuple(f"ch{i}" for i in range(y.shape[1]))
     if len(names) != y.shape[1]:
         raise SignalError(f"OMA: {len(names)} channel names for {y.shape[1]} data columns")
-    order_list = parse_orders(orders)
+    if method not in METHODS:
+        raise SignalError(f"OMA: unknown method {method!r}, expected one of {', '.join(METHODS)}")
+    order_list = parse_orders(DEFAULT_ORDERS[method] if orders is None else orders)
     start = time.perf_counter()
     notes = []
     with single_threaded_blas():
         if method == "var":
-            models = var_models(y, order_list, noise_floor=noise_floor)
+            models = var_models(y, order_list, noise_floor=noise_floor, scaling=scaling,
+                                excitation_samples=max(int(round(0.05 * fs_hz)), 1))
             pole_sets = []
             for k, model in enumerate(models):
                 pole_sets.append(var_pole_set(model, fs_hz))
@@ -142,7 +152,8 @@ def identify_modes(data: np.ndarray, fs_hz: float, method: str = "var", orders: 
                 notes.append(f"VAR: {dropped} of {y.shape[0] - order_list[-1]} equations left out at order "
                              f"{order_list[-1]} (they do not fit the model: impact or glitches)")
         elif method == "ssi-cov":
-            pole_sets = ssi_cov_poles(y, fs_hz, order_list, block_rows=block_rows, progress=progress)
+            pole_sets = ssi_cov_poles(y, fs_hz, order_list, block_rows=block_rows, scaling=scaling,
+                                      progress=progress)
         else:
             raise SignalError(f"OMA: unknown method {method!r}, expected one of {', '.join(METHODS)}")
         diagram = stabilization_diagram(pole_sets, fs_hz, criteria)

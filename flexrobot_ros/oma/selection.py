@@ -8,11 +8,15 @@ Two clusterings of the stable poles (:attr:`StabilizationDiagram.stable`):
 - ``"grid"``: the NAFID grid search the thesis uses (seed 000 section 2.4.3): poles are binned on a
   frequency x damping grid (default 0.1 Hz x 0.1 %), and connected occupied cells form a cluster.
 
-Clusters closer than ``distance`` in frequency with nearly the same shape (MAC >= ``duplicate_mac``) are one
-mode split in two and are merged. A cluster is a mode when it holds poles from at least ``min_fraction`` of
+Clusters closer than ``duplicate_distance`` (5 %) in frequency with nearly the same shape (MAC >=
+``duplicate_mac`` = 0.95) are one mode split in two (models of high order often carry a mode twice) and are
+merged, as are clusters within 0.5 % in frequency and 5 % in damping whatever their shapes (a weakly excited
+mode's shape wanders between orders, which splits its poles by MAC). A cluster is a mode when it holds poles from at least ``min_fraction`` of
 the evaluated orders (the thesis' "number of repeating frequencies"); a cluster keeps at most one pole per
 order (the one closest to the cluster's median), and its frequencies must agree over the orders (standard
-deviation at most ``max_spread`` = 1 % of the frequency). Each mode gets the median frequency and damping of its poles, their standard deviations
+deviation at most ``max_spread`` = 1 % of the frequency). Finally, combination tones of a weakly nonlinear
+response (poles ``lambda_a + lambda_b`` or ``lambda_a + conj(lambda_b)`` of two other modes, e.g. the
+intermodulation of the simulated Scompi's 37 Hz and 6.4 Hz modes at 30.7 and 43.4 Hz) are dropped. Each mode gets the median frequency and damping of its poles, their standard deviations
 (the spread over model orders), the phase-aligned mean shape, and ``confidence`` = fraction of orders in which
 the mode is stable.
 """
@@ -28,7 +32,7 @@ from flexrobot_ros.errors import SignalError
 from flexrobot_ros.oma.poles import mac_matrix, mpc, normalize_shapes
 from flexrobot_ros.oma.stabilization import StabilizationDiagram
 
-__all__ = ["Mode", "SelectionOptions", "select_modes"]
+__all__ = ["Mode", "SelectionOptions", "drop_combinations", "select_modes"]
 
 
 @dataclass(frozen=True)
@@ -58,9 +62,13 @@ class SelectionOptions:
     ``method``: ``"hierarchical"`` or ``"grid"``; ``min_fraction``: a mode must be stable in at least this
     fraction of the evaluated orders; ``distance``: hierarchical cut-off (relative pole distance + 1 - MAC);
     ``grid_hz`` and ``grid_damping``: NAFID grid resolution (0.1 Hz and 0.1 % in the thesis);
-    ``duplicate_mac``: clusters closer than ``distance`` in frequency whose shapes have at least this MAC are
-    one mode (merged); ``max_spread``: largest standard deviation of a mode's frequency over the orders,
-    relative to the frequency (a cluster wider than that gathers noise poles, not one mode).
+    ``duplicate_distance``, ``duplicate_mac``: clusters closer than this (relative) in frequency whose shapes
+    have at least this MAC are one mode split in two (merged), and so are clusters closer than
+    ``merge_frequency`` in frequency and ``merge_damping`` in damping (relative) whatever their shapes;
+    ``max_spread``: largest standard deviation of a mode's frequency over the orders,
+    relative to the frequency (a cluster wider than that gathers noise poles, not one mode);
+    ``combination_tol``: modes whose pole is the sum of two others' within this fraction of its modulus are
+    combination tones of a nonlinear response and are dropped (see :func:`drop_combinations`; ``None``: keep).
     """
 
     method: str = "hierarchical"
@@ -68,8 +76,12 @@ class SelectionOptions:
     distance: float = 0.02
     grid_hz: float = 0.1
     grid_damping: float = 0.001
-    duplicate_mac: float = 0.9
+    duplicate_distance: float = 0.05
+    duplicate_mac: float = 0.95
+    merge_frequency: float = 0.005
+    merge_damping: float = 0.05
     max_spread: float = 0.01
+    combination_tol: float | None = 0.005
 
 
 def select_modes(diagram: StabilizationDiagram, options: SelectionOptions | None = None) -> list[Mode]:
@@ -82,7 +94,7 @@ def select_modes(diagram: StabilizationDiagram, options: SelectionOptions | None
         clusters = _grid(diagram, idx, options.grid_hz, options.grid_damping)
     else:
         raise SignalError(f"mode selection: unknown method {options.method!r}, expected 'hierarchical' or 'grid'")
-    clusters = _merge_duplicates(diagram, clusters, options.distance, options.duplicate_mac)
+    clusters = _merge_duplicates(diagram, clusters, options)
     n_orders = max(len(diagram.orders), 1)
     min_orders = max(2, int(np.ceil(options.min_fraction * n_orders)))
     modes = []
@@ -93,7 +105,41 @@ def select_modes(diagram: StabilizationDiagram, options: SelectionOptions | None
         mode = _summarize(diagram, members, n_orders)
         if mode.frequency_std_hz <= options.max_spread * mode.frequency_hz:
             modes.append(mode)
+    if options.combination_tol is not None:
+        modes = drop_combinations(modes, options.combination_tol)
     return sorted(modes, key=lambda mode: mode.frequency_hz)
+
+
+def _pole(mode: Mode) -> complex:
+    w = 2.0 * np.pi * mode.frequency_hz
+    return complex(-mode.damping_ratio * w, w * np.sqrt(max(1.0 - mode.damping_ratio**2, 0.0)))
+
+
+def drop_combinations(modes: list[Mode], tol: float) -> list[Mode]:
+    """Remove combination tones of a weakly nonlinear response: a mode whose pole equals, within ``tol`` of its
+    modulus (or twice its relative frequency scatter over the orders, if larger), ``lambda_a + lambda_b`` or
+    ``lambda_a + conj(lambda_b)`` of two other modes (a = b: a harmonic) that are at least as consistent over
+    the model orders (confidence) as it is.
+
+    Quadratic terms (Coriolis and centrifugal forces, geometry) make the product of two modal responses appear
+    in the signals, with frequency ``f_a +- f_b`` and decay rate ``sigma_a + sigma_b``; such a component is as
+    stable over model orders as a mode, though weaker. Its decay rate is the sum of the other two, so the mode
+    with the largest ``|Re lambda|`` of a matching triple is the combination; candidates are examined in that
+    order, and only against parents that are not less confident (a weak spurious pair cannot explain a mode).
+    """
+    kept = list(modes)
+    for mode in sorted(modes, key=lambda m: _pole(m).real):  # most negative real part first
+        parents = [m for m in kept if m is not mode and m.confidence >= mode.confidence]
+        if not parents:
+            continue
+        a = np.array([_pole(m) for m in parents])
+        target = _pole(mode)
+        sums = np.concatenate([(a[:, None] + a[None, :]).ravel(), (a[:, None] + np.conj(a)[None, :]).ravel()])
+        sums = np.where(sums.imag < 0, np.conj(sums), sums)
+        scatter = 2.0 * mode.frequency_std_hz / mode.frequency_hz
+        if np.min(np.abs(sums - target)) <= max(tol, scatter) * abs(target):
+            kept = [m for m in kept if m is not mode]
+    return kept
 
 
 def _hierarchical(diagram: StabilizationDiagram, idx: np.ndarray, cut: float) -> list[np.ndarray]:
@@ -120,15 +166,17 @@ def _hierarchical(diagram: StabilizationDiagram, idx: np.ndarray, cut: float) ->
     return clusters
 
 
-def _merge_duplicates(diagram: StabilizationDiagram, clusters: list[np.ndarray], distance: float,
-                      min_mac: float) -> list[np.ndarray]:
-    """Merge clusters that are one mode split in two (a model of high order often carries a mode twice): the
-    largest clusters absorb smaller ones whose median frequency lies within ``distance`` (relative) of theirs
-    and whose central shape has a MAC of at least ``min_mac`` with theirs. Absorbed clusters absorb nothing
-    (no chains)."""
+def _merge_duplicates(diagram: StabilizationDiagram, clusters: list[np.ndarray], options: "SelectionOptions"
+                      ) -> list[np.ndarray]:
+    """Merge clusters that are one mode split in two: the largest clusters absorb smaller ones whose median
+    frequency lies within ``duplicate_distance`` of theirs with a central-shape MAC of at least
+    ``duplicate_mac`` (a model of high order often carries a mode twice), or whose median frequency and damping
+    lie within ``merge_frequency`` and ``merge_damping`` (relative) of theirs whatever the shapes (the shape of
+    a weakly excited mode wanders between orders). Absorbed clusters absorb nothing (no chains)."""
     if len(clusters) < 2:
         return clusters
     f = np.array([np.median(diagram.frequencies_hz[c]) for c in clusters])
+    z = np.array([np.median(diagram.damping_ratios[c]) for c in clusters])
     ref = np.array([diagram.shapes[c[np.argmin(np.abs(diagram.frequencies_hz[c] - fc))]]
                     for c, fc in zip(clusters, f)])
     merged: list[np.ndarray] = []
@@ -137,8 +185,10 @@ def _merge_duplicates(diagram: StabilizationDiagram, clusters: list[np.ndarray],
         if taken[a]:
             continue
         taken[a] = True
-        near = np.flatnonzero(~taken & (np.abs(f - f[a]) <= distance * f[a]))
-        near = near[mac_matrix(ref[a], ref[near])[0] >= min_mac] if len(near) else near
+        rel_f = np.abs(f - f[a]) / f[a]
+        same = (rel_f <= options.merge_frequency) & (np.abs(z - z[a]) <= options.merge_damping * z[a])
+        split = (rel_f <= options.duplicate_distance) & (mac_matrix(ref[a], ref)[0] >= options.duplicate_mac)
+        near = np.flatnonzero(~taken & (same | split))
         taken[near] = True
         merged.append(np.concatenate([clusters[a]] + [clusters[k] for k in near]))
     return merged

@@ -34,7 +34,7 @@ from flexrobot_ros.errors import SignalError
 from flexrobot_ros.timeseries import SUFFIXES, read_timeseries
 
 __all__ = ["Signals", "PreparedSignals", "SignalWarning", "read_signals", "register_reader", "readers",
-           "select_channels", "find_gaps", "quantization_step", "prepare"]
+           "select_channels", "find_gaps", "quantization_step", "channel_scales", "prepare"]
 
 
 class SignalWarning(UserWarning):
@@ -174,6 +174,24 @@ def quantization_step(x: np.ndarray, max_levels_fraction: float = 0.5) -> float:
         return float("nan")
     ratio = d / step
     return float(step) if np.max(np.abs(ratio - np.round(ratio))) < 0.01 else float("nan")
+
+
+def channel_scales(y: np.ndarray, scaling: str = "common", what: str = "OMA") -> np.ndarray:
+    """Factors (channels,) dividing the mean-free channels before identification (poles do not depend on them).
+
+    ``"common"``: one factor for all channels (their overall RMS), so each channel weighs by its motion; a
+    channel that barely moves (e.g. a joint the excitation does not reach, carrying only numerical or encoder
+    noise) cannot spoil the fit. ``"channel"``: each channel to unit variance (for channels in different
+    units). Constant channels are an error naming them.
+    """
+    std = np.asarray(y, dtype=float).std(axis=0)
+    if np.any(std == 0):
+        raise SignalError(f"{what}: channel(s) {np.flatnonzero(std == 0).tolist()} are constant")
+    if scaling == "common":
+        return np.full_like(std, np.sqrt(np.mean(std**2)))
+    if scaling == "channel":
+        return std
+    raise SignalError(f"{what}: scaling must be 'common' or 'channel', got {scaling!r}")
 
 
 def _warn(notes: list[str], message: str) -> None:

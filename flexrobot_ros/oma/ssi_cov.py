@@ -8,8 +8,8 @@ comes from the shift invariance ``O_up A = O_down`` (least squares) and ``C`` is
 Using the same time window for every lag keeps ``R_k = C A^(k-1) G`` exact for free decays too (a decaying
 transient is ``y_t = C A^t x_0``), not only for stationary responses, so impact and ambient records are both
 handled. One SVD and one QR of ``O_up`` (all ``n_max`` columns) serve every order: the least-squares solution
-for the first ``n`` columns is a triangular solve on the leading block. Channels are scaled to unit variance;
-mode shapes are returned in the original units.
+for the first ``n`` columns is a triangular solve on the leading block. Channels are scaled by a common factor
+(or each to unit variance); mode shapes are returned in the original units.
 """
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ import scipy.linalg
 
 from flexrobot_ros.errors import SignalError
 from flexrobot_ros.oma.poles import PoleSet, oscillating, pole_set
+from flexrobot_ros.oma.signals import channel_scales
 
 __all__ = ["covariances", "default_block_rows", "ssi_cov_poles", "ssi_cov_poles_from_covariances",
            "ssi_cov_min_samples"]
@@ -63,13 +64,14 @@ def toeplitz(R: np.ndarray, block_rows: int) -> np.ndarray:
 
 
 def ssi_cov_poles(data: np.ndarray, fs_hz: float, orders: Sequence[int], block_rows: int | None = None,
-                  progress: Callable[[int, int], None] | None = None) -> list[PoleSet]:
+                  scaling: str = "common", progress: Callable[[int, int], None] | None = None) -> list[PoleSet]:
     """Poles, frequencies, damping ratios and mode shapes of the SSI-cov models of every order in ``orders``.
 
     ``data`` (samples, channels) sampled uniformly at ``fs_hz`` [Hz]; ``orders`` are state dimensions;
     ``block_rows`` is ``i`` (default :func:`default_block_rows`). The mean of each channel is removed (what
-    remains of a set point in a free decay is a constant, i.e. one more real state). Returns one
-    :class:`PoleSet` per order, ascending. ``progress(done, total)`` is called after each order.
+    remains of a set point in a free decay is a constant, i.e. one more real state); ``scaling`` as in
+    :func:`~flexrobot_ros.oma.signals.channel_scales`. Returns one :class:`PoleSet` per order, ascending.
+    ``progress(done, total)`` is called after each order.
     """
     y = np.asarray(data, dtype=float)
     if y.ndim == 1:
@@ -84,9 +86,7 @@ def ssi_cov_poles(data: np.ndarray, fs_hz: float, orders: Sequence[int], block_r
         raise SignalError(
             f"SSI-cov: too few samples for {i} block rows (model order {orders[-1]}, {m} channels): got "
             f"{n_samples}, need at least {need}")
-    scale = y.std(axis=0)
-    if np.any(scale == 0):
-        raise SignalError(f"SSI-cov: channel(s) {np.flatnonzero(scale == 0).tolist()} are constant")
+    scale = channel_scales(y, scaling, "SSI-cov")
     R = covariances((y - y.mean(axis=0)) / scale, 2 * i - 1)
     return ssi_cov_poles_from_covariances(R, scale, fs_hz, orders, i, progress)
 
@@ -128,7 +128,7 @@ def ssi_cov_poles_from_covariances(R: np.ndarray, scale: np.ndarray, fs_hz: floa
     out = []
     for k, n in enumerate(orders):
         A = scipy.linalg.solve_triangular(Rq[:n, :n], rhs[:n, :n], check_finite=False)
-        mu, psi = scipy.linalg.eig(A, check_finite=False)
+        mu, psi = np.linalg.eig(A)
         keep = oscillating(mu)
         shapes = (O[:m, :n] @ psi[:, keep]).T * scale
         out.append(pole_set(n, mu[keep], shapes, fs_hz))

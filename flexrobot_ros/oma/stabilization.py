@@ -15,7 +15,7 @@ criterion           default  meaning
 ==================  =======  =====================================================================
 frequency_tol       0.01     ``|f - f_prev| / f_prev`` at most 1 %
 damping_tol         0.05     ``|zeta - zeta_prev| / zeta_prev`` at most 5 %
-mac_min             0.98     MAC with the previous order's pole at least 0.98
+mac_min             0.95     MAC with the previous order's pole at least 0.95
 damping_min         0.0      damping ratio strictly above 0 (unstable poles are not modes)
 damping_max         0.40     at most 40 % (the thesis' highly damped Scompi modes reach 27 %)
 fmin_hz, fmax_hz    0, None  band; ``None`` means 0.45 fs (below the Nyquist frequency)
@@ -40,7 +40,7 @@ class StabilizationCriteria:
 
     frequency_tol: float = 0.01
     damping_tol: float = 0.05
-    mac_min: float = 0.98
+    mac_min: float = 0.95
     damping_min: float = 0.0
     damping_max: float = 0.40
     fmin_hz: float = 0.0

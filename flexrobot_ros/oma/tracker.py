@@ -51,7 +51,7 @@ class TrackerOptions:
     selection: SelectionOptions | None = None
     frequency_tol: float = 0.05
     mac_min: float = 0.7
-    max_missed: int = 3
+    max_missed: int = 5
     gap_factor: float = 1.5
 
 

@@ -9,8 +9,9 @@ companion eigenvector), so the large companion eigenvectors are never formed.
 All orders come from one factorization: the regressor of order ``p`` is the first ``1 + m p`` columns of the
 regressor of the largest order ``p_max`` (same rows, ``k = p_max .. N-1``), so a single QR of
 ``[regressor(p_max) | Y]`` gives every order's least-squares solution by a triangular solve on the leading
-block of ``R`` (Vu et al. 2011's order-updating idea). Channels are scaled to unit variance before the fit (it
-improves conditioning and does not change the poles); shapes are returned in the original units.
+block of ``R`` (Vu et al. 2011's order-updating idea). Channels are scaled before the fit (a common factor by
+default, see :func:`~flexrobot_ros.oma.signals.channel_scales`; poles do not change); shapes are returned in
+the original units.
 """
 from __future__ import annotations
 
@@ -22,14 +23,15 @@ import scipy.linalg
 
 from flexrobot_ros.errors import SignalError
 from flexrobot_ros.oma.poles import PoleSet, oscillating, pole_set
+from flexrobot_ros.oma.signals import channel_scales
 
-__all__ = ["VarModel", "var_models", "var_pole_set", "var_poles", "var_min_samples"]
+__all__ = ["VarModel", "transient_onset", "var_models", "var_pole_set", "var_poles", "var_min_samples"]
 
 
 @dataclass(frozen=True)
 class VarModel:
-    """A fitted VAR(p) model on unit-variance channels: ``coefficients`` (p, m, m) = ``A_1 .. A_p``,
-    ``intercept`` (m,), ``residual_covariance`` (m, m) of the innovations, ``scale`` (m,) channel std,
+    """A fitted VAR(p) model on scaled channels (``y / scale``): ``coefficients`` (p, m, m) = ``A_1 .. A_p``,
+    ``intercept`` (m,), ``residual_covariance`` (m, m) of the innovations, ``scale`` (m,) channel factors,
     ``excluded_rows``: equations dropped as outliers (see :func:`var_models`)."""
 
     order: int
@@ -78,8 +80,25 @@ def _check(data: np.ndarray, orders: Sequence[int], intercept: bool) -> tuple[np
     return y, orders
 
 
+def transient_onset(y: np.ndarray, quiet: int = 10, level: float = 1e-3) -> int | None:
+    """Sample where a response starts from rest, or None when the record does not start at rest.
+
+    The record starts at rest when its first ``quiet`` samples stay within ``level`` of the largest deviation
+    from the first sample (all channels); the onset is the last sample before the deviation exceeds that level.
+    """
+    dev = np.max(np.abs(y - y[0]), axis=1)
+    peak = dev.max()
+    if peak == 0:
+        return None
+    above = np.flatnonzero(dev > level * peak)
+    if len(above) == 0 or above[0] < quiet:
+        return None
+    return int(above[0]) - 1
+
+
 def var_models(data: np.ndarray, orders: Sequence[int], intercept: bool = True, outlier_sigma: float | None = 10.0,
-               noise_floor: np.ndarray | float = 0.0) -> list[VarModel]:
+               noise_floor: np.ndarray | float = 0.0, scaling: str = "common",
+               excitation_samples: int = 50) -> list[VarModel]:
     """Least-squares :class:`VarModel` of each order in ``orders`` (returned ascending), from one QR.
 
     ``data`` (samples, channels). Equations (time rows ``k = p_max .. N-1``) whose residual exceeds
@@ -88,17 +107,20 @@ def var_models(data: np.ndarray, orders: Sequence[int], intercept: bool = True, 
     spikes and glitches. They are found at the largest order (robust scale 1.4826 MAD, at least
     ``noise_floor`` in data units and 1e-6 of the channel's std; refit up to three times), and for each lower
     order the rows that fit that order's model are put back by a QR update, since the contamination left by
-    an impact lasts as many samples as the order. On stationary Gaussian data nothing is left out. ``None``
-    disables this. Raises :class:`SignalError` on non-finite data or too few samples.
+    an impact lasts as many samples as the order. A record that starts at rest (an impact test with a
+    pre-trigger, :func:`transient_onset`) starts with the rows from the onset to ``excitation_samples``
+    samples (the longest expected force pulse) plus the largest order after it left out, since a high-order model absorbs the forced
+    response; they come back order by order where they fit. On stationary Gaussian data nothing is left
+    out. ``outlier_sigma=None`` disables all this. ``scaling`` as in :func:`~flexrobot_ros.oma.signals.channel_scales`. Raises
+    :class:`SignalError` on non-finite data or too few samples.
     """
     y, orders = _check(data, orders, intercept)
     n, m = y.shape
     mean = y.mean(axis=0)
-    scale = y.std(axis=0)
-    if np.any(scale == 0):
-        raise SignalError(f"VAR: channel(s) {np.flatnonzero(scale == 0).tolist()} are constant")
+    scale = channel_scales(y, scaling, "VAR")
     y = (y - mean) / scale
-    floor = np.maximum(np.broadcast_to(np.asarray(noise_floor, dtype=float), (m,)) / scale, 1e-6)
+    floor = np.maximum(np.broadcast_to(np.asarray(noise_floor, dtype=float), (m,)) / scale,
+                       1e-6 * y.std(axis=0))
     pmax = orders[-1]
     rows = n - pmax
     c0 = int(intercept)
@@ -109,14 +131,22 @@ def var_models(data: np.ndarray, orders: Sequence[int], intercept: bool = True, 
         X[:, c0 + m * (i - 1):c0 + m * i] = y[pmax - i:n - i]
     X[:, -m:] = y[pmax:]
     qmax = c0 + m * pmax
-    keep = np.ones(rows, dtype=bool)
-    R = _r_factor(X)
+    allowed = np.ones(rows, dtype=bool)
+    onset = transient_onset(y) if outlier_sigma is not None else None
+    if onset is not None:
+        # an impact from rest: its forced response cannot be told from the free one by residuals at a high
+        # order (the model absorbs it), so the rows after the onset start out excluded and come back below
+        # where they fit a lower order's model fitted without them
+        target = np.arange(pmax, n)
+        allowed = ~((target > onset) & (target <= onset + excitation_samples + pmax))
+    keep = allowed.copy()
+    R = _r_factor(X[keep])
     for _ in range(3 if outlier_sigma is not None else 0):
         theta = scipy.linalg.solve_triangular(R[:qmax, :qmax], R[:qmax, -m:], check_finite=False)
         resid = X[:, -m:] - X[:, :qmax] @ theta
         dev = np.abs(resid[keep] - np.median(resid[keep], axis=0))
         sigma = np.maximum(1.4826 * np.median(dev, axis=0), floor)
-        new_keep = ~np.any(np.abs(resid) > outlier_sigma * sigma, axis=1)
+        new_keep = allowed & ~np.any(np.abs(resid) > outlier_sigma * sigma, axis=1)
         if np.array_equal(new_keep, keep):
             break
         keep = new_keep
@@ -203,15 +233,16 @@ def var_pole_set(model: VarModel, fs_hz: float) -> PoleSet:
 
 
 def var_poles(data: np.ndarray, fs_hz: float, orders: Sequence[int], intercept: bool = True,
-              outlier_sigma: float | None = 10.0, noise_floor: np.ndarray | float = 0.0,
-              progress: Callable[[int, int], None] | None = None) -> list[PoleSet]:
+              outlier_sigma: float | None = 10.0, noise_floor: np.ndarray | float = 0.0, scaling: str = "common",
+              excitation_s: float = 0.05, progress: Callable[[int, int], None] | None = None) -> list[PoleSet]:
     """Poles, frequencies, damping ratios and mode shapes of the VAR models of every order in ``orders``.
 
     ``data`` (samples, channels) sampled uniformly at ``fs_hz`` [Hz]. Returns one :class:`PoleSet` per order
     (ascending) holding the oscillating poles (one per conjugate pair). ``outlier_sigma`` and ``noise_floor``
-    as in :func:`var_models`. ``progress(done, total)`` is called after each order.
+    and ``scaling`` as in :func:`var_models`. ``progress(done, total)`` is called after each order.
     """
-    models = var_models(data, orders, intercept, outlier_sigma, noise_floor)
+    models = var_models(data, orders, intercept, outlier_sigma, noise_floor, scaling,
+                        max(int(round(excitation_s * fs_hz)), 1))
     out = []
     for k, model in enumerate(models):
         out.append(var_pole_set(model, fs_hz))
