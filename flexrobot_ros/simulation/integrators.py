@@ -121,12 +121,18 @@ class Divergence(Exception):
 
 
 def integrate_accurate(loop: ClosedLoop, x0: np.ndarray, t0: float, sample_times: np.ndarray,
-                       options: AccurateIntegration, check: Any) -> np.ndarray:
+                       options: AccurateIntegration, check: Any, margin: Any) -> np.ndarray:
     """States (samples, size) at ``sample_times`` (increasing, > t0) from ``x0`` at ``t0``.
 
-    ``check(t, x)`` raises :class:`Divergence` for a state that left the valid range. Solver failures become
-    SimulationError.
+    ``check(t, x)`` raises :class:`Divergence` for a state that left the valid range; ``margin(x)`` is positive
+    inside that range and stops the solver as soon as it crosses zero (a terminal event), so a blow-up does not
+    run to the end of the chunk. Solver failures become SimulationError.
     """
+
+    def leaves_range(t, y):
+        return margin(y)
+
+    leaves_range.terminal = True
     t_end = float(sample_times[-1])
     edges = [t0, *loop.breakpoints(t0, t_end), t_end]
     states = np.empty((len(sample_times), len(x0)))
@@ -147,7 +153,9 @@ def integrate_accurate(loop: ClosedLoop, x0: np.ndarray, t0: float, sample_times
         if not count or t_eval[-1] != b:
             t_eval = np.append(t_eval, b)
         solution = solve_ivp(rhs, (a, b), x, method=options.method, t_eval=t_eval, rtol=options.rtol,
-                             atol=options.atol, max_step=options.max_step, **kwargs)
+                             atol=options.atol, max_step=options.max_step, events=leaves_range, **kwargs)
+        if solution.status == 1:  # the terminal event: report the state where the range was left
+            raise Divergence(float(solution.t_events[0][0]), solution.y_events[0][0])
         if solution.status != 0:
             raise SimulationError(f"accurate integration ({options.method}) failed between t = {a:.6g} s and "
                                   f"{b:.6g} s: {solution.message}")

@@ -269,7 +269,7 @@ class Simulation:
                 states, torques = self._stepper.integrate(loop, self._x, first, samples, self.rate, self._check)
             else:
                 states = integrate_accurate(loop, self._x, first / self.rate, times, self.accurate_options,
-                                            self._check)
+                                            self._check, self._margin)
                 torques = None
         except Divergence as stop:
             raise SimulationError(self._divergence_message(stop)) from None
@@ -295,9 +295,16 @@ class Simulation:
         if not (np.abs(x) <= self._bound).all():
             raise Divergence(t, x)
 
+    def _margin(self, x: np.ndarray) -> float:
+        """Smallest relative distance to the state bounds (> 0 inside, <= 0 outside or non-finite)."""
+        ratio = np.abs(x) / self._bound
+        worst = ratio.max()
+        return 1.0 - worst if np.isfinite(worst) else -1.0
+
     def _divergence_message(self, stop: Divergence) -> str:
         layout, x = self.plant.layout, stop.x
-        bad = int(np.flatnonzero(~(np.abs(x) <= self._bound))[0])
+        outside = np.flatnonzero(~(np.abs(x) < self._bound))
+        bad = int(outside[0]) if outside.size else int(np.argmax(np.abs(x) / self._bound))
         block = next(name for name in ("q", "q_m", "qd", "qd_m", "dissipated", "work_in")
                      if layout[name].start <= bad < layout[name].stop)
         offset = bad - layout[block].start
