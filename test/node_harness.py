@@ -93,12 +93,15 @@ class Probe:
         return None if msg is None else as_array(msg.data)
 
     def diagnostics(self, node_name: str) -> dict[str, str]:
-        """Key/values of the newest status of ``node_name`` on the diagnostics topic (needs 'diagnostics')."""
-        for msg in reversed(self.messages.get("/diagnostics", [])):
-            for status in msg.status:
-                if status.name.split(":")[0].endswith("/" + node_name):
-                    return {kv.key: kv.value for kv in status.values} | {"__level": status.level,
-                                                                         "__message": status.message}
+        """Key/values of the newest status of ``node_name`` on the probe's ``.../diagnostics`` topics."""
+        for topic, messages in self.messages.items():
+            if not topic.endswith("diagnostics"):
+                continue
+            for msg in reversed(messages):
+                for status in msg.status:
+                    if status.name.split(":")[0].endswith("/" + node_name):
+                        return {kv.key: kv.value for kv in status.values} | {"__level": status.level,
+                                                                             "__message": status.message}
         return {}
 
 

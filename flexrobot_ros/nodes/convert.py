@@ -27,7 +27,9 @@ class InputError(RuntimeLayerError):
 
 @contextlib.contextmanager
 def reporting(node: Any, topic: str) -> Iterator[None]:
-    """Run a callback body; a FlexrobotError is logged once per (topic, cause), counted, and swallowed."""
+    """Run a callback body; a FlexrobotError is logged once per (topic, cause), counted, and swallowed.
+    ``topic`` is resolved (namespace, remapping) for the messages and causes."""
+    topic = node.resolve_name(topic)
     try:
         yield
     except InputError as error:

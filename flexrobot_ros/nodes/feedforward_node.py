@@ -21,7 +21,8 @@ import numpy as np
 
 from flexrobot_ros.dynamics import compiled_feedforward, feedforward, trajectory_from_joint_trajectory
 from flexrobot_ros.model import load_robot
-from flexrobot_ros.nodes.convert import Counted, diagnostics, joint_state, joint_trajectory, reporting
+from flexrobot_ros.nodes.convert import (Counted, diagnostics, joint_state, joint_trajectory, reporting,
+                                         trajectory_arrays)
 from flexrobot_ros.runtime import ParameterSpec, run_node
 from flexrobot_ros.runtime.messages import time_seconds
 
@@ -64,6 +65,7 @@ class FeedforwardNode:
         with reporting(self.node, "desired_trajectory"):
             self.received += 1
             started = time.perf_counter()
+            trajectory_arrays(msg, self.robot.joint_names)  # names, lengths, finiteness, time order: one cause each
             path = trajectory_from_joint_trajectory(msg, self.robot.joint_names)
             result = feedforward(self.robot, path, self.p["method"], rate_hz=self.p["output_rate_hz"],
                                  check_limits=self.p["check_limits"])

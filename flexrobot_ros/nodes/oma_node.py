@@ -21,6 +21,7 @@ the updated flexibility YAML to ``identified_yaml``.
 """
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,7 @@ from flexrobot_ros.identification.flexibility_update import identified_fields, w
 from flexrobot_ros.model import load_robot
 from flexrobot_ros.nodes.convert import (Counted, answer, diagnostics, float_array, joint_values, mode_shapes_array,
                                          ordered_stamp, reporting)
-from flexrobot_ros.oma import ModeTracker, TrackerOptions
+from flexrobot_ros.oma import ModeTracker, SignalWarning, TrackerOptions
 from flexrobot_ros.runtime import QOS_DEFAULT, QOS_LATCHED, ParameterSpec, run_node
 
 PARAMETERS = (
@@ -76,7 +77,7 @@ class OmaNode:
                                       method=p["method"], orders=p["orders"], block_rows=p["block_rows"] or None)
         self.tracker: ModeTracker | None = None
         self.stamp, self.sample, self.pose, self.pose_stamp = None, None, None, None
-        self.last_update, self.samples, self.updates = None, 0, 0
+        self.last_update, self.samples, self.updates, self.restarts = None, 0, 0, 0
         types = node.types
         array_type = types.std_msgs.msg.Float64MultiArray
         self.frequencies = Counted(node.create_publisher(array_type, "oma/frequencies", QOS_LATCHED))
@@ -104,7 +105,13 @@ class OmaNode:
             self.channels, self.stamp, self.sample = channels, stamp, sample
             self.tracker = self.tracker or ModeTracker(self.p["sample_rate_hz"], channels, self.options)
             self.samples += 1
-            for update in self.tracker.push(stamp, sample):
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", SignalWarning)
+                updates = self.tracker.push(stamp, sample)
+            for warning in caught:  # a gap or a bad sample restarted the window
+                self.restarts += 1
+                self.node.log_once("window restart", f"{self.topic}: {warning.message} (logged once, counted)")
+            for update in updates:
                 self._publish(update)
 
     def on_joint_states(self, msg: Any) -> None:
@@ -120,6 +127,7 @@ class OmaNode:
                    else f"window {100 * fill:.0f} % full")
         self.diagnostics.publish(diagnostics(self.node, "oma", "ok", message, {
             "samples received": self.samples, "window fill": fill, "identifications": self.updates,
+            "window restarts (gaps)": self.restarts,
             "last identification [s]": 0.0 if update is None else update.elapsed_s,
             "frequencies [Hz]": [m.frequency_hz for m in self._found(update)],
             "published oma/frequencies": self.frequencies.count, "published oma/damping": self.damping.count,
