@@ -8,17 +8,17 @@ Two clusterings of the stable poles (:attr:`StabilizationDiagram.stable`):
 - ``"grid"``: the NAFID grid search the thesis uses (seed 000 section 2.4.3): poles are binned on a
   frequency x damping grid (default 0.1 Hz x 0.1 %), and connected occupied cells form a cluster.
 
-Clusters closer than ``duplicate_distance`` (5 %) in frequency with nearly the same shape (MAC >=
-``duplicate_mac`` = 0.95) are one mode split in two (models of high order often carry a mode twice) and are
-merged, as are clusters within 0.5 % in frequency and 5 % in damping whatever their shapes (a weakly excited
-mode's shape wanders between orders, which splits its poles by MAC). A cluster is a mode when it holds poles from at least ``min_fraction`` of
-the evaluated orders (the thesis' "number of repeating frequencies"); a cluster keeps at most one pole per
-order (the one closest to the cluster's median), and its frequencies must agree over the orders (standard
-deviation at most ``max_spread`` = 1 % of the frequency). Finally, combination tones of a weakly nonlinear
-response (poles ``lambda_a + lambda_b`` or ``lambda_a + conj(lambda_b)`` of two other modes, e.g. the
-intermodulation of the simulated Scompi's 37 Hz and 6.4 Hz modes at 30.7 and 43.4 Hz) are dropped. Each mode gets the median frequency and damping of its poles, their standard deviations
-(the spread over model orders), the phase-aligned mean shape, and ``confidence`` = fraction of orders in which
-the mode is stable.
+Clusters closer than ``duplicate_distance`` (5 %) in frequency with nearly the same shape (MAC >= ``duplicate_mac``
+= 0.95) are one mode split in two (models of high order often carry a mode twice) and are merged, as are clusters
+within 0.5 % in frequency and 5 % in damping whatever their shapes (a weakly excited mode's shape wanders between
+orders, which splits its poles by MAC). A cluster is a mode when it holds poles from at least ``min_fraction`` of
+the evaluated orders (the thesis' "number of repeating frequencies"); a cluster keeps at most one pole per order
+(the one closest to the cluster's median), and its frequencies must agree over the orders (standard deviation at
+most ``max_spread`` = 1 % of the frequency). Finally, combination tones of a weakly nonlinear response (poles
+``lambda_a + lambda_b`` or ``lambda_a + conj(lambda_b)`` of two other modes, e.g. the intermodulation of the
+simulated Scompi's 37 Hz and 6.4 Hz modes at 30.7 and 43.4 Hz) are dropped. Each mode gets the median frequency and
+damping of its poles, their standard deviations (the spread over model orders), the phase-aligned mean shape, and
+``confidence`` = fraction of orders in which the mode is stable.
 """
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.cluster.hierarchy
+import scipy.ndimage
 import scipy.spatial.distance
 
 from flexrobot_ros.errors import SignalError
@@ -99,6 +100,8 @@ def select_modes(diagram: StabilizationDiagram, options: SelectionOptions | None
     min_orders = max(2, int(np.ceil(options.min_fraction * n_orders)))
     modes = []
     for members in clusters:
+        if len(members) < min_orders:  # cheap test first: most clusters are a few stray poles
+            continue
         members = _one_per_order(diagram, members)
         if len(members) < min_orders:
             continue
@@ -175,10 +178,16 @@ def _merge_duplicates(diagram: StabilizationDiagram, clusters: list[np.ndarray],
     a weakly excited mode wanders between orders). Absorbed clusters absorb nothing (no chains)."""
     if len(clusters) < 2:
         return clusters
-    f = np.array([np.median(diagram.frequencies_hz[c]) for c in clusters])
-    z = np.array([np.median(diagram.damping_ratios[c]) for c in clusters])
-    ref = np.array([diagram.shapes[c[np.argmin(np.abs(diagram.frequencies_hz[c] - fc))]]
-                    for c, fc in zip(clusters, f)])
+    labels = np.concatenate([np.full(len(c), k) for k, c in enumerate(clusters)])
+    members = np.concatenate(clusters)
+    index = np.arange(len(clusters))
+    f = np.asarray(scipy.ndimage.median(diagram.frequencies_hz[members], labels, index))
+    z = np.asarray(scipy.ndimage.median(diagram.damping_ratios[members], labels, index))
+    # central shape: the member closest in frequency to the cluster's median
+    gap = np.abs(diagram.frequencies_hz[members] - f[labels])
+    first = np.lexsort((gap, labels))
+    starts = np.searchsorted(labels[first], index)
+    ref = diagram.shapes[members[first[starts]]]
     merged: list[np.ndarray] = []
     taken = np.zeros(len(clusters), dtype=bool)
     for a in sorted(range(len(clusters)), key=lambda k: -len(clusters[k])):

@@ -1,10 +1,11 @@
 """Measured output signals for OMA: reading, channel selection, checks and conditioning.
 
-A :class:`Signals` holds timestamps ``t`` (samples,) [s] and ``data`` (samples, channels) with channel names
-(e.g. ``q_m.joint2``). :func:`read_signals` reads CSV/NPZ files in the simulator's format
-(:mod:`flexrobot_ros.timeseries`: first column ``t`` in s, one column per channel) through a table of readers
-keyed by file suffix, so other formats plug in with :func:`register_reader` (the ``flexrobot oma`` command
-registers a rosbag2 JointState reader; this package never imports the runtime layer). :func:`prepare` turns raw signals into what the identification methods need, uniformly sampled data:
+A :class:`Signals` holds timestamps ``t`` (samples,) [s] and ``data`` (samples, channels) with channel names (e.g.
+``q_m.joint2``). :func:`read_signals` reads CSV/NPZ files in the simulator's format
+(:mod:`flexrobot_ros.timeseries`: first column ``t`` in s, one column per channel) through a table of readers keyed
+by file suffix, so other formats plug in with :func:`register_reader` (the ``flexrobot oma`` command registers a
+rosbag2 JointState reader; this package never imports the runtime layer). :func:`prepare` turns raw signals into
+what the identification methods need, uniformly sampled data:
 
 1. checks: timestamps finite and strictly increasing, data finite (errors name the channel, sample and time),
    constant channels dropped with a warning (they carry no modal information and make the fits singular);

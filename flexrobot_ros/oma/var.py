@@ -102,17 +102,17 @@ def var_models(data: np.ndarray, orders: Sequence[int], intercept: bool = True, 
     """Least-squares :class:`VarModel` of each order in ``orders`` (returned ascending), from one QR.
 
     ``data`` (samples, channels). Equations (time rows ``k = p_max .. N-1``) whose residual exceeds
-    ``outlier_sigma`` standard deviations in any channel are left out: this is where the VAR model does not
-    hold, i.e. the forced part of an impact (the force is an input an output-only model does not know),
-    spikes and glitches. They are found at the largest order (robust scale 1.4826 MAD, at least
-    ``noise_floor`` in data units and 1e-6 of the channel's std; refit up to three times), and for each lower
-    order the rows that fit that order's model are put back by a QR update, since the contamination left by
-    an impact lasts as many samples as the order. A record that starts at rest (an impact test with a
-    pre-trigger, :func:`transient_onset`) starts with the rows from the onset to ``excitation_samples``
-    samples (the longest expected force pulse) plus the largest order after it left out, since a high-order model absorbs the forced
-    response; they come back order by order where they fit. On stationary Gaussian data nothing is left
-    out. ``outlier_sigma=None`` disables all this. ``scaling`` as in :func:`~flexrobot_ros.oma.signals.channel_scales`. Raises
-    :class:`SignalError` on non-finite data or too few samples.
+    ``outlier_sigma`` standard deviations in any channel are left out: this is where the VAR model does not hold,
+    i.e. the forced part of an impact (the force is an input an output-only model does not know), spikes and
+    glitches. They are found at the largest order (robust scale 1.4826 MAD, at least ``noise_floor`` in data units
+    and 1e-6 of the channel's std; refit up to three times), and for each lower order the rows that fit that order's
+    model are put back by a QR update, since the contamination left by an impact lasts as many samples as the order.
+    A record that starts at rest (an impact test with a pre-trigger, :func:`transient_onset`) starts with the rows
+    from the onset to ``excitation_samples`` samples (the longest expected force pulse) plus the largest order after
+    it left out, since a high-order model absorbs the forced response; they come back order by order where they fit.
+    On stationary Gaussian data nothing is left out. ``outlier_sigma=None`` disables all this. ``scaling`` as in
+    :func:`~flexrobot_ros.oma.signals.channel_scales`. Raises :class:`SignalError` on non-finite data or too few
+    samples.
     """
     y, orders = _check(data, orders, intercept)
     n, m = y.shape
