@@ -111,19 +111,20 @@ class FlexibleJointPlant:
         return np.concatenate((velocities, qdd, qdd_m, (velocities @ friction, power_in)))
 
     def jacobian(self, x: np.ndarray, tau_m: np.ndarray, dtau_dx: np.ndarray,
-                 wrenches: Sequence[FrameWrench] = ()) -> np.ndarray:
+                 wrenches: Sequence[FrameWrench] = (), coulomb: bool = True) -> np.ndarray:
         """d(xdot)/dx (4n + 2, 4n + 2) for a torque law with state Jacobian ``dtau_dx`` (n, 4n + 2).
 
         Exact for the rigid-body terms (pinocchio ``computeABADerivatives``), springs, friction and the energy
         integrals, except that the configuration dependence of ``J^T(q) w`` (the geometric stiffness of an external
         wrench) is left out: wrenches are short excitations, and the Jacobian only steers the integrators.
+        ``coulomb=False`` leaves the Coulomb slopes out of the acceleration rows (see :meth:`coulomb_damping`).
         """
         n, size = self.n, self.layout.size
         q, q_m, qd, qd_m = x[:n], x[n:2 * n], x[2 * n:3 * n], x[3 * n:4 * n]
         spring = self._k * (self._w * q - q_m)
         f_link, f_motor = self.friction(qd, qd_m)
         slope_link, slope_motor = self._d.copy(), self._dm.copy()
-        if self._coulomb:
+        if self._coulomb and coulomb:
             slope_link += self._coulomb_slope(self._cl, qd)
             slope_motor += self._coulomb_slope(self._cm, qd_m)
         tau_ext = self.external_torque(q, wrenches) if wrenches else np.zeros(n)
@@ -154,23 +155,25 @@ class FlexibleJointPlant:
         """d/dv of f_c tanh(v / w_c) = f_c / w_c (1 - tanh^2), without overflow at high speed."""
         return force / self._width * (1.0 - np.tanh(velocity / self._width) ** 2)
 
-    def relinearize_needed(self, x: np.ndarray, x_lin: np.ndarray, h: float, distance: float) -> bool:
-        """Whether a Jacobian taken at ``x_lin`` is too stale at ``x`` for a step ``h`` [s].
-
-        True when a joint coordinate moved by more than ``distance`` [rad | m] (M(q), g(q) change), or when a
-        smoothed Coulomb friction slope changed so much that its explicitly treated part ``h dslope / inertia``
-        exceeds 0.25 (the slope reaches f_c / coulomb_width near zero speed).
-        """
-        n = self.n
-        if np.abs(x[:n] - x_lin[:n]).max() > distance:
-            return True
+    def coulomb_damping(self, x: np.ndarray) -> np.ndarray | None:
+        """d(accelerations)/d(velocities) (2n, 2n) of the smoothed Coulomb friction alone at ``x``:
+        ``-blockdiag(M^-1 diag(s_link), diag(s_motor / B))`` with ``s = f_c / w_c (1 - tanh^2(v / w_c))``, or None
+        when the robot has no Coulomb friction. Velocity order ``[qd, qd_m]`` as in the state."""
         if not self._coulomb:
-            return False
-        slope = self._coulomb_slope
-        m_inv = np.diag(pin.computeMinverse(self.model, self.data, x[:n]))
-        link = h * np.abs(slope(self._cl, x[2 * n:3 * n]) - slope(self._cl, x_lin[2 * n:3 * n])) * m_inv
-        motor = h * np.abs(slope(self._cm, x[3 * n:4 * n]) - slope(self._cm, x_lin[3 * n:4 * n])) * self._inv_b
-        return bool(max(link.max(), motor.max()) > 0.25)
+            return None
+        n = self.n
+        m_inv = pin.computeMinverse(self.model, self.data, x[:n])
+        m_inv = np.triu(m_inv) + np.triu(m_inv, 1).T
+        damping = np.zeros((2 * n, 2 * n))
+        damping[:n, :n] = -m_inv * self._coulomb_slope(self._cl, x[2 * n:3 * n])
+        damping[n:, n:] = -np.diag(self._coulomb_slope(self._cm, x[3 * n:4 * n]) * self._inv_b)
+        return damping
+
+    def relinearize_needed(self, x: np.ndarray, x_lin: np.ndarray, h: float, distance: float) -> bool:
+        """Whether a Jacobian taken at ``x_lin`` is too stale at ``x`` for a step ``h`` [s]: a joint coordinate moved
+        by more than ``distance`` [rad | m] (M(q) and g(q) change with the configuration)."""
+        n = self.n
+        return bool(np.abs(x[:n] - x_lin[:n]).max() > distance)
 
     def energy(self, x: np.ndarray) -> Energy:
         """Kinetic (links and rotors), elastic, gravitational energy and the two energy integrals [J]."""

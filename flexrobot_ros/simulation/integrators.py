@@ -18,7 +18,9 @@ with K = 1.2e5 N m/rad) and the step collapses to microseconds.
 about that point exactly whatever the step (no stability limit from the stiff 850 Hz / 80 % mode of the Scompi,
 no frequency warping of the lightly damped modes), costs one plant evaluation and one matrix-vector product per
 step, and ``A`` is recomputed (``scipy.linalg.expm``, about 1 ms) only when the configuration has moved by more than
-``refresh_distance`` (or a Coulomb friction slope changed, see the plant). Excitations enter as their exact mean
+``refresh_distance``. Smoothed Coulomb friction, whose slope f_c / w_c switches on and off within a few w_c of
+zero speed, is kept out of ``A`` and treated linearly implicitly at every step (the plant's ``coulomb_damping``,
+one small solve). Excitations enter as their exact mean
 over the step, so a pulse keeps its impulse. Measured in bench/simulator.py (Scompi case 2, impact, h = 1 ms):
 explicit RK4 is unstable at 1 ms (|R| = 19.6 on the 850 Hz / 80 % mode, |lambda| = 5346 1/s) and needs 2 substeps
 (8 plant evaluations per sample: 6.7x real time, error 3e-5 of the peak response); implicit midpoint warps the
@@ -26,8 +28,7 @@ mode frequencies by up to 5.6 % at 1 ms (0.38 % with 4 substeps) and needs a New
 Euler reproduces the linearized modes exactly (frequency error 0, damping error 1e-15) and runs the case at about
 40-55x real time with error 2.7e-5 of the peak response against the accurate mode.
 Limits: energy integrals are second order only (trapezoidal), so the fixed-mode energy balance closes to about
-1e-2 (accurate mode: 1e-9); smoothed Coulomb friction forces a new ``A`` whenever a joint speed crosses the
-smoothing width, which makes the mode slower on robots with Coulomb friction (none on the shipped Scompi).
+1e-2 (accurate mode: 1e-9); the Coulomb correction is first order.
 """
 from __future__ import annotations
 
@@ -110,8 +111,8 @@ class ClosedLoop:
     def derivative(self, t: float, x: np.ndarray) -> np.ndarray:
         return self.plant.derivative(x, self.torque(t, x), self.wrenches_at(t))
 
-    def jacobian(self, t: float, x: np.ndarray) -> np.ndarray:
-        return self.plant.jacobian(x, self.torque(t, x), self.dtau_dx, self.wrenches_at(t))
+    def jacobian(self, t: float, x: np.ndarray, coulomb: bool = True) -> np.ndarray:
+        return self.plant.jacobian(x, self.torque(t, x), self.dtau_dx, self.wrenches_at(t), coulomb)
 
     def breakpoints(self, a: float, b: float) -> list[float]:
         """Sorted times strictly inside (a, b) where an excitation switches."""
@@ -189,7 +190,7 @@ class ExponentialEuler:
         self._phi = None
 
     def _refresh(self, loop: ClosedLoop, t: float, x: np.ndarray, h: float, energy: int) -> None:
-        a = loop.jacobian(t, x)
+        a = loop.jacobian(t, x, coulomb=False)
         size = a.shape[0]
         block = np.zeros((2 * size, 2 * size))
         block[:size, :size] = h * a
@@ -199,8 +200,22 @@ class ExponentialEuler:
         if not np.all(np.isfinite(phi)):
             raise SimulationError(f"fixed-step integration: the linearized dynamics at t = {t:.6g} s are not finite "
                                   "(exp(h A) overflowed); the closed loop is violently unstable")
+        velocities = loop.plant.layout["velocities"]
         self._phi, self._x_lin, self._h = phi, x.copy(), h
+        self._phi_velocity_columns = np.ascontiguousarray(phi[:, velocities])
+        self._phi_velocity_block = phi[velocities, velocities]
         self.refreshes += 1
+
+    def _increment(self, plant: Plant, x: np.ndarray, f: np.ndarray, velocities: slice) -> np.ndarray:
+        """``Phi f``, plus the linearly implicit Coulomb correction ``Phi[:, v] G dv`` with
+        ``(I - Phi[v, v] G) dv = (Phi f)[v]``, G the plant's Coulomb damping at x (skipped without Coulomb)."""
+        increment = self._phi @ f
+        damping = plant.coulomb_damping(x)
+        if damping is None:
+            return increment
+        size = damping.shape[0]
+        dv = np.linalg.solve(np.eye(size) - self._phi_velocity_block @ damping, increment[velocities])
+        return increment + self._phi_velocity_columns @ (damping @ dv)
 
     def integrate(self, loop: ClosedLoop, x0: np.ndarray, first_sample: int, samples: int, rate: float,
                   check: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -223,6 +238,7 @@ class ExponentialEuler:
         varying = bool(getattr(loop.controller, "time_varying", True))
         layout = plant.layout
         energy, work, qd_m = layout.mechanical.stop, layout["work_in"].start - layout.mechanical.stop, layout["qd_m"]
+        velocities = layout["velocities"]
         states = np.empty((samples, len(x0)))
         torques = np.empty((samples, plant.n))
         x = np.array(x0, dtype=float)
@@ -246,7 +262,7 @@ class ExponentialEuler:
             for _ in range(substeps):
                 if self._phi is None or plant.relinearize_needed(x, self._x_lin, h, distance):
                     self._refresh(loop, t, x, h, energy)
-                x = x + self._phi @ f
+                x = x + self._increment(plant, x, f, velocities)
                 step += 1
                 t = step / steps_per_second
                 next_wrenches = wrenches_mean(t, t + h)

@@ -99,9 +99,15 @@ class Plant(Protocol):
         ...
 
     def jacobian(self, x: np.ndarray, tau_m: np.ndarray, dtau_dx: np.ndarray,
-                 wrenches: Sequence[FrameWrench]) -> np.ndarray:
+                 wrenches: Sequence[FrameWrench], coulomb: bool = True) -> np.ndarray:
         """d(derivative)/dx (size, size) of the closed loop whose torque law has state Jacobian ``dtau_dx``
-        (n, size)."""
+        (n, size); ``coulomb=False`` omits the smoothed Coulomb slopes (given by :meth:`coulomb_damping`)."""
+        ...
+
+    def coulomb_damping(self, x: np.ndarray) -> np.ndarray | None:
+        """d(accelerations)/d(velocities) of the smoothed Coulomb friction alone (velocities block of the layout),
+        or None without Coulomb friction. It changes within a few coulomb_width of zero speed, too fast for a lagged
+        Jacobian, so the fixed-step integrator treats it linearly implicitly at every step."""
         ...
 
     def relinearize_needed(self, x: np.ndarray, x_lin: np.ndarray, h: float, distance: float) -> bool:
