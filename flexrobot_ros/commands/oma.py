@@ -44,6 +44,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--damping-max", type=float, default=StabilizationCriteria.damping_max,
                    help="largest damping ratio of a physical mode, fraction (default %(default)s)")
     p.add_argument("--mpc-min", type=float, default=0.0, help="minimum modal phase collinearity (default off)")
+    p.add_argument("--stability", type=float, nargs=3, metavar=("DF", "DZ", "MAC"),
+                   default=(StabilizationCriteria.frequency_tol, StabilizationCriteria.damping_tol,
+                            StabilizationCriteria.mac_min),
+                   help="stable pole: relative frequency and damping change at most DF, DZ and MAC at least MAC "
+                        "against the previous order (default %(default)s)")
     p.add_argument("--selection", choices=("hierarchical", "grid"), default="hierarchical",
                    help="clustering of stable poles (grid = the thesis' NAFID 0.1 Hz x 0.1 %% grid)")
     p.add_argument("--min-fraction", type=float, default=SelectionOptions.min_fraction,
@@ -174,8 +179,9 @@ def run(args: argparse.Namespace) -> int:
         prepared = prepare(chosen, detrend=args.detrend, highpass_hz=args.highpass,
                            references=_references(args, chosen, raw), band_hz=args.band,
                            decimate=args.decimate, on_gap=args.on_gap)
-    criteria = StabilizationCriteria(damping_max=args.damping_max, fmin_hz=args.fmin, fmax_hz=args.band,
-                                     mpc_min=args.mpc_min)
+    criteria = StabilizationCriteria(frequency_tol=args.stability[0], damping_tol=args.stability[1],
+                                     mac_min=args.stability[2], damping_max=args.damping_max, fmin_hz=args.fmin,
+                                     fmax_hz=args.band, mpc_min=args.mpc_min)
     selection = SelectionOptions(method=args.selection, min_fraction=args.min_fraction)
     result = identify_modes(prepared.data, prepared.fs_hz, args.method, args.orders, prepared.channels, criteria,
                             selection, args.block_rows, noise_floor=prepared.noise_floor, progress=_progress)
