@@ -5,8 +5,10 @@ Both take a :class:`ClosedLoop` (plant + controller + excitations) and fill the 
 
 **Accurate mode** (:class:`AccurateIntegration`): ``scipy.integrate.solve_ivp``, stopped at every excitation
 breakpoint, with the plant's analytic Jacobian for the implicit methods. Default ``LSODA`` (switches between
-Adams and BDF), rtol 1e-10, atol 1e-12: on the Scompi impact case (1 s) it is 2x faster than DOP853 and 3x faster
-than Radau at equal error (about 1e-8 of the peak response against a DOP853 run at rtol 1e-13). Radau needs
+Adams and BDF), rtol 1e-10, atol 1e-12. On 1 s of the Scompi impact case (bench/simulator.py) LSODA and DOP853
+cost about the same (0.35-0.45 s CPU, errors 6e-9 and 2e-10 of the peak response), Radau about 2x and BDF 3-4x
+more; LSODA is the default because it turns stiff where DOP853 cannot (10 s conservative swing at rtol 1e-7:
+LSODA 5.9 s, DOP853 8.7 s). Radau needs
 ``atol >= 1e-9`` here: below that its Newton test chases the rounding noise of the stiff springs (K (W q - q_m)
 with K = 1.2e5 N m/rad) and the step collapses to microseconds.
 
