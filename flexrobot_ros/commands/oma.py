@@ -153,8 +153,11 @@ def _write_modal_data(args: argparse.Namespace, result, raw: Signals) -> Path:
 
     q = _pose(args, raw)
     motor = all(c.startswith("q_m.") for c in result.channels)
-    modes = tuple(md.measured_mode(m.frequency_hz, m.damping_ratio,
-                                   [[float(v.real), float(v.imag)] for v in m.shape] if motor else None,
+    def pairs(shape: np.ndarray) -> list[list[float]]:  # largest entry = 1, like flexrobot_ros.modal's shapes
+        shape = shape / shape[np.argmax(np.abs(shape))]
+        return [[float(v.real), float(v.imag)] for v in shape]
+
+    modes = tuple(md.measured_mode(m.frequency_hz, m.damping_ratio, pairs(m.shape) if motor else None,
                                    f"{args.file}: mode {k + 1}") for k, m in enumerate(result.modes))
     pose = md.PoseModes(q, modes)
     path = Path(args.modal_data)
