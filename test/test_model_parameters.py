@@ -135,3 +135,23 @@ def test_installed_console_script_runs_outside_the_source_tree(tmp_path) -> None
                             text=True, timeout=120, env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["total_mass"] == pytest.approx(38.638)
+
+
+def test_lwr4_parameters_equal_thesis_section_4_5_1() -> None:
+    """Thesis section 4.5.1: K = 1000 N m/rad, zero link friction, D_v,m, D_c,m and the reflected J_m as printed;
+    DH eq. 4.27 (d_3 = 0.40 m, d_5 = 0.49 m, twists pi/2, -pi/2, -pi/2, pi/2, pi/2, -pi/2, 0)."""
+    robot = load_robot("lwr4")
+    assert robot.n == 7 and robot.joint_types == ("revolute",) * 7
+    np.testing.assert_allclose(robot.stiffness, 1000.0)
+    np.testing.assert_allclose(robot.link_damping, 0.0)
+    np.testing.assert_allclose(robot.motor_damping, [14.3, 15.5, 6.50, 11.1, 4.37, 2.42, 1.75])
+    np.testing.assert_allclose(robot.motor_coulomb, [11.6, 10.7, 8.60, 8.02, 7.38, 4.64, 6.02])
+    np.testing.assert_allclose(robot.motor_inertia, [3.20, 3.05, 1.98, 2.06, 0.801, 0.48, 0.381])
+    halfpi = np.pi / 2
+    rows = [{"type": "revolute", "alpha": a, "d": d} for a, d in
+            zip([halfpi, -halfpi, -halfpi, halfpi, halfpi, -halfpi, 0.0], [0, 0, 0.40, 0, 0.49, 0, 0])]
+    data = robot.create_data()
+    q = np.random.default_rng(4).uniform(-1.5, 1.5, 7)
+    pin.framesForwardKinematics(robot.model, data, q)
+    for i, expected in enumerate(dh_frames(rows, q)):
+        np.testing.assert_allclose(data.oMf[robot.frame_id(f"frame_{i}")].homogeneous, expected, atol=1e-12)
