@@ -28,6 +28,7 @@ setup(
         "matplotlib>=3.5",
         "cyclonedds>=0.10.5",
         "rosbags>=0.10",
+        "threadpoolctl>=3",
         "setuptools",
     ],
     extras_require={
