@@ -280,6 +280,8 @@ class BringUp:
 
                 recorder = BagRecorder(node, self.args.record, None, self.args.storage)
             self._prepare()
+            print(f"flexrobot bringup: {len(self.launches)} nodes up; "
+                  f"{'running the experiment' if self.plan else 'running until Ctrl-C'}", file=sys.stderr, flush=True)
             self.reason = self._experiment() if self.plan else self._free_run()
         finally:
             results = launcher.shutdown()
