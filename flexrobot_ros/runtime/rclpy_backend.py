@@ -1,20 +1,40 @@
 """The rclpy back end: a thin adapter from the runtime's :class:`~flexrobot_ros.runtime.node.Node` to rclpy.
 
-Everything here is a direct call of the rclpy API (``rclpy.node.Node``, ``create_publisher``,
-``create_subscription``, ``create_service``, ``create_client``, ``create_timer``, ``declare_parameter`` with a
-``ParameterDescriptor``, ``QoSProfile``); entities returned are rclpy's own. Importing this module imports rclpy.
+Everything here is a direct call of the rclpy API of ROS 2 Humble (rclpy 3.3, Python 3.10) and Jazzy (rclpy 7.1,
+Python 3.12); entities returned are rclpy's own. Every rclpy name this file uses is listed, with the rclpy source it
+was checked against, in ``test/test_runtime_rclpy.py``, which parses this file and refuses any other name. Importing
+this module imports rclpy. Three places are less obvious than a one-line call:
+
+- Logging: rclpy's ``RcutilsLogger.log`` keeps one context per *call site* (caller's function, file, line and
+  instruction) and raises ``ValueError('Logger severity cannot be changed between calls.')`` when one call site
+  logs at two severities (``rclpy/impl/rcutils_logger.py``). :meth:`Node.log_once` logs warnings and errors from
+  one line, so :attr:`RclpyNode.logger` is a :class:`RosLogger` whose methods are one call site per severity.
+- Parameters: declared with a ``ParameterDescriptor`` (type, description, ``floating_point_range`` /
+  ``integer_range`` for scalar doubles / integers, read-only; choices and element-wise ranges of arrays in
+  ``additional_constraints``, which is all rcl_interfaces offers for them). rclpy applies ``--params-file`` and
+  ``-p`` values while declaring and refuses a value of another type (``InvalidParameterTypeException``: ``1`` for a
+  double) or outside the range (``InvalidParameterValueException``); both become a
+  :class:`~flexrobot_ros.errors.RuntimeLayerError` naming the parameter and node, as on the DDS back end. An empty
+  list default cannot type a parameter, so such parameters are declared with their ``Parameter.Type``.
+- Service calls: ``rclpy.spin_until_future_complete`` spins the global executor and then removes the node from it,
+  and from inside one of the node's callbacks it would re-enter the executor that has to deliver the response.
+  :meth:`RclpyNode.call` therefore refuses to run inside a callback of a node being spun (use
+  ``client.call_async(request)`` with ``future.add_done_callback``), waits on the future while another thread spins
+  the node, and spins the node itself only when nothing else does.
 """
 from __future__ import annotations
 
+import contextlib
 import sys
+import threading
 import time
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import rclpy
-import yaml
-from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor, ParameterType
+from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
+from rclpy.exceptions import (InvalidParameterTypeException, InvalidParameterValueException,
+                              ParameterUninitializedException)
 from rclpy.executors import ExternalShutdownException
-from rclpy.exceptions import ParameterUninitializedException
 from rclpy.node import Node as RosNode
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
@@ -26,17 +46,20 @@ from flexrobot_ros.runtime.node import Node
 from flexrobot_ros.runtime.params import ParameterSpec, validate_parameter
 from flexrobot_ros.runtime.qos import QOS_DEFAULT, QosProfile
 
-#: runtime parameter type -> (rcl_interfaces ParameterType constant, rclpy Parameter.Type)
-_TYPES = {
-    "bool": (ParameterType.PARAMETER_BOOL, Parameter.Type.BOOL),
-    "integer": (ParameterType.PARAMETER_INTEGER, Parameter.Type.INTEGER),
-    "double": (ParameterType.PARAMETER_DOUBLE, Parameter.Type.DOUBLE),
-    "string": (ParameterType.PARAMETER_STRING, Parameter.Type.STRING),
-    "bool_array": (ParameterType.PARAMETER_BOOL_ARRAY, Parameter.Type.BOOL_ARRAY),
-    "integer_array": (ParameterType.PARAMETER_INTEGER_ARRAY, Parameter.Type.INTEGER_ARRAY),
-    "double_array": (ParameterType.PARAMETER_DOUBLE_ARRAY, Parameter.Type.DOUBLE_ARRAY),
-    "string_array": (ParameterType.PARAMETER_STRING_ARRAY, Parameter.Type.STRING_ARRAY),
+#: runtime parameter type -> rclpy ``Parameter.Type`` (its ``.value`` is the rcl_interfaces ParameterType constant).
+PARAMETER_TYPES = {
+    "bool": Parameter.Type.BOOL,
+    "integer": Parameter.Type.INTEGER,
+    "double": Parameter.Type.DOUBLE,
+    "string": Parameter.Type.STRING,
+    "bool_array": Parameter.Type.BOOL_ARRAY,
+    "integer_array": Parameter.Type.INTEGER_ARRAY,
+    "double_array": Parameter.Type.DOUBLE_ARRAY,
+    "string_array": Parameter.Type.STRING_ARRAY,
 }
+
+#: Where parameter values come from on this back end (for error messages).
+ROS_PARAMETERS = "the ROS parameters (--params-file / -p)"
 
 
 def qos_profile(profile: QosProfile) -> QoSProfile:
@@ -51,28 +74,62 @@ def qos_profile(profile: QosProfile) -> QoSProfile:
 
 
 def parameter_descriptor(spec: ParameterSpec) -> ParameterDescriptor:
-    """``rcl_interfaces/ParameterDescriptor`` of a declaration: type, description, range, read-only, choices."""
-    descriptor = ParameterDescriptor(name=spec.name, type=_TYPES[spec.type][0], description=spec.description,
-                                     read_only=spec.read_only)
-    if spec.range is not None and spec.type in ("double", "double_array"):
-        descriptor.floating_point_range = [FloatingPointRange(from_value=float(spec.range[0]),
-                                                              to_value=float(spec.range[1]), step=float(spec.step))]
-    elif spec.range is not None:
-        descriptor.integer_range = [IntegerRange(from_value=int(spec.range[0]), to_value=int(spec.range[1]),
-                                                 step=int(spec.step))]
+    """``rcl_interfaces/ParameterDescriptor`` of a declaration (shown by ``ros2 param describe``).
+
+    rcl_interfaces ranges apply to scalar double / integer parameters only; for arrays the element-wise range goes
+    into ``additional_constraints`` with the choices of string parameters.
+    """
+    descriptor = ParameterDescriptor(name=spec.name, type=PARAMETER_TYPES[spec.type].value,
+                                     description=spec.description, read_only=spec.read_only)
+    constraints = []
+    if spec.range is not None:
+        low, high = spec.range
+        if spec.type == "double":
+            descriptor.floating_point_range = [FloatingPointRange(from_value=float(low), to_value=float(high),
+                                                                  step=float(spec.step))]
+        elif spec.type == "integer":
+            descriptor.integer_range = [IntegerRange(from_value=int(low), to_value=int(high), step=int(spec.step))]
+        else:
+            constraints.append(f"each element in [{low}, {high}]" + (f" in steps of {spec.step}" if spec.step else ""))
     if spec.choices is not None:
-        descriptor.additional_constraints = f"one of {list(spec.choices)}"
+        constraints.append(f"one of {list(spec.choices)}")
+    descriptor.additional_constraints = "; ".join(constraints)
     return descriptor
 
 
 def init(argv: Sequence[str] | None = None) -> None:
-    """``rclpy.init`` once per process (``argv`` may hold ``--ros-args``)."""
+    """``rclpy.init`` once per process (``argv`` may hold ``--ros-args``; ignored once rclpy is initialized)."""
     if not rclpy.ok():
         rclpy.init(args=list(argv) if argv is not None else None)
 
 
+class RosLogger:
+    """The rclpy node logger with one call site per severity (see the module docstring for why)."""
+
+    def __init__(self, logger: Any) -> None:
+        self._logger = logger
+
+    def debug(self, message: str) -> None:
+        self._logger.debug(message)
+
+    def info(self, message: str) -> None:
+        self._logger.info(message)
+
+    def warning(self, message: str) -> None:
+        self._logger.warning(message)
+
+    def error(self, message: str) -> None:
+        self._logger.error(message)
+
+
 class RclpyNode(Node):
-    """A :class:`~flexrobot_ros.runtime.node.Node` backed by ``rclpy.node.Node`` (available as ``ros_node``)."""
+    """A :class:`~flexrobot_ros.runtime.node.Node` backed by ``rclpy.node.Node`` (available as ``ros_node``).
+
+    Args:
+        parameter_files: ROS 2 parameter files, passed to rcl as ``--params-file`` node arguments.
+        parameter_overrides: values that win over the files, typed by the declarations (as on the DDS back end).
+        remappings: ``-r`` node arguments.
+    """
 
     backend = "rclpy"
 
@@ -83,12 +140,13 @@ class RclpyNode(Node):
         args: list[str] = []
         for path in parameter_files:
             args += ["--params-file", str(path)]
-        for key, value in (parameter_overrides or {}).items():
-            args += ["-p", f"{key}:={yaml.safe_dump(value, default_flow_style=True).strip()}"]
         for rule in remappings:
             args += ["-r", f"{rule.node + ':' if rule.node else ''}{rule.source}:={rule.target}"]
         self.ros_node = RosNode(name, namespace=namespace, cli_args=["--ros-args", *args] if args else None)
         self.types = rclpy_message_types()
+        self._overrides = dict(parameter_overrides or {})
+        self._logger = RosLogger(self.ros_node.get_logger())
+        self._spin_thread: int | None = None
 
     @property
     def name(self) -> str:
@@ -102,8 +160,8 @@ class RclpyNode(Node):
         return self.ros_node.resolve_topic_name(name)
 
     @property
-    def logger(self) -> Any:
-        return self.ros_node.get_logger()
+    def logger(self) -> RosLogger:
+        return self._logger
 
     def now(self) -> float:
         return self.ros_node.get_clock().now().nanoseconds * 1e-9
@@ -116,18 +174,28 @@ class RclpyNode(Node):
     def _declare(self, specs: list[ParameterSpec]) -> dict[str, Any]:
         values = {}
         for spec in specs:
-            default = list(spec.default) if spec.type.endswith("_array") else spec.default
-            if default == []:  # rclpy cannot infer a type from an empty list: declare the type, fall back below
-                default = _TYPES[spec.type][1]
-            self.ros_node.declare_parameter(spec.name, default, parameter_descriptor(spec))
+            source, ignore_override, value = ROS_PARAMETERS, False, spec.default
+            if spec.name in self._overrides:
+                source, ignore_override = "the parameter overrides", True
+                value = validate_parameter(spec, self._overrides[spec.name], source)
+            initial = list(value) if spec.type.endswith("_array") else value
             try:
-                value = self.ros_node.get_parameter(spec.name).value
-            except ParameterUninitializedException:  # declared by type only, and no file or override set it
-                value = None
-            value = spec.default if value is None else value
-            if spec.type.endswith("_array"):
-                value = list(value)
-            values[spec.name] = validate_parameter(spec, value, "the ROS parameters")
+                self.ros_node.declare_parameter(spec.name, PARAMETER_TYPES[spec.type] if initial == [] else initial,
+                                                parameter_descriptor(spec), ignore_override)
+                declared = self.ros_node.get_parameter(spec.name).value
+            except ParameterUninitializedException:  # declared by type (empty default) and no file set it
+                declared = initial
+            except InvalidParameterTypeException as error:
+                hint = (" (ROS 2 types parameters statically: write 1.0, not 1)" if spec.type.startswith("double")
+                        else "")
+                raise RuntimeLayerError(f"parameter {spec.name!r} of {self.fully_qualified_name} from {source}: "
+                                        f"expected {spec.type}: {error}{hint}") from error
+            except InvalidParameterValueException as error:
+                raise RuntimeLayerError(f"parameter {spec.name!r} of {self.fully_qualified_name} from {source}: "
+                                        f"{error}") from error
+            if spec.type.endswith("_array"):  # rclpy holds arrays as lists or array.array
+                declared = list(declared)
+            values[spec.name] = validate_parameter(spec, declared, source)
         return values
 
     def create_publisher(self, msg_type: type, topic: str, qos: QosProfile = QOS_DEFAULT) -> Any:
@@ -151,8 +219,19 @@ class RclpyNode(Node):
         return self.ros_node.create_client(srv_type, name)
 
     def call(self, client: Any, request: Any, timeout_sec: float = 5.0) -> Any:
+        spinner = self._spin_thread
+        if spinner == threading.get_ident():
+            raise RuntimeLayerError(
+                f"service {client.srv_name}: node.call() inside a callback of {self.fully_qualified_name} would block "
+                "the executor that has to deliver the response; use client.call_async(request) and "
+                "future.add_done_callback(...)")
         future = client.call_async(request)
-        rclpy.spin_until_future_complete(self.ros_node, future, timeout_sec=timeout_sec)
+        if spinner is None:  # nothing spins this node: spin it here until the response arrives
+            rclpy.spin_until_future_complete(self.ros_node, future, timeout_sec=timeout_sec)
+        else:  # another thread spins the node and completes the future
+            done = threading.Event()
+            future.add_done_callback(lambda _: done.set())
+            done.wait(timeout_sec)
         if not future.done():
             client.remove_pending_request(future)
             raise RuntimeLayerError(f"service {client.srv_name}: no response within {timeout_sec} s")
@@ -164,25 +243,36 @@ class RclpyNode(Node):
     def destroy(self) -> None:
         self.ros_node.destroy_node()
 
+    @contextlib.contextmanager
+    def spinning(self) -> Iterator[None]:
+        """Mark the calling thread as the one spinning this node (callbacks run in it) while in the block."""
+        self._spin_thread = threading.get_ident()
+        try:
+            yield
+        finally:
+            self._spin_thread = None
+
 
 def spin(node: RclpyNode, duration_sec: float | None = None) -> None:
     """``rclpy.spin`` (until shutdown), or ``spin_once`` until ``duration_sec`` has passed."""
-    if duration_sec is None:
-        rclpy.spin(node.ros_node)
-        return
-    deadline = time.monotonic() + duration_sec
-    while rclpy.ok() and time.monotonic() < deadline:
-        rclpy.spin_once(node.ros_node, timeout_sec=min(0.1, max(0.0, deadline - time.monotonic())))
+    with node.spinning():
+        if duration_sec is None:
+            rclpy.spin(node.ros_node)
+            return
+        deadline = time.monotonic() + duration_sec
+        while rclpy.ok() and time.monotonic() < deadline:
+            rclpy.spin_once(node.ros_node, timeout_sec=min(0.1, max(0.0, deadline - time.monotonic())))
 
 
 def run(factory: Callable[[Node], Any], name: str, argv: Sequence[str]) -> int:
-    """``main()`` of a node on rclpy: init, build, spin, and clean shutdown in ``finally``."""
+    """``main()`` of a node on rclpy: init (``argv`` holds ``--ros-args``), build, spin until SIGINT/SIGTERM (rclpy
+    installs both handlers; Jazzy ends the spin with ``ExternalShutdownException``), clean shutdown in ``finally``."""
     rclpy.init(args=list(argv))
     node, app = None, None
     try:
         node = RclpyNode(name)
         app = factory(node)
-        rclpy.spin(node.ros_node)
+        spin(node)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     except FlexrobotError as error:
