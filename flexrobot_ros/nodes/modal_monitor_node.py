@@ -80,6 +80,9 @@ class ModalMonitorNode:
         node.create_service(types.std_srvs.srv.Trigger, "~/map", self.on_map)
         node.create_timer(1.0 / p["max_rate_hz"], self.on_timer)
         node.create_timer(1.0, self.on_diagnostics)
+        node.logger.info(f"modes of {self.robot.name}{' + tool' if p['tool'] else ''} on "
+                         f"{node.resolve_name('joint_states')}: threshold {p['threshold']:g}, at most "
+                         f"{p['max_rate_hz']:g} Hz")
 
     def on_joint_states(self, msg: Any) -> None:
         with reporting(self.node, "joint_states"):

@@ -96,6 +96,8 @@ class OmaNode:
         node.create_service(trigger, "~/identify_joint_parameters",
                             lambda request, response: answer(response, self._identify_joints))
         node.create_timer(1.0, self.on_diagnostics)
+        node.logger.info(f"OMA ({p['method']}, orders {p['orders']}) on {self.topic} at {p['sample_rate_hz']:g} Hz, "
+                         f"window {p['window_s']:g} s every {p['update_period_s']:g} s")
 
     def on_encoders(self, msg: Any) -> None:
         with reporting(self.node, self.topic):
