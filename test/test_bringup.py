@@ -23,7 +23,7 @@ import pytest
 
 import runtime_peer as peer
 from flexrobot_ros.runtime.bags import bag_info
-from node_harness import Harness, node_processes
+from node_harness import Q8, Harness, node_processes
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -85,13 +85,14 @@ def test_ctrl_c_stops_every_node_and_prints_the_summary():
 
 
 def test_hardware_bringup_on_a_robots_topics():
-    """The 'robot' is a simulator in namespace /robot (impacts every 3 s); the bring-up's nodes listen to
+    """The 'robot' is a simulator in namespace /robot at configuration 8 (impacts every 3 s; its parameter-file
+    section is for /simulator_node, so the set point is given explicitly); the bring-up's nodes listen to
     /robot/motor_states and /robot/joint_states. After 7 s its summary has the monitor's modes at the robot's pose and
     the OMA node's, at least 6 agreeing (the OMA window is not aligned with the impacts here, unlike the scripted
     run)."""
     output = io.StringIO()
     with Harness() as harness:
-        robot = node_processes({"simulator_node": {"__namespace": "/robot"}}, output)
+        robot = node_processes({"simulator_node": {"__namespace": "/robot", "set_point": Q8.tolist()}}, output)
         with robot:
             harness.spin(5.0)
             completed = subprocess.run(bringup("hardware", "--robot", "scompi", "--tool", "--encoders",

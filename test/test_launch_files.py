@@ -1,0 +1,164 @@
+"""What ``colcon build`` and ``ros2 launch`` need from the package, checked without ROS 2.
+
+- package.xml: ament_python build type, a run dependency on every ROS 2 interface package the nodes use (found in
+  the node sources) and on the tools the launch files start.
+- setup.py: the ament index resource marker, package.xml, both launch files, every config file (parameter files,
+  robot YAMLs, the RViz config) in data_files, each file existing; the console scripts point at callables.
+- The parameter files are not mistaken for robots.
+(test_runtime_rclpy.py checks the rest statically: rosdep keys, setup.cfg script dirs, launch keywords, parameter
+file types against the nodes' declarations.)
+- The launch files use the launch API they are meant to (DeclareLaunchArgument, LaunchConfiguration, IfCondition,
+  ExecuteProcess for ros2 bag record, launch_ros Node) and start only console scripts that exist; when the launch
+  packages are installed, ``generate_launch_description()`` builds.
+- The RViz config shows the robot model, tf and the monitor's mode-shape markers.
+"""
+from __future__ import annotations
+
+import ast
+import importlib
+import re
+import runpy
+import xml.etree.ElementTree as ElementTree
+from pathlib import Path
+from unittest import mock
+
+import pytest
+import yaml
+
+from flexrobot_ros.model import shipped_robots
+
+REPO = Path(__file__).resolve().parents[1]
+NODES = ("simulator_node", "feedforward_node", "modal_monitor_node", "oma_node")
+
+
+@pytest.fixture(scope="module")
+def setup_kwargs():
+    """The keyword arguments setup.py passes to setuptools.setup (run with setup() replaced by a recorder)."""
+    captured = {}
+    with mock.patch("setuptools.setup", lambda **kwargs: captured.update(kwargs)):
+        cwd = Path.cwd()
+        try:
+            import os
+
+            os.chdir(REPO)
+            runpy.run_path(str(REPO / "setup.py"), run_name="__main__")
+        finally:
+            os.chdir(cwd)
+    return captured
+
+
+def package_xml():
+    return ElementTree.parse(REPO / "package.xml").getroot()
+
+
+def interface_packages() -> set[str]:
+    """ROS 2 packages whose messages/services the nodes use: ``types.<pkg>.msg|srv`` and ``types.get("pkg/...")``."""
+    packages = set()
+    for path in (REPO / "flexrobot_ros" / "nodes").glob("*.py"):
+        text = path.read_text()
+        packages |= set(re.findall(r"types\.([a-z0-9_]+)\.(?:msg|srv)\b", text))
+        packages |= set(re.findall(r"types\.get\(\"([a-z0-9_]+)/", text))
+    packages |= {"builtin_interfaces", "geometry_msgs"}  # Time/Duration in headers, Transform/Point in tf and markers
+    return packages
+
+
+def test_package_xml_declares_the_dependencies():
+    root = package_xml()
+    assert root.findtext("name") == "flexrobot_ros"
+    assert root.find("export").findtext("build_type") == "ament_python"
+    depends = {e.text for e in root.iter() if e.tag in ("exec_depend", "depend")}
+    used = interface_packages()
+    assert {"std_msgs", "sensor_msgs", "trajectory_msgs", "visualization_msgs", "diagnostic_msgs", "std_srvs",
+            "tf2_msgs"} <= used
+    assert used <= depends, used - depends
+    assert {"rclpy", "launch", "launch_ros", "robot_state_publisher", "rviz2", "ros2bag"} <= depends
+    assert "python3-pytest" in {e.text for e in root.iter("test_depend")}
+
+
+def test_setup_installs_what_colcon_needs(setup_kwargs):
+    assert setup_kwargs["name"] == package_xml().findtext("name")
+    data = {target: list(files) for target, files in setup_kwargs["data_files"]}
+    assert data["share/ament_index/resource_index/packages"] == ["resource/flexrobot_ros"]
+    assert (REPO / "resource" / "flexrobot_ros").is_file()
+    assert data["share/flexrobot_ros"] == ["package.xml"]
+    assert sorted(data["share/flexrobot_ros/launch"]) == ["launch/hardware.launch.py", "launch/simulation.launch.py"]
+    config = set(data["share/flexrobot_ros/config"])
+    expected = {f"config/{p.name}" for p in (REPO / "config").iterdir() if p.suffix in (".yaml", ".rviz")}
+    assert config == expected and "config/flexrobot.rviz" in config and "config/scompi_simulation.yaml" in config
+    for files in data.values():
+        for name in files:
+            assert (REPO / name).is_file(), name
+
+
+def test_console_scripts(setup_kwargs):
+    scripts = dict(line.replace(" ", "").split("=") for line in setup_kwargs["entry_points"]["console_scripts"])
+    assert set(NODES) | {"flexrobot"} <= set(scripts)
+    for name, target in scripts.items():
+        module, function = target.split(":")
+        assert callable(getattr(importlib.import_module(module), function)), name
+    for node in NODES:
+        assert scripts[node] == f"flexrobot_ros.nodes.{node}:main"
+
+
+PARAMETER_FILES = sorted(p.name for p in (REPO / "config").glob("*.yaml")
+                         if p.stem.endswith(("simulation", "hardware")))
+
+
+def test_parameter_files_are_not_robots():
+    """shipped_robots() lists config/*.yaml files with 'urdf' and 'joints': the parameter files are not among them
+    (their types and declarations are checked in test_runtime_rclpy.py)."""
+    assert {"simulation.yaml", "hardware.yaml", "scompi_simulation.yaml",
+            "scompi_hardware.yaml"} <= set(PARAMETER_FILES)
+    assert set(shipped_robots()) & {Path(p).stem for p in PARAMETER_FILES} == set()
+    assert "scompi" in shipped_robots()
+
+
+LAUNCH_FILES = {"simulation.launch.py": {"robot", "tool", "rviz", "record", "rate"},
+                "hardware.launch.py": {"robot", "tool", "encoders", "joint_states", "rviz", "record"}}
+
+
+@pytest.mark.parametrize("name", sorted(LAUNCH_FILES))
+def test_launch_files_use_the_launch_api(name, setup_kwargs):
+    source = (REPO / "launch" / name).read_text()
+    tree = ast.parse(source)
+    functions = {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
+    assert "generate_launch_description" in functions
+    imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) for alias in node.names}
+    assert {"LaunchDescription", "DeclareLaunchArgument", "LaunchConfiguration", "IfCondition", "ExecuteProcess",
+            "Node", "OpaqueFunction"} <= imported
+    arguments = {node.elts[0].value for node in ast.walk(tree) if isinstance(node, ast.Tuple) and len(node.elts) == 3
+                 and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.elts)}
+    assert LAUNCH_FILES[name] <= arguments
+    assert '"ros2", "bag", "record"' in source
+    scripts = {line.split("=")[0].strip() for line in setup_kwargs["entry_points"]["console_scripts"]}
+    executables = set(re.findall(r'package=PACKAGE, executable="([a-z_]+)"', source))
+    assert executables and executables <= scripts
+
+
+@pytest.mark.parametrize("name", sorted(LAUNCH_FILES))
+def test_launch_descriptions_build(name):
+    """With the ROS 2 launch packages installed, generate_launch_description() returns a LaunchDescription that
+    declares the arguments (skipped without them)."""
+    pytest.importorskip("launch")
+    pytest.importorskip("launch_ros")
+    pytest.importorskip("ament_index_python")
+    from ament_index_python.packages import PackageNotFoundError, get_package_share_directory
+
+    try:
+        get_package_share_directory("flexrobot_ros")
+    except PackageNotFoundError:
+        pytest.skip("flexrobot_ros is not built in the sourced ROS 2 workspace")
+    module = runpy.run_path(str(REPO / "launch" / name))
+    description = module["generate_launch_description"]()
+    declared = {argument.name for argument in description.get_launch_arguments()}
+    assert LAUNCH_FILES[name] <= declared
+
+
+def test_rviz_config():
+    config = yaml.safe_load((REPO / "config" / "flexrobot.rviz").read_text())
+    manager = config["Visualization Manager"]
+    assert manager["Global Options"]["Fixed Frame"] == "base_link"
+    displays = {d["Class"]: d for d in manager["Displays"]}
+    assert displays["rviz_default_plugins/RobotModel"]["Description Topic"]["Value"] == "/robot_description"
+    assert displays["rviz_default_plugins/MarkerArray"]["Topic"]["Value"] == "/modal/markers"
+    assert "rviz_default_plugins/TF" in displays
