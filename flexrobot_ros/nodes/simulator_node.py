@@ -8,8 +8,10 @@ rate_hz`` apart whatever the real-time factor (and stay increasing across ``~/re
 Publishes: ``motor_states`` (sensor_msgs/JointState: motor encoder positions q_m [rad], velocities, effort = motor
 torque tau_m [N m], every sample), ``joint_states`` (JointState: link positions q [rad | m], velocities, effort =
 elastic joint torque K (W q - q_m), every ``joint_states_decimation``-th sample), ``tf`` (tf2_msgs/TFMessage of
-the URDF links, the tree robot_state_publisher publishes, at ``tf_rate_hz``), ``robot_description``
-(std_msgs/String, latched, when ``publish_robot_description``) and ``diagnostics``.
+the URDF links, the tree robot_state_publisher publishes, every ``1 / tf_rate_hz`` of simulated time),
+``robot_description`` (std_msgs/String, latched, when ``publish_robot_description``) and ``diagnostics`` (state,
+simulated time, ``stamp at t = 0 [s]`` to map stamps back to simulated time, achieved real-time factor, counts).
+Automatic excitations start exactly on their sample, so a run does not depend on timer jitter or CPU load.
 
 Subscribes: ``motor_torque_command`` (std_msgs/Float64MultiArray, n motor torques [N m]: the motor torque itself
 with ``torque_command_mode: effort``, added to the PD + compensation law with ``additive``; held until the next
