@@ -10,7 +10,6 @@ error than a rigid-model feedforward).
 from __future__ import annotations
 
 import json
-import os
 
 import numpy as np
 import pinocchio as pin
@@ -29,17 +28,7 @@ Q0 = np.array([-PI / 4, -PI / 4, PI / 4, PI / 4, -PI / 4, -2 * PI / 3, PI / 4]) 
 QF = np.array([5 * PI / 6, 2 * PI / 3, -5 * PI / 6, -2 * PI / 3, 3 * PI / 4, PI / 2, -3 * PI / 4])
 
 
-@pytest.fixture(scope="module", autouse=True)
-def cache_directory(tmp_path_factory):
-    """Generated code goes to one directory per test session (compiled once per model and session)."""
-    folder = tmp_path_factory.getbasetemp() / "flexrobot_cache"
-    previous = os.environ.get("FLEXROBOT_CACHE")
-    os.environ["FLEXROBOT_CACHE"] = str(folder)
-    yield folder
-    if previous is None:
-        os.environ.pop("FLEXROBOT_CACHE", None)
-    else:
-        os.environ["FLEXROBOT_CACHE"] = previous
+pytestmark = pytest.mark.usefixtures("cache_directory")  # conftest.py: generated code in one folder per session
 
 
 @pytest.fixture(scope="module")

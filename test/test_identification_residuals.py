@@ -15,7 +15,6 @@ from flexrobot_ros.identification.characteristic_determinant import (
     CharacteristicDeterminant, adjugate_and_determinant)
 from flexrobot_ros.identification.parameters import parse_parameters
 from flexrobot_ros.modal import linearize, modal_analysis
-from flexrobot_ros.model import load_robot
 
 SCOMPI_POSES = np.array([[0.0, -0.374, 1.9448, 0.0, -1.9448, 0.0],          # configuration 8, eq. 2.21
                          [0.05, 0.3, 1.2, 0.5, -1.2, 0.4]])
@@ -37,16 +36,6 @@ def build(robot, poses, selection, modes):
     model = AffineModel([linearize(robot, q) for q in poses], parameters, nominal, robot.transmission)
     problem = CharacteristicDeterminant(model, eigenvalues)
     return problem, parameters, nominal, eigenvalues
-
-
-@pytest.fixture(scope="module")
-def scompi():
-    return load_robot("scompi")
-
-
-@pytest.fixture(scope="module")
-def planar():
-    return load_robot("planar_2r")
 
 
 def test_scaled_matrices_equal_linearization_of_robot_copy(scompi):

@@ -15,11 +15,6 @@ from flexrobot_ros.model import load_robot
 Q8 = [0.0, -0.374, 1.9448, 0.0, -1.9448, 0.0]
 
 
-@pytest.fixture(scope="module")
-def scompi():
-    return load_robot("scompi")
-
-
 @pytest.mark.parametrize("pose,words", [
     ([0.0, 1.0], ["expected 6 values", "joint1"]),
     ([[0.0] * 6], ["expected 6 values"]),

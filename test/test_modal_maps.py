@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 
 import numpy as np
-import pytest
 
 from flexrobot_ros.cli import main
 from flexrobot_ros.modal import modal_analysis
@@ -19,16 +18,6 @@ from flexrobot_ros.model import load_robot
 
 Q8 = [0.0, -0.374, 1.9448, 0.0, -1.9448, 0.0]
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
-
-
-@pytest.fixture(scope="module")
-def scompi():
-    return load_robot("scompi")
-
-
-@pytest.fixture(scope="module")
-def planar():
-    return load_robot("planar_2r")
 
 
 def test_map_rows_equal_single_pose_results_for_any_chunking(scompi):

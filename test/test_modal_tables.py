@@ -27,16 +27,6 @@ TABLE_2_5_CASE_2 = [(5.9634, 7.1538), (6.6522, 10.8175), (9.2928, 11.9109), (12.
 
 
 @pytest.fixture(scope="module")
-def scompi():
-    return load_robot("scompi")
-
-
-@pytest.fixture(scope="module")
-def scompi_tool():
-    return load_robot("scompi", tool=True)
-
-
-@pytest.fixture(scope="module")
 def sweeps(scompi, scompi_tool):
     """The 50-configuration sweep of section 2.4.2 for both cases."""
     return {tool: modal_map(robot, thesis_configurations(50))

@@ -7,8 +7,6 @@ linear growth of the operation count with n (thesis eq. 4.26, O(n)); the on-disk
 """
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pinocchio as pin
 import pytest
@@ -24,17 +22,7 @@ from flexrobot_ros.model import load_robot
 from test_ejnea import IDS, MODELS
 
 
-@pytest.fixture(scope="module", autouse=True)
-def cache_directory(tmp_path_factory):
-    """Generated code goes to one directory per test session (compiled once per model and session)."""
-    folder = tmp_path_factory.getbasetemp() / "flexrobot_cache"
-    previous = os.environ.get("FLEXROBOT_CACHE")
-    os.environ["FLEXROBOT_CACHE"] = str(folder)
-    yield folder
-    if previous is None:
-        os.environ.pop("FLEXROBOT_CACHE", None)
-    else:
-        os.environ["FLEXROBOT_CACHE"] = previous
+pytestmark = pytest.mark.usefixtures("cache_directory")  # conftest.py: generated code in one folder per session
 
 
 def random_inputs(n: int, samples: int, seed: int) -> list[np.ndarray]:

@@ -10,20 +10,13 @@ from __future__ import annotations
 
 import numpy as np
 import pinocchio as pin
-import pytest
 
-from flexrobot_ros.model import load_robot
 from flexrobot_ros.simulation import (AccurateIntegration, FlexibleJointPlant, HalfSinePulse, PDGravityCompensation,
                                       RectangularPulse, Simulation, TorqueInput)
 from flexrobot_ros.simulation.impact_experiment import thesis_configuration
 from flexrobot_ros.simulation.integrators import ClosedLoop
 
 Q8 = thesis_configuration(8)
-
-
-@pytest.fixture(scope="module")
-def scompi_tool():
-    return load_robot("scompi", tool=True)
 
 
 def test_conservative_scompi_energy_drift_below_1e_6_over_10_s(scompi_tool):

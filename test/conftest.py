@@ -1,0 +1,40 @@
+"""Fixtures shared by several test files (each module-scoped: built once per test file that uses it)."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from flexrobot_ros.model import load_robot
+
+
+@pytest.fixture(scope="module")
+def cache_directory(tmp_path_factory):
+    """Generated code goes to one directory per test session (compiled once per model and session); test files
+    that compile SDRNEA code use it for all their tests with ``pytestmark = pytest.mark.usefixtures(...)``."""
+    folder = tmp_path_factory.getbasetemp() / "flexrobot_cache"
+    previous = os.environ.get("FLEXROBOT_CACHE")
+    os.environ["FLEXROBOT_CACHE"] = str(folder)
+    yield folder
+    if previous is None:
+        os.environ.pop("FLEXROBOT_CACHE", None)
+    else:
+        os.environ["FLEXROBOT_CACHE"] = previous
+
+
+@pytest.fixture(scope="module")
+def scompi():
+    """The shipped Scompi (seed 000), without its tool."""
+    return load_robot("scompi")
+
+
+@pytest.fixture(scope="module")
+def scompi_tool():
+    """The shipped Scompi with its grinding tool (thesis Table 2.5 case 2)."""
+    return load_robot("scompi", tool=True)
+
+
+@pytest.fixture(scope="module")
+def planar():
+    """The shipped planar 2R robot (thesis Table 3.1)."""
+    return load_robot("planar_2r")
