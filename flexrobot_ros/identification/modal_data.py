@@ -26,6 +26,7 @@ import numpy as np
 import yaml
 
 from flexrobot_ros.errors import IdentificationError
+from flexrobot_ros.model.schema import finite
 
 SHAPE_COORDINATES = ("motor", "link", "full")
 
@@ -95,11 +96,7 @@ def _mode_document(mode: MeasuredMode) -> dict:
 
 
 def _number(value: Any, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise IdentificationError(f"{where}: expected a number, got {value!r}")
-    if not math.isfinite(value):
-        raise IdentificationError(f"{where}: expected a finite number, got {value!r}")
-    return float(value)
+    return finite(value, where, IdentificationError)
 
 
 def _shape(value: Any, where: str) -> np.ndarray:

@@ -41,7 +41,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from flexrobot_ros.errors import ModelError
+from flexrobot_ros.errors import FlexrobotError, ModelError
 
 TOP_KEYS = frozenset(
     {"robot", "description", "urdf", "gravity", "tool_frame", "coulomb_width", "joints", "controller", "tool",
@@ -99,12 +99,13 @@ class FlexibilitySpec:
     extra_elasticities: list[Any]
 
 
-def finite(value: Any, where: str) -> float:
-    """``value`` as a float, or a ModelError naming ``where`` when it is not a finite real number."""
+def finite(value: Any, where: str, error: type[FlexrobotError] = ModelError) -> float:
+    """``value`` as a float, or an ``error`` (ModelError unless the caller's layer has its own type) naming
+    ``where`` when it is not a finite real number."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ModelError(f"{where}: expected a number, got {value!r}")
+        raise error(f"{where}: expected a number, got {value!r}")
     if not math.isfinite(value):
-        raise ModelError(f"{where}: expected a finite number, got {value!r}")
+        raise error(f"{where}: expected a finite number, got {value!r}")
     return float(value)
 
 
