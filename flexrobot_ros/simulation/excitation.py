@@ -50,8 +50,19 @@ def _validate(pulse: Any, what: str, open_end: bool = False) -> None:
     object.__setattr__(pulse, "t1", t1)
 
 
+class _ConstantWrench:
+    """``wrench`` during ``[t0, t1)``, zero outside: the value and exact interval mean of a switched constant load."""
+
+    def wrench_at(self, t: float) -> np.ndarray:
+        return self.wrench if self.t0 <= t < self.t1 else np.zeros(6)
+
+    def mean(self, a: float, b: float) -> np.ndarray:
+        overlap = min(b, self.t1) - max(a, self.t0)
+        return self.wrench * (overlap / (b - a)) if overlap > 0 else np.zeros(6)
+
+
 @dataclass(frozen=True)
-class RectangularPulse:
+class RectangularPulse(_ConstantWrench):
     """Constant wrench ``wrench`` during ``[t0, t1)`` s (the thesis' 'impulse'), zero outside."""
 
     frame: str
@@ -65,13 +76,6 @@ class RectangularPulse:
     @property
     def breakpoints(self) -> tuple[float, ...]:
         return (self.t0, self.t1)
-
-    def wrench_at(self, t: float) -> np.ndarray:
-        return self.wrench if self.t0 <= t < self.t1 else np.zeros(6)
-
-    def mean(self, a: float, b: float) -> np.ndarray:
-        overlap = min(b, self.t1) - max(a, self.t0)
-        return self.wrench * (overlap / (b - a)) if overlap > 0 else np.zeros(6)
 
 
 @dataclass(frozen=True)
@@ -106,7 +110,7 @@ class HalfSinePulse:
 
 
 @dataclass(frozen=True)
-class StepLoad:
+class StepLoad(_ConstantWrench):
     """Wrench switched on at ``t0`` and held until ``t1`` (default: for ever)."""
 
     frame: str
@@ -120,13 +124,6 @@ class StepLoad:
     @property
     def breakpoints(self) -> tuple[float, ...]:
         return (self.t0,) if math.isinf(self.t1) else (self.t0, self.t1)
-
-    def wrench_at(self, t: float) -> np.ndarray:
-        return self.wrench if self.t0 <= t < self.t1 else np.zeros(6)
-
-    def mean(self, a: float, b: float) -> np.ndarray:
-        overlap = min(b, self.t1) - max(a, self.t0)
-        return self.wrench * (overlap / (b - a)) if overlap > 0 else np.zeros(6)
 
 
 @dataclass(frozen=True)
