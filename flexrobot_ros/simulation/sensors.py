@@ -60,14 +60,8 @@ class MotorEncoder:
     def measure(self, t: np.ndarray, states: np.ndarray, loop: Any, rng: np.random.Generator
                 ) -> dict[str, np.ndarray]:
         plant = loop.plant
-        values = states[:, plant.layout["q_m"]]
-        resolution = None
-        if self.counts_per_rev is not None:
-            ratio = plant.robot.gear_ratio if self.on_rotor else np.ones(plant.n)
-            resolution = 2 * np.pi / (self.counts_per_rev * ratio)
-        if self.noise_std:
-            values = values + self.noise_std * rng.standard_normal(values.shape)
-        return _columns(self.name, plant.joint_names, _quantize(values, resolution))
+        ratio = plant.robot.gear_ratio if self.on_rotor else np.ones(plant.n)
+        return _encoder_columns(self, plant, states[:, plant.layout["q_m"]], ratio, rng)
 
 
 @dataclass(frozen=True)
@@ -84,13 +78,7 @@ class LinkEncoder:
 
     def measure(self, t, states, loop, rng):
         plant = loop.plant
-        values = states[:, plant.layout["q"]]
-        resolution = None
-        if self.counts_per_rev is not None:
-            resolution = 2 * np.pi / (self.counts_per_rev * plant.robot.transmission)
-        if self.noise_std:
-            values = values + self.noise_std * rng.standard_normal(values.shape)
-        return _columns(self.name, plant.joint_names, _quantize(values, resolution))
+        return _encoder_columns(self, plant, states[:, plant.layout["q"]], plant.robot.transmission, rng)
 
 
 @dataclass(frozen=True)
@@ -110,9 +98,8 @@ class JointTorqueSensor:
         plant = loop.plant
         layout = plant.layout
         values = plant.elastic_torque(states[:, layout["q"]], states[:, layout["q_m"]])
-        if self.noise_std:
-            values = values + self.noise_std * rng.standard_normal(values.shape)
-        return _columns(self.name, plant.joint_names, _quantize(values, self.resolution))
+        return _columns(self.name, plant.joint_names, _quantize(_add_noise(values, self.noise_std, rng),
+                                                               self.resolution))
 
 
 @dataclass(frozen=True)
@@ -135,9 +122,21 @@ class ToolAccelerometer:
             values[k] = plant.frame_acceleration(x, loop.derivative(float(time), x), frame_id)
         if self.include_gravity:
             values -= plant.robot.gravity
-        if self.noise_std:
-            values = values + self.noise_std * rng.standard_normal(values.shape)
-        return _columns(self.name, ("x", "y", "z"), values)
+        return _columns(self.name, ("x", "y", "z"), _add_noise(values, self.noise_std, rng))
+
+
+def _add_noise(values: np.ndarray, noise_std: float, rng: np.random.Generator) -> np.ndarray:
+    """``values`` plus zero-mean Gaussian noise of standard deviation ``noise_std`` (no draw when it is 0)."""
+    return values + noise_std * rng.standard_normal(values.shape) if noise_std else values
+
+
+def _encoder_columns(encoder: MotorEncoder | LinkEncoder, plant: Any, values: np.ndarray, counts_ratio: Any,
+                     rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """Noisy ``values`` quantized to one count, ``2 pi / (counts_per_rev * counts_ratio)`` (none without counts)."""
+    resolution = None
+    if encoder.counts_per_rev is not None:
+        resolution = 2 * np.pi / (encoder.counts_per_rev * counts_ratio)
+    return _columns(encoder.name, plant.joint_names, _quantize(_add_noise(values, encoder.noise_std, rng), resolution))
 
 
 def _columns(name: str, labels: tuple[str, ...], values: np.ndarray) -> dict[str, np.ndarray]:
