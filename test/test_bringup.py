@@ -19,8 +19,6 @@ import sys
 import threading
 import time
 
-import pytest
-
 import runtime_peer as peer
 from flexrobot_ros.runtime.bags import bag_info
 from node_harness import Q8, Harness, node_processes

@@ -22,7 +22,7 @@ import pytest
 from flexrobot_ros.kinematics import link_transforms
 from flexrobot_ros.model import load_robot
 from flexrobot_ros.nodes.simulator_node import SimulatorNode
-from flexrobot_ros.runtime.messages import as_array, float_sequence, time_seconds
+from flexrobot_ros.runtime.messages import float_sequence, time_seconds
 from flexrobot_ros.simulation import PDGravityCompensation, RectangularPulse, Simulation
 from node_harness import Q8, Harness, Probe, states
 

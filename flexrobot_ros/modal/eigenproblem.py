@@ -112,7 +112,7 @@ def mass_factor(m_bar: np.ndarray) -> np.ndarray:
 
 def _inverse_mass_factor(m_bar: np.ndarray) -> np.ndarray:
     """L^-1 for M_bar = L L^T (P, 2n, 2n); uses the block structure diag(M(q), B) with B diagonal when present."""
-    count, size = m_bar.shape[0], m_bar.shape[1]
+    size = m_bar.shape[1]
     half = size // 2
     motor = np.diagonal(m_bar[:, half:, half:], axis1=1, axis2=2)
     structured = size % 2 == 0 and not np.any(m_bar[:, :half, half:]) and \
