@@ -51,11 +51,6 @@ class ModalArrays:
     verdict_code: np.ndarray
     max_real_part: np.ndarray
 
-    @property
-    def verdicts(self) -> np.ndarray:
-        """(P,) verdict strings 'stable' | 'marginal' | 'unstable'."""
-        return np.asarray(VERDICTS)[self.verdict_code]
-
 
 def stability_tolerance(spectrum: np.ndarray) -> np.ndarray:
     """(P,) tolerance on Re(lambda): ``STABILITY_TOLERANCE * max|lambda|`` of each row."""

@@ -108,14 +108,6 @@ def link_transform(robot: DHRobot, link: DHLink, qi: float) -> np.ndarray:
     return dh_transform(theta, d, link.a, link.alpha)
 
 
-def forward_kinematics(robot: DHRobot, q: Sequence[float]) -> list[np.ndarray]:
-    """Poses of DH frames 0..n in frame 0 at joint positions ``q`` (rad or m): the product of the DH transforms."""
-    poses = [np.eye(4)]
-    for link, qi in zip(robot.links, q):
-        poses.append(poses[-1] @ link_transform(robot, link, qi))
-    return poses
-
-
 def _number(value: Any, where: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise ModelError(f"{where}: expected a finite number, got {value!r}")

@@ -120,11 +120,6 @@ class Launcher:
                 self._output.write(f"[{name}] {line}")
                 self._output.flush()
 
-    @property
-    def pids(self) -> dict[str, int]:
-        """{node name: process id}."""
-        return {name: process.pid for name, process in self._processes.items()}
-
     def exited(self) -> list[str]:
         """Names of the processes that have ended."""
         return [name for name, process in self._processes.items() if process.poll() is not None]
