@@ -1,11 +1,13 @@
-"""Fixtures shared by several test files (each module-scoped: built once per test file that uses it)."""
+"""Fixtures shared by several test files (each module-scoped: built once per test file that uses it).
+
+The robot fixtures import the model lazily, so test files that never load a robot (OMA, runtime) do not import
+pinocchio through this file.
+"""
 from __future__ import annotations
 
 import os
 
 import pytest
-
-from flexrobot_ros.model import load_robot
 
 
 @pytest.fixture(scope="module")
@@ -25,16 +27,22 @@ def cache_directory(tmp_path_factory):
 @pytest.fixture(scope="module")
 def scompi():
     """The shipped Scompi (seed 000), without its tool."""
+    from flexrobot_ros.model import load_robot
+
     return load_robot("scompi")
 
 
 @pytest.fixture(scope="module")
 def scompi_tool():
     """The shipped Scompi with its grinding tool (thesis Table 2.5 case 2)."""
+    from flexrobot_ros.model import load_robot
+
     return load_robot("scompi", tool=True)
 
 
 @pytest.fixture(scope="module")
 def planar():
     """The shipped planar 2R robot (thesis Table 3.1)."""
+    from flexrobot_ros.model import load_robot
+
     return load_robot("planar_2r")
