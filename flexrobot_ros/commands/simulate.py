@@ -1,13 +1,24 @@
-"""``flexrobot simulate ROBOT``: simulate a robot held by PD + gravity compensation, with impacts, to CSV/NPZ.
+"""``flexrobot simulate ROBOT``: simulate a robot held by PD + gravity compensation, with impacts, to CSV/NPZ/rosbag2.
 
 Example (seed 000 section 2.4.3, case 2)::
 
     flexrobot simulate scompi --tool --q0 0 -0.37399913 1.94479545 0 -1.94479545 0 --duration 3 --rate 1000 \\
         --impact "tool0,0,50,0,0.2,0.206" --out impact.csv --plot impact.png
 
-The output has a header row, ``t`` [s] first, then ``q.<joint>``, ``q_m.<joint>``, ``qd.<joint>``,
-``qd_m.<joint>``, ``tau_m.<joint>``, ``tau_j.<joint>`` (and ``energy.<term>`` with ``--energy``); see
-:mod:`flexrobot_ros.timeseries`.
+The format follows ``--out``'s suffix:
+
+* ``.csv`` / ``.npz``: a time series with ``t`` [s] first, then ``q.<joint>``, ``q_m.<joint>``, ``qd.<joint>``,
+  ``qd_m.<joint>``, ``tau_m.<joint>``, ``tau_j.<joint>`` (and ``energy.<term>`` with ``--energy``); see
+  :mod:`flexrobot_ros.timeseries`.
+* no suffix (e.g. ``--out impact_bag``): a new rosbag2 bag directory (``--storage sqlite3``, the default, or
+  ``mcap``; ROS 2 Jazzy message definitions) with one sensor_msgs/msg/JointState per sample on each of
+  ``/motor_states`` (position q_m, velocity qd_m, effort tau_m: motor side, after the gear) and ``/joint_states``
+  (position q, velocity qd, effort tau_j: link side, effort = elastic joint torque); ``--bag-topics`` picks
+  one of them. ``header.stamp`` and the bag time are the simulated time, starting at 0 s (1970-01-01 in
+  ``ros2 bag info``); see :mod:`flexrobot_ros.runtime.bag_writer`. ``flexrobot oma BAG`` names the channels
+  ``motor_states.position.<joint>`` etc.
+
+Any other suffix is an error.
 """
 from __future__ import annotations
 
@@ -23,11 +34,17 @@ from flexrobot_ros.model import load_robot
 from flexrobot_ros.simulation import (AccurateIntegration, FixedStepIntegration, PDGravityCompensation,
                                       RectangularPulse, Simulation, SimulationOutput)
 from flexrobot_ros.simulation.integrators import ACCURATE_METHODS
-from flexrobot_ros.timeseries import write_timeseries
+from flexrobot_ros.timeseries import SUFFIXES, write_timeseries
+
+#: Bag topics and what they carry: (position, velocity, effort) attributes of the simulation output.
+BAG_TOPICS = {"motor_states": ("q_m", "qd_m", "tau_m"), "joint_states": ("q", "qd", "elastic_torque")}
+#: Storage back ends of a bag written by ``--out DIR`` (as ``ros2 bag record --storage``).
+BAG_STORAGES = ("sqlite3", "mcap")
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("simulate", help="simulate PD-held robot with impacts, write CSV/NPZ (+ plot)",
+    parser = subparsers.add_parser("simulate",
+                                   help="simulate PD-held robot with impacts, write CSV/NPZ/rosbag2 (+ plot)",
                                    description=__doc__.splitlines()[0])
     parser.add_argument("robot", help="shipped robot name or path to a flexibility YAML")
     parser.add_argument("--tool", action="store_true", help="include the robot's tool/payload")
@@ -48,7 +65,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--rtol", type=float, default=1e-10, help="accurate mode: relative tolerance")
     parser.add_argument("--atol", type=float, default=1e-12, help="accurate mode: absolute tolerance")
     parser.add_argument("--energy", action="store_true", help="also write energy.<term> columns [J]")
-    parser.add_argument("--out", required=True, help="output file (.csv or .npz)")
+    parser.add_argument("--out", required=True,
+                        help="output: FILE.csv or FILE.npz (time series), or a path without suffix: a new rosbag2 "
+                             "bag directory with sensor_msgs/JointState topics /motor_states (q_m, qd_m, tau_m) and "
+                             "/joint_states (q, qd, tau_j), stamps = simulated time from 0 s")
+    parser.add_argument("--storage", choices=BAG_STORAGES,
+                        help="bag storage when --out is a bag directory (default sqlite3)")
+    parser.add_argument("--bag-topics", nargs="+", choices=tuple(BAG_TOPICS), metavar="TOPIC",
+                        help=f"bag topics to write, among {', '.join(BAG_TOPICS)} (default both)")
     parser.add_argument("--plot", help="PNG of the motor and link deviations from the set point")
     parser.add_argument("--json", action="store_true", help="print a JSON summary")
     parser.set_defaults(func=run)
@@ -64,6 +88,33 @@ def parse_impact(text: str) -> RectangularPulse:
     except ValueError:
         raise SimulationError(f"--impact {text!r}: forces and times must be numbers") from None
     return RectangularPulse(fields[0], values[:-2], values[-2], values[-1])
+
+
+def output_format(out: str, storage: str | None, bag_topics: list[str] | None, energy: bool = False) -> str:
+    """``"timeseries"`` for a .csv/.npz ``--out``, ``"bag"`` for a path without suffix; else a clear error."""
+    suffix = Path(out).suffix.lower()
+    if suffix in SUFFIXES:
+        if storage or bag_topics:
+            raise SimulationError(f"--out {out}: --storage/--bag-topics apply to bags (a path without suffix), not "
+                                  f"to {suffix} files")
+        return "timeseries"
+    if energy:
+        raise SimulationError(f"--out {out}: --energy columns go to .csv/.npz files; a bag holds JointState topics")
+    if suffix:
+        raise SimulationError(f"--out {out}: unknown suffix {suffix!r}; expected {' or '.join(SUFFIXES)} for a time "
+                              f"series, or a path without suffix for a rosbag2 bag directory")
+    if Path(out).exists():
+        raise SimulationError(f"--out {out}: already exists; a bag is written to a new directory")
+    return "bag"
+
+
+def write_bag(out: str, output: SimulationOutput, storage: str, topics: list[str]) -> Path:
+    """The simulation as a rosbag2 bag: one JointState per sample on each of ``/<topic>`` (see BAG_TOPICS)."""
+    from flexrobot_ros.runtime.bag_writer import JointStateSeries, write_joint_state_bag
+
+    series = [JointStateSeries(f"/{topic}", *(getattr(output, name) for name in BAG_TOPICS[topic]))
+              for topic in topics]
+    return write_joint_state_bag(out, output.t, output.plant.joint_names, series, storage=storage)
 
 
 def plot_output(output: SimulationOutput, q_d: np.ndarray, q_m_d: np.ndarray, impacts: list[RectangularPulse],
@@ -98,13 +149,18 @@ def run(args: argparse.Namespace) -> int:
     q_d = q0 if args.set_point is None else robot.check_q(args.set_point, "--set-point")
     controller = PDGravityCompensation.create(robot, q_d, kp=args.kp, kd=args.kd)
     impacts = [parse_impact(text) for text in args.impact]
+    out_format = output_format(args.out, args.storage, args.bag_topics, args.energy)
     simulation = Simulation(robot, controller, q0=q0, rate=args.rate, mode=args.mode,
                             fixed=FixedStepIntegration(substeps=args.substeps),
                             accurate=AccurateIntegration(args.method, args.rtol, args.atol), excitations=impacts)
     start = time.perf_counter()
     output = simulation.run(args.duration)
     wall = time.perf_counter() - start
-    path = write_timeseries(args.out, output.t, output.columns(energy=args.energy))
+    if out_format == "bag":
+        topics = list(dict.fromkeys(args.bag_topics or BAG_TOPICS))
+        path = write_bag(args.out, output, args.storage or "sqlite3", topics)
+    else:
+        path = write_timeseries(args.out, output.t, output.columns(energy=args.energy))
     if args.plot:
         plot_output(output, controller.q_d, controller.q_m_d, impacts, Path(args.plot),
                     f"{robot.name}{' + tool' if args.tool else ''}: {args.mode} mode, {args.rate:g} Hz")
