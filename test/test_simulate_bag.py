@@ -123,13 +123,34 @@ def test_oma_finds_the_same_modes_in_the_bag_as_in_the_csv(runs, capsys):
     np.testing.assert_allclose(from_bag["damping_ratios"], from_csv["damping_ratios"], rtol=1e-9)
 
 
-@pytest.mark.xfail(strict=True, reason="flexrobot oma refuses bags with several JointState topics "
-                   "(commands/oma.py _read_joint_state_bag); requested in /work/team/REQUESTS.md")
 def test_oma_reads_the_default_two_topic_bag(runs, capsys):
-    """The default bag (/motor_states and /joint_states, identical stamps) should give the same motor modes."""
+    """The default bag (/motor_states and /joint_states, identical stamps) gives the same motor modes as the CSV."""
     from_csv = oma_json(capsys, runs["csv"], "q_m.*")
     from_bag = oma_json(capsys, runs["bag"], "motor_states.position.*")
     np.testing.assert_allclose(from_bag["frequencies_hz"], from_csv["frequencies_hz"], rtol=1e-9)
+    np.testing.assert_allclose(from_bag["damping_ratios"], from_csv["damping_ratios"], rtol=1e-9)
+
+
+def test_bag_reader_joins_topics_on_one_time_base_and_names_missing_channels(tmp_path):
+    """Topics with identical stamps are joined into one record (only those holding a selected channel); a channel
+    pattern that matches nothing is refused with the channel naming scheme."""
+    from flexrobot_ros.commands.oma import _read_joint_state_bag
+    from flexrobot_ros.errors import SignalError
+    from flexrobot_ros.runtime.bag_writer import JointStateSeries, write_joint_state_bag
+
+    t = np.arange(200) / 1000.0
+    wave = np.column_stack([np.sin(40 * t), np.cos(25 * t)])
+    write_joint_state_bag(tmp_path / "two", t, ("joint1", "joint2"),
+                          [JointStateSeries("motor_states", wave), JointStateSeries("joint_states", 2 * wave)])
+    both = _read_joint_state_bag(tmp_path / "two", ["*.position.*"])
+    assert both.data.shape == (200, 4)
+    assert both.channels == ("joint_states.position.joint1", "joint_states.position.joint2",
+                             "motor_states.position.joint1", "motor_states.position.joint2")
+    np.testing.assert_array_equal(both.data, np.hstack([2 * wave, wave]))
+    motors = _read_joint_state_bag(tmp_path / "two", ["motor_states.position.*"])
+    assert motors.data.shape == (200, 2)
+    with pytest.raises(SignalError, match="no JointState channel matches"):
+        _read_joint_state_bag(tmp_path / "two", ["q_m.*"])
 
 
 @pytest.mark.parametrize("out, extra, message", [

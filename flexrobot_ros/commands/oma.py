@@ -9,10 +9,12 @@ diagram and spectrum (``--plot``) and a modal-data YAML entry for ``flexrobot id
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import json
 import sys
 import warnings
 from pathlib import Path
+from typing import Sequence
 
 import numpy as np
 
@@ -70,8 +72,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def _read_joint_state_bag(path: Path) -> Signals:
-    """Signals from every sensor_msgs/JointState topic of a rosbag2 bag (header stamp, else bag time)."""
+def _read_joint_state_bag(path: Path, channels: Sequence[str] | None = None) -> Signals:
+    """Signals from the sensor_msgs/JointState topics of a rosbag2 bag (header stamp, else bag time).
+
+    Channels are named ``<topic>.<field>.<joint>`` (``motor_states.position.joint2``). With ``channels`` (names or
+    globs) only the topics that hold a matching channel are read. Several topics are joined into one record when
+    their stamps are identical (a simulator writes ``motor_states`` and ``joint_states`` together); topics on
+    different time bases are refused with the advice to select one by ``--channels``.
+    """
     from flexrobot_ros.runtime import bags
 
     stamps: dict[str, list[float]] = {}
@@ -94,11 +102,23 @@ def _read_joint_state_bag(path: Path) -> Signals:
         rows.setdefault(msg.topic, []).append(np.concatenate([v for _, v in fields]))
     if not rows:
         raise SignalError(f"{path}: no sensor_msgs/msg/JointState messages in the bag")
-    if len(rows) > 1:
-        raise SignalError(f"{path}: several JointState topics ({', '.join(sorted(rows))}); OMA needs one time "
-                          f"base: export one topic (flexrobot bag) or record one")
-    topic = next(iter(rows))
-    return Signals(np.array(stamps[topic]), np.array(rows[topic]), tuple(names[topic]), f"{path} {topic}")
+    topics = sorted(rows)
+    if channels:
+        topics = [t for t in topics if any(fnmatch.fnmatchcase(label, pattern)
+                                           for label in names[t] for pattern in channels)]
+        if not topics:
+            available = [label for t in sorted(rows) for label in names[t][:1]]
+            raise SignalError(f"{path}: no JointState channel matches {list(channels)}; channels look like "
+                              f"{available} (<topic>.<field>.<joint>)")
+    times = np.array(stamps[topics[0]])
+    for topic in topics[1:]:
+        other = np.array(stamps[topic])
+        if other.shape != times.shape or np.max(np.abs(other - times)) > 1e-9:
+            raise SignalError(f"{path}: JointState topics {', '.join(topics)} are on different time bases; "
+                              "select the channels of one topic with --channels (e.g. 'motor_states.position.*')")
+    data = np.hstack([np.array(rows[topic]) for topic in topics])
+    labels = tuple(label for topic in topics for label in names[topic])
+    return Signals(times, data, labels, f"{path} {', '.join(topics)}")
 
 
 register_reader(("/", ".mcap", ".db3"), _read_joint_state_bag)
@@ -106,7 +126,9 @@ register_reader(("/", ".mcap", ".db3"), _read_joint_state_bag)
 
 def _load(args: argparse.Namespace) -> tuple[Signals, Signals]:
     """(analysed channels, all channels) cropped to --start/--end."""
-    raw = read_signals(args.file)
+    path = Path(args.file)
+    is_bag = path.is_dir() or path.suffix.lower() in (".mcap", ".db3")
+    raw = _read_joint_state_bag(path, args.channels) if is_bag else read_signals(path)
     if args.start is not None or args.end is not None:
         lo = -np.inf if args.start is None else args.start
         hi = np.inf if args.end is None else args.end
