@@ -70,7 +70,7 @@ def plot_map(maps: Any, path: str | Path, modes: Sequence[int] | None = None, la
     top.legend(fontsize=7, ncol=4)
     for axis in (top, bottom):
         axis.grid(True, which="both", alpha=0.3)
-    top.set_title(title or f"{labels[0]}: {maps[0].kind} map, {len(maps[0])} points")
+    top.set_title(title or f"{maps[0].robot} ({' / '.join(labels)}): {maps[0].kind} map, {len(maps[0])} points")
     figure.tight_layout()
     return _save(figure, path)
 
