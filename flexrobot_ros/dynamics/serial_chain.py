@@ -107,9 +107,10 @@ class SerialChain:
                 raise ModelError(
                     f"model {model.name!r} is not a serial chain: joint {names[i - 1]!r} is a child of {parent!r}, "
                     f"expected {model.names[i - 1]!r} (each joint must be the child of the previous one)")
-            data = joint.createData()
-            joint.calc(data, np.zeros(1))
-            subspace = np.asarray(data.S).reshape(6)  # [linear; angular] in the joint frame
+            # motion subspace S [linear; angular] in the joint frame: the joint's column of its own LOCAL Jacobian
+            # (pinocchio 2.x has no JointModel.createData/calc)
+            local = pin.computeJointJacobian(model, model.createData(), pin.neutral(model), i)
+            subspace = np.asarray(local)[:, joint.idx_v]
             revolute[i - 1] = kind == "revolute"
             axis[i - 1] = subspace[3:] if revolute[i - 1] else subspace[:3]
             placement = model.jointPlacements[i]

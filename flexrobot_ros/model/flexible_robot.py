@@ -241,7 +241,7 @@ def build_robot(spec: FlexibilitySpec, model: pin.Model, urdf_path: Path, yaml_p
     n = len(joint_names)
     kp = gains(spec.kp, n, joint_names, f"{source}: controller.kp", 0.0)
     kd = gains(spec.kd, n, joint_names, f"{source}: controller.kd", 0.0)
-    model = pin.Model(model)
+    model = model.copy()  # pin 2.x has no Model(Model) constructor
     model.gravity = pin.Motion(np.asarray(spec.gravity, dtype=float), np.zeros(3))
     model.armature = np.zeros(model.nv)
     tool_frame = spec.tool_frame or model.frames[-1].name
