@@ -33,12 +33,24 @@ def _placements(robot: FlexibleRobot, q: Any) -> Any:
     return data.oMf
 
 
+def _parent_frame(model: pin.Model, frame_id: int) -> int:
+    """Index of the frame above frame ``frame_id`` (``parentFrame`` in pinocchio 3, ``previousFrame`` in 2.x)."""
+    frame = model.frames[frame_id]
+    return frame.parentFrame if hasattr(frame, "parentFrame") else frame.previousFrame
+
+
 def _parent_link(model: pin.Model, frame_id: int) -> int | None:
-    """Index of the BODY frame (URDF link) above BODY frame ``frame_id``, None for the root link."""
-    joint_frame = model.frames[frame_id].parentFrame
-    if joint_frame == frame_id or model.frames[joint_frame].name == "universe":
-        return None
-    return model.frames[joint_frame].parentFrame
+    """Index of the BODY frame (URDF link) above BODY frame ``frame_id``, None for the root link.
+
+    Walks up through joint frames (pinocchio 2.x also puts a FIXED_JOINT ``root_joint`` frame above the root link);
+    the universe frame is its own parent."""
+    index = _parent_frame(model, frame_id)
+    while model.frames[index].type != pin.FrameType.BODY:
+        parent = _parent_frame(model, index)
+        if parent == index:
+            return None
+        index = parent
+    return index
 
 
 def link_transforms(robot: FlexibleRobot, q: Any) -> tuple[LinkTransform, ...]:
@@ -77,7 +89,8 @@ def chain_links(robot: FlexibleRobot, tip: str | None = None) -> tuple[str, ...]
             names.append(model.frames[index].name)
             index = _parent_link(model, index)
         else:
-            index = model.frames[index].parentFrame
+            parent = _parent_frame(model, index)
+            index = None if parent == index else parent
     return tuple(reversed(names))
 
 

@@ -59,7 +59,8 @@ def world_wrench_as_fext(robot, data, q, wrench, frame):
     pin.forwardKinematics(robot.model, data, q)
     pin.updateFramePlacements(robot.model, data)
     frame_id = robot.model.getFrameId(frame)
-    parent = robot.model.frames[frame_id].parentJoint
+    frame = robot.model.frames[frame_id]
+    parent = frame.parentJoint if hasattr(frame, "parentJoint") else frame.parent  # pinocchio 3 / 2.x
     origin = data.oMf[frame_id].translation
     force, moment = wrench[:3], wrench[3:]
     at_world_origin = pin.Force(force, moment + np.cross(origin, force))
