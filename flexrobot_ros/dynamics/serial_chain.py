@@ -122,8 +122,9 @@ class SerialChain:
             inertia[i - 1] = body.inertia
         if model.nq != n or model.nv != n:
             raise ModelError(f"model {model.name!r}: nq = {model.nq}, nv = {model.nv}; expected both = {n}")
+        armature = getattr(model, "armature", np.zeros(n))  # pinocchio 2.x models have no armature
         arrays = dict(revolute=revolute, axis=axis, rotation=rotation, translation=translation, mass=mass, com=com,
-                      inertia=inertia, armature=np.array(model.armature, dtype=float),
+                      inertia=inertia, armature=np.array(armature, dtype=float),
                       gravity=np.array(model.gravity.linear, dtype=float))
         for name, value in arrays.items():
             if name != "revolute" and not np.all(np.isfinite(value)):

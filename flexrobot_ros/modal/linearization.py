@@ -159,15 +159,23 @@ def wrench_torque(robot: FlexibleRobot, data: pin.Data, q: np.ndarray, wrench: n
 
 def wrench_stiffness(robot: FlexibleRobot, data: pin.Data, q: np.ndarray, wrench: np.ndarray, frame_id: int
                      ) -> np.ndarray:
-    """``d(J^T(q) w)/dq`` (n, n) for a constant world-axes wrench (analytic, Jacobian time variation)."""
+    """``d(J^T(q) w)/dq`` (n, n) for a constant world-axes wrench (analytic, Jacobian time variation).
+
+    The LOCAL_WORLD_ALIGNED time variation is formed from the WORLD one (``J_lin - p x J_ang`` differentiated),
+    because pinocchio < 3 returns a wrong ``getFrameJacobianTimeVariation(..., LOCAL_WORLD_ALIGNED)``
+    (stack-of-tasks/pinocchio#2141)."""
     n = robot.n
     result = np.empty((n, n))
     unit = np.eye(n)
     for k in range(n):
         pin.computeJointJacobiansTimeVariation(robot.model, data, q, unit[k])
         pin.updateFramePlacements(robot.model, data)
-        d_jacobian = pin.getFrameJacobianTimeVariation(robot.model, data, frame_id, pin.LOCAL_WORLD_ALIGNED)
-        result[:, k] = np.reshape(d_jacobian, (6, n)).T @ wrench
+        jacobian = np.reshape(pin.getFrameJacobian(robot.model, data, frame_id, pin.WORLD), (6, n))
+        d_world = np.reshape(pin.getFrameJacobianTimeVariation(robot.model, data, frame_id, pin.WORLD), (6, n))
+        origin = data.oMf[frame_id].translation
+        origin_rate = jacobian[:3, k] - np.cross(origin, jacobian[3:, k])  # dp/dq_k of the frame origin
+        d_linear = d_world[:3] - np.cross(origin_rate, jacobian[3:], axis=0) - np.cross(origin, d_world[3:], axis=0)
+        result[:, k] = d_linear.T @ wrench[:3] + d_world[3:].T @ wrench[3:]
     return result
 
 
