@@ -27,7 +27,7 @@ setup(
         "casadi>=3.6",
         "matplotlib>=3.5",
         "cyclonedds>=0.10.5",
-        "rosbags>=0.10",
+        "rosbags>=0.10.10",  # needs rosbag2.StoragePlugin (0.10.9+); the MCAP bag test fails on 0.10.9
         "threadpoolctl>=3",
         "setuptools",
     ],
