@@ -301,16 +301,9 @@ def trajectory_from_dict(data: Mapping[str, Any], source: str = "trajectory") ->
 
 def load_trajectory(path: str | Path) -> Trajectory:
     """Read a trajectory YAML file (see :func:`trajectory_from_dict` for the two forms)."""
-    import yaml
+    from flexrobot_ros.yaml_files import read_yaml
 
-    path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text())
-    except OSError as error:
-        raise TrajectoryError(f"{path}: cannot read the trajectory file ({error.strerror})") from None
-    except yaml.YAMLError as error:
-        raise TrajectoryError(f"{path}: not valid YAML ({error})") from None
-    return trajectory_from_dict(data, source=str(path))
+    return trajectory_from_dict(read_yaml(path, TrajectoryError, "the trajectory"), source=str(path))
 
 
 def trajectory_from_joint_trajectory(message: Any, joint_names: Sequence[str] | None = None,

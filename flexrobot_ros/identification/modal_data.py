@@ -27,6 +27,7 @@ import yaml
 
 from flexrobot_ros.errors import IdentificationError
 from flexrobot_ros.model.schema import finite
+from flexrobot_ros.yaml_files import read_yaml
 
 SHAPE_COORDINATES = ("motor", "link", "full")
 
@@ -169,14 +170,7 @@ def parse_modal_data(document: Any, source: str = "<memory>") -> ModalData:
 
 def read_modal_data(path: str | Path) -> ModalData:
     """Read and validate a modal-data YAML file (IdentificationError naming the file, pose, mode and field)."""
-    path = Path(path)
-    try:
-        document = yaml.safe_load(path.read_text())
-    except OSError as error:
-        raise IdentificationError(f"{path}: cannot read modal data: {error}") from error
-    except yaml.YAMLError as error:
-        raise IdentificationError(f"{path}: malformed YAML: {error}") from error
-    return parse_modal_data(document, str(path))
+    return parse_modal_data(read_yaml(path, IdentificationError, "modal data"), str(path))
 
 
 def write_modal_data(path: str | Path, data: ModalData) -> Path:

@@ -17,6 +17,7 @@ import yaml
 from flexrobot_ros.errors import ModelError
 from flexrobot_ros.model.flexible_robot import FlexibleRobot, build_robot
 from flexrobot_ros.model.schema import parse_flexibility
+from flexrobot_ros.yaml_files import read_yaml
 
 PACKAGE = "flexrobot_ros"
 
@@ -105,12 +106,7 @@ def load_robot(name_or_path: str | os.PathLike[str], tool: bool = False) -> Flex
     file, field and joint, on any problem; a partially valid robot is never returned.
     """
     yaml_path = resolve_robot_path(name_or_path)
-    try:
-        document = yaml.safe_load(yaml_path.read_text())
-    except (OSError, UnicodeDecodeError) as error:
-        raise ModelError(f"{yaml_path}: cannot read: {error}") from error
-    except yaml.YAMLError as error:
-        raise ModelError(f"{yaml_path}: malformed YAML: {error}") from error
+    document = read_yaml(yaml_path, ModelError, "the flexibility YAML")
     spec = parse_flexibility(document, str(yaml_path))
     urdf_path = _resolve_urdf(spec.urdf, yaml_path)
     return build_robot(spec, parse_urdf(urdf_path), urdf_path, yaml_path, tool)
