@@ -313,6 +313,7 @@ class ParamNode:
                   "joint_states": node.resolve_name("joint_states")}
         self.publisher = node.create_publisher(node.types.std_msgs.msg.String, "~/params", QOS_LATCHED)
         self.publisher.publish(node.types.std_msgs.msg.String(data=json.dumps(report)))
+        Path(os.environ["PEER_MARKER_DIR"], f"{node.name}.started").write_text("started")
 
     def close(self) -> None:
         Path(os.environ["PEER_MARKER_DIR"], f"{self.node.name}.closed").write_text("closed")
@@ -321,6 +322,11 @@ class ParamNode:
 def main() -> None:
     if sys.argv[1] == "param_node":  # a node main(): everything after the role is its ROS command line
         from flexrobot_ros.runtime import run_node
+
+        wait_for = os.environ.get("PEER_WAIT_FOR")  # start only once that node is up (ordering in tests)
+        deadline = time.monotonic() + 30.0
+        while wait_for and not Path(wait_for).exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
 
         sys.exit(run_node(ParamNode, "param_node", sys.argv[2:]))
     parser = argparse.ArgumentParser()

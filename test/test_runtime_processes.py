@@ -111,7 +111,9 @@ def test_a_failing_required_node_stops_the_bringup(tmp_path, params):
     bad = tmp_path / "bad.yaml"
     bad.write_text("epsilon:\n  ros__parameters:\n    rate_hz: 500\n")
     output = io.StringIO()
-    reason, results = launch([_node("epsilon", bad, required=True), _node("zeta", params)], duration_s=30,
+    wait_for_zeta = {"PEER_WAIT_FOR": str(tmp_path / "zeta.started")}  # fail only once zeta can stop cleanly
+    reason, results = launch([_node("epsilon", bad, required=True, env=wait_for_zeta), _node("zeta", params)],
+                             duration_s=30,
                              env=peer.loopback_env(PEER_MARKER_DIR=str(tmp_path)), output=output)
     codes = {r.name: (r.returncode, r.stopped_by) for r in results}
     assert reason == "required node epsilon exited"

@@ -165,7 +165,8 @@ def run_node(factory: Callable[[Node], Any], name: str, argv: Sequence[str] | No
     """``main()`` of a node: ``factory(node)`` builds the application object, then spin until SIGINT/SIGTERM.
 
     Returns:
-        0 after a clean shutdown, 2 when start-up failed with a FlexrobotError (printed on stderr).
+        0 after a clean shutdown (also when SIGINT arrives during start-up), 2 when start-up failed with a
+        FlexrobotError (printed on stderr).
     """
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
@@ -185,6 +186,8 @@ def run_node(factory: Callable[[Node], Any], name: str, argv: Sequence[str] | No
         restore = dds_backend.install_stop_signals(node)  # type: ignore[arg-type]
         app = factory(node)
         node.spin()  # type: ignore[attr-defined]
+    except KeyboardInterrupt:  # SIGINT before the stop handlers were installed: a clean stop during start-up
+        pass
     except FlexrobotError as error:
         print(f"{name}: error: {error}", file=sys.stderr)
         return 2
