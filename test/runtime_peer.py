@@ -189,8 +189,9 @@ def role_echo(args: argparse.Namespace) -> dict[str, Any]:
         node.create_raw_subscription(typename, topic, lambda data, _, t=typename: rosbags_seen[t].append(
             message_to_dict(store.deserialize_cdr(bytes(data), t))), qos)
     deadline = time.monotonic() + args.timeout
-    while time.monotonic() < deadline and min(len(v) for v in seen.values()) < args.count:
-        node.spin_once(0.05)
+    received = [*seen.values(), *rosbags_seen.values()]
+    while time.monotonic() < deadline and min(len(v) for v in received) < args.count:
+        node.spin_once(0.05)  # the typed and the raw reader are two DDS readers: each gets every sample on its own
     node.destroy()
     return {"seen": seen, "rosbags": rosbags_seen}
 

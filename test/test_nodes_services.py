@@ -55,7 +55,8 @@ def session(tmp_path_factory):
         def call(name):
             response = harness.call(clients[name], srv.Trigger.Request(), timeout=120.0)
             responses.setdefault(name, []).append(response)
-            assert response.success, (name, response.message, output.getvalue()[-3000:])
+            assert response.success, (name, response.message, {k: [r.message for r in v] for k, v in
+                                                                responses.items()}, output.getvalue()[-3000:])
             return response
 
         def sim_time():

@@ -1,5 +1,5 @@
 """Online tracker: streamed in 10 ms chunks it converges to the batch identification and keeps mode identities;
-gaps and bad samples restart the window instead of being bridged."""
+short gaps (dropped messages) are bridged by linear interpolation, long gaps and bad samples restart the window."""
 from __future__ import annotations
 
 import numpy as np
@@ -101,3 +101,23 @@ def test_gaps_and_bad_samples_restart_the_window():
         tracker.push([0.5, 0.4], [[1.0], [2.0]])
     with pytest.raises(SignalError, match="samples have 2 channels, expected 1"):
         tracker.push([5.0], [[1.0, 2.0]])
+
+
+def test_short_gaps_are_bridged_by_linear_interpolation():
+    """Three missing samples (dropped messages) are filled on the straight line between their neighbours and
+    counted; the window keeps filling and the next update is on schedule. One more than ``max_bridged_samples``
+    missing restarts the window."""
+    options = TrackerOptions(window_s=1.0, update_period_s=0.5, orders="2:4", max_bridged_samples=3)
+    tracker = ModeTracker(100.0, ["a", "b"], options)
+    t = np.arange(100) / 100.0
+    x = np.column_stack([np.sin(7 * t), t ** 2])
+    keep = np.r_[0:40, 43:100]                   # samples 40, 41, 42 lost
+    updates = tracker.push(t[keep], x[keep])
+    assert tracker.bridged_samples == 3 and tracker.window_fill == 1.0 and len(updates) == 1
+    window = tracker._buffer.window()
+    line = x[39] + (x[43] - x[39]) * (np.arange(1, 4) / 4)[:, None]
+    np.testing.assert_allclose(window[40:43], line, rtol=0, atol=1e-15)
+    np.testing.assert_array_equal(window[keep], x[keep])
+    with pytest.warns(SignalWarning, match="a gap of 50 ms at t = 1.04 s; window restarted"):
+        tracker.push(t[-1] + 0.05, x[-1])        # four samples missing
+    assert tracker.bridged_samples == 3 and tracker.window_fill == pytest.approx(0.01)

@@ -4,8 +4,9 @@ Subscribes ``motor_states`` (any sensor_msgs/JointState topic: remap it, e.g. ``
 channels are the robot's joints, or the joints of the first message when ``robot`` is empty) with a reliable queue
 of ``queue_depth`` samples, and ``joint_states`` (link side) for the pose saved with the modes. The samples feed
 a :class:`flexrobot_ros.oma.ModeTracker` (sliding ``window_s`` window at ``sample_rate_hz``, re-identified every
-``update_period_s`` with ``method`` over ``orders``); samples must arrive in stamp order at the sampling rate
-(a gap restarts the window).
+``update_period_s`` with ``method`` over ``orders``); samples must arrive in stamp order at the sampling rate:
+up to ``max_bridged_samples`` missing samples (dropped messages) are bridged by linear interpolation and counted,
+a longer gap restarts the window.
 
 Publishes after every identification, latched: ``oma/frequencies`` (std_msgs/Float64MultiArray [Hz], ascending),
 ``oma/damping`` (damping ratios, fractions), ``oma/mode_shapes`` (Float64MultiArray (modes, channels, 2): complex
@@ -47,6 +48,8 @@ PARAMETERS = (
     ParameterSpec("window_s", 3.0, "sliding window of the online tracker [s]", range=(0.01, 3600.0)),
     ParameterSpec("update_period_s", 1.0, "time between online identifications [s] (stream time)",
                   range=(0.01, 3600.0)),
+    ParameterSpec("max_bridged_samples", 5, "longest run of missing samples filled by linear interpolation; a "
+                  "longer gap restarts the window (0: every gap restarts it)", range=(0, 1000)),
     ParameterSpec("method", "ssi-cov", "identification method", choices=("ssi-cov", "var")),
     ParameterSpec("orders", "2:60", "model orders 'first:last[:step]' or 'a,b,c'"),
     ParameterSpec("block_rows", 0, "SSI-cov block rows (0: automatic)", range=(0, 100000)),
@@ -74,6 +77,7 @@ class OmaNode:
         self.robot = load_robot(p["robot"], tool=p["tool"]) if p["robot"] else None
         self.channels = self.robot.joint_names if self.robot is not None else None
         self.options = TrackerOptions(window_s=p["window_s"], update_period_s=p["update_period_s"],
+                                      max_bridged_samples=p["max_bridged_samples"],
                                       method=p["method"], orders=p["orders"], block_rows=p["block_rows"] or None)
         self.tracker: ModeTracker | None = None
         self.stamp, self.sample, self.pose, self.pose_stamp = None, None, None, None
@@ -130,6 +134,7 @@ class OmaNode:
         self.diagnostics.publish(diagnostics(self.node, "oma", "ok", message, {
             "samples received": self.samples, "window fill": fill, "identifications": self.updates,
             "window restarts (gaps)": self.restarts,
+            "samples bridged (short gaps)": 0 if self.tracker is None else self.tracker.bridged_samples,
             "last identification [s]": 0.0 if update is None else update.elapsed_s,
             "frequencies [Hz]": [m.frequency_hz for m in self._found(update)],
             "published oma/frequencies": self.frequencies.count, "published oma/damping": self.damping.count,

@@ -11,6 +11,8 @@ elastic joint torque K (W q - q_m), every ``joint_states_decimation``-th sample)
 the URDF links, the tree robot_state_publisher publishes, every ``1 / tf_rate_hz`` of simulated time),
 ``robot_description`` (std_msgs/String, latched, when ``publish_robot_description``) and ``diagnostics`` (state,
 simulated time, ``stamp at t = 0 [s]`` to map stamps back to simulated time, achieved real-time factor, counts).
+The two state streams are reliable with a history of :data:`STATE_HISTORY` samples, so a subscriber that stalls
+for up to a second of 1 kHz samples (an identification running, a loaded machine) still gets every sample.
 Automatic excitations start exactly on their sample, so a run does not depend on timer jitter or CPU load.
 
 Subscribes: ``motor_torque_command`` (std_msgs/Float64MultiArray, n motor torques [N m]: the motor torque itself
@@ -42,9 +44,13 @@ from flexrobot_ros.kinematics import link_transforms
 from flexrobot_ros.model import load_robot
 from flexrobot_ros.nodes.convert import (Counted, InputError, diagnostics, joint_state, joint_values, reporting,
                                          tf_message, trajectory_arrays, vector)
-from flexrobot_ros.runtime import QOS_LATCHED, ParameterSpec, run_node
+from flexrobot_ros.runtime import QOS_DEFAULT, QOS_LATCHED, ParameterSpec, run_node
 from flexrobot_ros.simulation import (FeedforwardPD, FixedStepIntegration, LinkEncoder, MotorEncoder,
                                       PDGravityCompensation, RandomForce, RectangularPulse, Simulation, TorqueInput)
+
+#: History of the motor_states / joint_states writers: one second of samples at 1 kHz.
+STATE_HISTORY = 1000
+STATE_QOS = QOS_DEFAULT.with_depth(STATE_HISTORY)
 
 PARAMETERS = (
     ParameterSpec("robot", "scompi", "shipped robot name or path of a flexibility YAML", read_only=True),
@@ -129,8 +135,8 @@ class SimulatorNode:
 
         types = node.types
         joint_state_type = types.sensor_msgs.msg.JointState
-        self.motor_states = Counted(node.create_publisher(joint_state_type, "motor_states"))
-        self.joint_states = Counted(node.create_publisher(joint_state_type, "joint_states"))
+        self.motor_states = Counted(node.create_publisher(joint_state_type, "motor_states", STATE_QOS))
+        self.joint_states = Counted(node.create_publisher(joint_state_type, "joint_states", STATE_QOS))
         self.tf = Counted(node.create_publisher(types.tf2_msgs.msg.TFMessage, "tf"))
         self.diagnostics = node.create_publisher(types.diagnostic_msgs.msg.DiagnosticArray, "diagnostics")
         if p["publish_robot_description"]:

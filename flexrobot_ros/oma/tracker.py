@@ -9,8 +9,10 @@ minimum cost (Hungarian algorithm) on relative frequency distance and 1 - MAC, w
 ``frequency_tol`` and ``mac_min``; unmatched new modes get a new id, tracked modes unseen for more than
 ``max_missed`` updates are retired.
 
-Timestamps must increase; a sampling gap (interval above ``gap_factor / fs``) or a non-finite sample empties
-the window (with a :class:`~flexrobot_ros.oma.signals.SignalWarning`) rather than bridging it.
+Timestamps must increase. A short sampling gap (at most ``max_bridged_samples`` missing samples, what a few
+dropped messages of a loaded network leave) is bridged by linear interpolation and counted
+(:attr:`ModeTracker.bridged_samples`); a longer gap (interval above ``gap_factor / fs`` that is not bridged) or a
+non-finite sample empties the window with a :class:`~flexrobot_ros.oma.signals.SignalWarning`.
 """
 from __future__ import annotations
 
@@ -39,7 +41,8 @@ class TrackerOptions:
     ``method``/``orders``/``block_rows``/``criteria``/``selection`` as in
     :func:`~flexrobot_ros.oma.identify.identify_modes`; ``frequency_tol`` (relative) and ``mac_min``: gates
     for keeping a mode's identity; ``max_missed``: updates a mode may be missing before it is retired;
-    ``gap_factor``: sampling intervals above ``gap_factor / fs`` are gaps.
+    ``gap_factor``: sampling intervals above ``gap_factor / fs`` are gaps; ``max_bridged_samples``: gaps of at
+    most this many missing samples are filled by linear interpolation instead of restarting the window (0: never).
     """
 
     window_s: float = 10.0
@@ -53,6 +56,7 @@ class TrackerOptions:
     mac_min: float = 0.7
     max_missed: int = 5
     gap_factor: float = 1.5
+    max_bridged_samples: int = 5
 
 
 @dataclass(frozen=True)
@@ -119,6 +123,8 @@ class ModeTracker:
         self._last_update_t: float | None = None
         self._modes: dict[int, TrackedMode] = {}
         self._next_id = 1
+        self.bridged_samples = 0
+        """Samples filled in by linear interpolation across short gaps since construction."""
 
     @property
     def modes(self) -> tuple[TrackedMode, ...]:
@@ -161,6 +167,8 @@ class ModeTracker:
                                   f"{(t[pos + run - 1] if run else prev):.9g} s")
             updates += self._append(t[pos:pos + run], x[pos:pos + run])
             pos += run
+            if pos < len(t) and not bad[pos] and self._bridge(t[pos], x[pos], updates):
+                continue
             if pos < len(t):
                 what = "a non-finite sample" if bad[pos] else f"a gap of {1e3 * steps[run]:.4g} ms"
                 warnings.warn(f"tracker: {what} at t = {t[pos]:.6g} s; window restarted", SignalWarning,
@@ -169,6 +177,21 @@ class ModeTracker:
                 if bad[pos]:
                     pos += 1
         return updates
+
+    def _bridge(self, t_next: float, x_next: np.ndarray, updates: list[TrackerUpdate]) -> bool:
+        """Fill a short gap before the sample (t_next, x_next) by linear interpolation from the newest sample in
+        the window; False (nothing written) when the gap is too long or the window is empty."""
+        if self._last_t is None or self._buffer.count == 0:
+            return False
+        step = t_next - self._last_t
+        missing = int(round(step * self.fs_hz)) - 1
+        if not 1 <= missing <= self.options.max_bridged_samples:
+            return False
+        previous = self._buffer.data[(self._buffer.head - 1) % len(self._buffer.data)].copy()
+        fraction = np.arange(1, missing + 1) / (missing + 1)
+        updates += self._append(self._last_t + fraction * step, previous + fraction[:, None] * (x_next - previous))
+        self.bridged_samples += missing
+        return True
 
     def _append(self, t: np.ndarray, x: np.ndarray) -> list[TrackerUpdate]:
         """Write a clean run of samples, running each update right after the sample where it falls due."""
