@@ -55,14 +55,17 @@ def session(tmp_path_factory):
         def call(name):
             response = harness.call(clients[name], srv.Trigger.Request(), timeout=120.0)
             responses.setdefault(name, []).append(response)
-            assert response.success, (name, response.message, {k: [r.message for r in v] for k, v in
-                                                                responses.items()}, output.getvalue()[-3000:])
+            history = "\n".join(f"{k}: {[r.message for r in v]}" for k, v in responses.items())
+            assert response.success, f"{name}: {response.message}\n{history}\n{output.getvalue()[-3000:]}"
             return response
 
         def sim_time():
             origin = probe.diagnostics("simulator_node").get("stamp at t = 0 [s]")
             last = probe.last("/joint_states")
             return -1.0 if not origin or last is None else time_seconds(last.header.stamp) - float(origin)
+
+        def oma_samples():  # the OMA node's subscription has matched the simulator (discovery is slow under load)
+            return int(probe.diagnostics("oma_node").get("samples received", 0))
 
         def wait_sim(seconds):
             target = sim_time() + seconds
@@ -75,7 +78,7 @@ def session(tmp_path_factory):
                          "identified_yaml": str(folder / "identified.yaml")}}, output)
         with launcher:
             assert harness.spin(90.0, lambda: all(c.service_is_ready() for c in [run, *clients.values()])
-                                and sim_time() > 0.2), output.getvalue()
+                                and sim_time() > 0.2 and oma_samples() > 100), output.getvalue()
             for pose in range(3):
                 if pose:
                     call("simulator_node/set_point")

@@ -146,8 +146,10 @@ class OmaNode:
             raise SignalError(f"no samples received on {self.topic} yet")
         update = self.tracker.update()
         self._publish(update)
+        window = self.tracker.window_fill * self.options.window_s
         return f"{len(self._found(update))} modes: " + ", ".join(
-            f"{m.frequency_hz:.4f} Hz ({100 * m.damping_ratio:.3f} %)" for m in self._found(update))
+            f"{m.frequency_hz:.4f} Hz ({100 * m.damping_ratio:.3f} %)" for m in self._found(update)) + \
+            f" (window of {window:.3f} s ending at t = {update.time_s:.3f} s)"
 
     def _reset(self) -> str:
         if self.tracker is not None:

@@ -10,7 +10,8 @@ torque tau_m [N m], every sample), ``joint_states`` (JointState: link positions 
 elastic joint torque K (W q - q_m), every ``joint_states_decimation``-th sample), ``tf`` (tf2_msgs/TFMessage of
 the URDF links, the tree robot_state_publisher publishes, every ``1 / tf_rate_hz`` of simulated time),
 ``robot_description`` (std_msgs/String, latched, when ``publish_robot_description``) and ``diagnostics`` (state,
-simulated time, ``stamp at t = 0 [s]`` to map stamps back to simulated time, achieved real-time factor, counts).
+simulated time, ``stamp at t = 0 [s]`` to map stamps back to simulated time, achieved real-time factor, counts,
+matched ``motor_states`` subscribers).
 The two state streams are reliable with a history of :data:`STATE_HISTORY` samples, so a subscriber that stalls
 for up to a second of 1 kHz samples (an identification running, a loaded machine) still gets every sample.
 Automatic excitations start exactly on their sample, so a run does not depend on timer jitter or CPU load.
@@ -258,7 +259,8 @@ class SimulatorNode:
             "excitations applied": self.excitation_count, "late references": self.late_references,
             "catch-up overruns": self.overruns, "set point": self.hold.q_d,
             "published motor_states": self.motor_states.count, "published joint_states": self.joint_states.count,
-            "published tf": self.tf.count}))
+            "published tf": self.tf.count,
+            "motor_states subscribers": self.motor_states.publisher.get_subscription_count()}))
 
     # ------------------------------------------------------------------ helpers
     def _pose(self, values: Any) -> np.ndarray:
