@@ -92,7 +92,9 @@ def test_ctrl_c_on_the_launcher_stops_every_node_cleanly(tmp_path, params):
     env = peer.loopback_env(PEER_MARKER_DIR=str(tmp_path))
     launcher = subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True)
-    time.sleep(4.0)
+    deadline = time.monotonic() + 60.0  # both nodes up (their stop handlers installed), however slow the machine
+    while time.monotonic() < deadline and not all((tmp_path / f"{n}.started").exists() for n in ("gamma", "delta")):
+        time.sleep(0.05)
     start = time.monotonic()
     launcher.send_signal(signal.SIGINT)
     out, _ = launcher.communicate(timeout=30)
