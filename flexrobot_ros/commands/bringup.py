@@ -191,9 +191,13 @@ class Collector:
         f, z = self.latest.get(f"{source}/frequencies"), self.latest.get(f"{source}/damping")
         return None if f is None or z is None or len(f) != len(z) else Modes(f, z)
 
-    def simulator(self, key: str) -> str:
+    def value(self, node_name: str, key: str) -> str:
+        """Newest diagnostics value ``key`` of the node ``node_name`` ("" before it reported one)."""
         return next((values[key] for name, values in self.status.items()
-                     if name.endswith("/simulator_node") and key in values), "")
+                     if name.endswith("/" + node_name) and key in values), "")
+
+    def simulator(self, key: str) -> str:
+        return self.value("simulator_node", key)
 
 
 def match_modes(monitor: Modes | None, oma: Modes | None) -> list[dict[str, Any]]:
@@ -336,7 +340,17 @@ class BringUp:
         else:
             if self._alive():
                 raise RuntimeLayerError("the nodes did not come up within 90 s (see their output above)")
+        if "oma_node" in names and "simulator_node" not in names:  # on a robot: wait for its encoders a while
+            limit = time.monotonic() + 15.0
+            while self._alive() and time.monotonic() < limit and not self._encoder_samples():
+                self._spin(0.1)
+            if not self._encoder_samples():
+                print("flexrobot bringup: warning: oma_node has received no encoder samples after 15 s (is the "
+                      "robot publishing? check --encoders); going on", file=sys.stderr)
         self._spin(1.0)
+
+    def _encoder_samples(self) -> int:
+        return int(float(self.collector.value("oma_node", "samples received") or 0))
 
     def _sim_time(self) -> float:
         base = self.collector.simulator("stamp at t = 0 [s]")
