@@ -67,6 +67,11 @@ def session(tmp_path_factory):
         def oma_samples():  # the OMA node's subscription has matched the simulator (discovery is slow under load)
             return int(probe.diagnostics("oma_node").get("samples received", 0))
 
+        def wait_oma_caught_up():  # every encoder sample published before the pause has reached the OMA node
+            target = time_seconds(probe.last("/joint_states").header.stamp)
+            assert harness.spin(60.0, lambda: float(probe.diagnostics("oma_node").get("last sample stamp [s]") or 0)
+                                >= target - 1e-5), "the OMA node fell behind the encoder stream"
+
         def wait_sim(seconds):
             target = sim_time() + seconds
             assert harness.spin(60.0, lambda: sim_time() >= target), "the simulation stalled"
@@ -86,6 +91,7 @@ def session(tmp_path_factory):
                 call("simulator_node/apply_impact")
                 wait_sim(2.95)
                 harness.call(run, srv.SetBool.Request(data=False))   # the window ends before the next move
+                wait_oma_caught_up()
                 call("oma_node/identify")
                 call("oma_node/save_modal_data")
                 harness.call(run, srv.SetBool.Request(data=True))

@@ -364,7 +364,18 @@ class BringUp:
             self.node.spin_once(0.02)
         return False
 
+    def _wait_for_oma(self, timeout_s: float = 10.0) -> None:
+        """Until the OMA node has taken the encoder samples up to the newest link state seen here (on a loaded
+        machine it can lag the stream: identifying earlier would miss the end of the window)."""
+        target, limit = self.collector.state_time(), time.monotonic() + timeout_s
+        while np.isfinite(target) and self._alive() and time.monotonic() < limit:
+            stamp = self.collector.value("oma_node", "last sample stamp [s]")
+            if stamp and float(stamp) >= target - 1e-5:  # the diagnostics print stamps to 1 us
+                return
+            self.node.spin_once(0.05)
+
     def _snapshot(self, name: str, pose: np.ndarray) -> None:
+        self._wait_for_oma()
         response = self._call(self.identify, self.node.types.std_srvs.srv.Trigger.Request())
         self._spin(0.3)  # the identification's topics and the monitor's latest modes arrive
         monitor, oma = self.collector.modes("modal"), self.collector.modes("oma")

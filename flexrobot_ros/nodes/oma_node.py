@@ -133,6 +133,7 @@ class OmaNode:
                    else f"window {100 * fill:.0f} % full")
         self.diagnostics.publish(diagnostics(self.node, "oma", "ok", message, {
             "samples received": self.samples, "window fill": fill, "identifications": self.updates,
+            "last sample stamp [s]": "" if self.stamp is None else f"{self.stamp:.6f}",
             "window restarts (gaps)": self.restarts,
             "samples bridged (short gaps)": 0 if self.tracker is None else self.tracker.bridged_samples,
             "last identification [s]": 0.0 if update is None else update.elapsed_s,
