@@ -330,12 +330,15 @@ class BringUp:
             waits.append(self.run_client)
         self.desired = self.node.create_publisher(self.node.types.trajectory_msgs.msg.JointTrajectory,
                                                   "desired_trajectory")
-        encoders_to_oma = {"simulator_node", "oma_node"} <= set(names)
+        links = [(node, key) for node, key, pair in (
+            ("simulator_node", "motor_states subscribers", {"simulator_node", "oma_node"}),
+            ("feedforward_node", "motor_trajectory subscribers", {"feedforward_node", "simulator_node"}))
+            if pair <= set(names)]
         deadline = time.monotonic() + 90.0
         while time.monotonic() < deadline and self._alive():
             if all(client.service_is_ready() for client in waits) and self.desired.get_subscription_count() and \
-                    (not encoders_to_oma or int(self.collector.simulator("motor_states subscribers") or 0) > 0):
-                break  # services up, and the OMA node's encoder subscription matched (so it misses no sample)
+                    all(int(self.collector.value(node, key) or 0) > 0 for node, key in links):
+                break  # services up; encoders -> OMA and feedforward -> simulator matched (no sample lost)
             self._spin(0.1)
         else:
             if self._alive():

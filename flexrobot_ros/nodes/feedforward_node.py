@@ -94,7 +94,8 @@ class FeedforwardNode:
             "method": self.p["method"], "trajectories received": self.received,
             "last computation [s]": self.compute_s, "streaming": self.result is not None,
             "published motor_trajectory": self.motor_trajectory.count,
-            "published motor_torque": self.motor_torque.count, "published link_torque": self.link_torque.count}))
+            "published motor_torque": self.motor_torque.count, "published link_torque": self.link_torque.count,
+            "motor_trajectory subscribers": self.motor_trajectory.publisher.get_subscription_count()}))
 
 
 def main(argv: list[str] | None = None) -> int:
