@@ -11,7 +11,8 @@ a longer gap restarts the window.
 Publishes after every identification, latched: ``oma/frequencies`` (std_msgs/Float64MultiArray [Hz], ascending),
 ``oma/damping`` (damping ratios, fractions), ``oma/mode_shapes`` (Float64MultiArray (modes, channels, 2): complex
 shapes, labelled ``mode``, ``coordinate:<channel>,...``, ``part:re,im``) for the modes found in that window; and
-``diagnostics``.
+``diagnostics`` (1 Hz: samples received, window fill, last sample stamp - how far the node lags the stream -,
+window restarts and bridged samples, identifications and their cost).
 
 Services (std_srvs/Trigger; results go to the topics, files and the response message):
 ``~/identify`` identifies the buffer now; ``~/reset`` empties the window; ``~/save_modal_data`` appends the
