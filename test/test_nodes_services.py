@@ -72,12 +72,18 @@ def session(tmp_path_factory):
             assert harness.spin(60.0, lambda: float(probe.diagnostics("oma_node").get("last sample stamp [s]") or 0)
                                 >= target - 1e-5), "the OMA node fell behind the encoder stream"
 
+        def wait_paused(t_end):
+            assert harness.spin(60.0, lambda: probe.diagnostics("simulator_node").get("state") == "paused" and
+                                float(probe.diagnostics("simulator_node")["simulated time [s]"]) >= t_end - 1e-3), \
+                "the simulator did not pause at the end of the impact record"
+
         def wait_sim(seconds):
             target = sim_time() + seconds
             assert harness.spin(60.0, lambda: sim_time() >= target), "the simulation stalled"
 
         launcher = node_processes({
-            "simulator_node": {"excitation.type": "none", "real_time_factor": 2.0, "set_point_move_s": 1.0},
+            "simulator_node": {"excitation.type": "none", "real_time_factor": 2.0, "set_point_move_s": 1.0,
+                               "impact.record_s": 2.95},   # the simulator pauses 2.95 s after each impact
             "oma_node": {"robot": str(wrong_yaml(folder)), "tool": True, "window_s": 3.0, "update_period_s": 100.0,
                          "modal_data_file": str(folder / "modal_data.yaml"),
                          "identified_yaml": str(folder / "identified.yaml")}}, output)
@@ -88,9 +94,8 @@ def session(tmp_path_factory):
                 if pose:
                     call("simulator_node/set_point")
                     wait_sim(1.0 + 0.5)            # the 1 s move and half a second of settling
-                call("simulator_node/apply_impact")
-                wait_sim(2.95)
-                harness.call(run, srv.SetBool.Request(data=False))   # the window ends before the next move
+                end = float(call("simulator_node/apply_impact").message.split("pausing at t = ")[1].split(" s")[0])
+                wait_paused(end)                  # the 3 s window: 50 ms before the impact to 2.95 s after
                 wait_oma_caught_up()
                 call("oma_node/identify")
                 call("oma_node/save_modal_data")

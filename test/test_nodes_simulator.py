@@ -6,8 +6,9 @@ What is checked, and against what:
   1 / rate apart from the clock origin the node reports;
 - joint_states effort is the spring torque K (W q - q_m) computed here from the robot's parameters; tf holds every
   URDF link at the published pose; robot_description is latched and is the URDF file;
-- services: ~/run pauses and resumes, ~/apply_impact moves the robot, ~/reset returns to t = 0 at rest with stamps
-  still increasing, ~/set_point moves to the next pose of set_points; the real-time factor is honoured;
+- services: ~/run pauses and resumes, ~/apply_impact moves the robot (and with impact.record_s pauses exactly that
+  long after the pulse), ~/reset returns to t = 0 at rest with stamps still increasing, ~/set_point moves to the
+  next pose of set_points; the real-time factor is honoured;
 - torque commands: in 'additive' mode a constant extra motor torque Delta shifts the motor angle by Delta / k_P
   (closed form: the springs keep carrying gravity, so only the PD absorbs Delta); in 'effort' mode the command is
   the motor torque itself (the static gravity torque holds the robot, zero torque lets it fall).
@@ -172,6 +173,34 @@ def test_services_and_real_time_factor(robot):
         assert np.abs(app.sim.state[:6] - target).max() < 1e-5
         stamps = [time_seconds(m.header.stamp) for m in probe.messages["/motor_states"]]
         assert np.all(np.diff(stamps) > 0)                              # increasing across the reset
+
+
+def test_impact_record_pauses_exactly_after_the_pulse():
+    """impact.record_s = 0.25: the simulation pauses on the sample 0.25 s after the pulse starts (last motor_states
+    stamp = origin + t0 + 0.25 to 1 us), says so at once in its diagnostics, and
+    ~/run resumes it."""
+    with Harness() as harness:
+        node = harness.node("simulator_node", {"real_time_factor": 4.0, "excitation.type": "none",
+                                               "impact.record_s": 0.25})
+        app = SimulatorNode(node)
+        probe_node = harness.node("probe")
+        probe = Probe(probe_node, {"/motor_states": JS, "/diagnostics": DIAG})
+        srv = probe_node.types.std_srvs.srv
+        impact = probe_node.create_client(srv.Trigger, "/simulator_node/apply_impact")
+        run = probe_node.create_client(srv.SetBool, "/simulator_node/run")
+        harness.spin(0.5)
+        message = harness.call(impact, srv.Trigger.Request()).message
+        t0 = float(message.split("from t = ")[1].split(" s")[0])
+        assert f"pausing at t = {t0 + 0.25:.4f} s" in message
+        assert harness.spin(10.0, lambda: probe.diagnostics("simulator_node").get("state") == "paused")
+        harness.spin(0.3)
+        assert app.state == "paused" and app.sim.t == pytest.approx(t0 + 0.25, abs=1e-9)
+        origin = float(probe.diagnostics("simulator_node")["stamp at t = 0 [s]"])
+        assert time_seconds(probe.messages["/motor_states"][-1].header.stamp) - origin == pytest.approx(t0 + 0.25,
+                                                                                                     abs=1e-6)
+        assert harness.call(run, srv.SetBool.Request(data=True)).success
+        harness.spin(10.0, lambda: app.sim.t > t0 + 0.5)
+        assert app.state == "running" and app.sim.t > t0 + 0.5
 
 
 @pytest.mark.parametrize("mode", ["additive", "effort"])

@@ -123,7 +123,8 @@ class Plan:
     def overrides(self) -> dict[str, dict[str, Any]]:
         """Parameter overrides per node that make the nodes follow the plan."""
         return {"simulator_node": {"duration_s": self.duration, "autostart": False, "excitation.type": "impacts",
-                                   "excitation.first_s": 0.2, "excitation.period_s": self.move_end},
+                                   "excitation.first_s": 0.2, "excitation.period_s": self.move_end,
+                                   "pause_at_s": [self.hold_end]},
                 "oma_node": {"window_s": round(self.hold_end - 0.05, 6), "update_period_s": self.hold_end}}
 
 
@@ -359,10 +360,16 @@ class BringUp:
         base = self.collector.simulator("stamp at t = 0 [s]")
         return self.collector.state_time() - float(base) if base else float("nan")
 
-    def _wait_sim(self, until: float) -> bool:
+    def _wait_sim(self, until: float, paused: bool = False) -> bool:
+        """Until simulated time ``until`` [s] (``paused``: until the simulator has paused there by itself)."""
         limit = time.monotonic() + 60.0 + until / self.rtf * 3.0
         while self._alive() and time.monotonic() < limit:
-            if self._sim_time() >= until - 0.02 or self.collector.simulator("state") == "finished":
+            state = self.collector.simulator("state")
+            if paused:
+                reached = state == "paused" and float(self.collector.simulator("simulated time [s]")) >= until - 1e-3
+            else:
+                reached = self._sim_time() >= until - 0.02
+            if reached or state == "finished":
                 return True
             self.node.spin_once(0.02)
         return False
@@ -410,10 +417,9 @@ class BringUp:
                                waypoints.q, waypoints.qd, waypoints.qdd)
         self.trajectory = (start, trajectory_from_joint_trajectory(msg, self.robot.joint_names))
         self.desired.publish(msg)
-        if not self._wait_sim(plan.hold_end):
+        if not self._wait_sim(plan.hold_end, paused=True):  # the simulator pauses there by itself (pause_at_s)
             return "stopped" if self.stop.is_set() else "simulator ended early"
-        self._run_simulator(False)   # identify pose A on a window that ends before the move
-        self._snapshot("pose A", plan.start_pose)
+        self._snapshot("pose A", plan.start_pose)   # on a window that ends exactly before the move
         self._run_simulator(True)
         if not self._wait_sim(plan.duration):
             return "stopped" if self.stop.is_set() else "simulator ended early"

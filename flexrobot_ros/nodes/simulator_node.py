@@ -22,11 +22,13 @@ command), ``motor_trajectory`` (trajectory_msgs/JointTrajectory from the feedfor
 velocities qd_m, effort tau_m; tracked by feedforward + motor PD from ``header.stamp + time_from_start`` in
 simulated time, now when the stamp is zero) and ``set_point`` (JointState with every joint: move there).
 
-Services: ``~/apply_impact`` (std_srvs/Trigger: the ``impact.*`` force pulse now), ``~/reset`` (Trigger: back to
-``set_point`` at rest), ``~/set_point`` (Trigger: move to the next pose of the ``set_points`` parameter, cyclic)
-and ``~/run`` (std_srvs/SetBool: run or pause). Set-point moves are rest-to-rest 9th-order polynomials of
-``set_point_move_s`` seconds tracked with the EJNEA feedforward + motor PD (``set_point_move_s: 0`` steps the PD
-set point instead).
+Services: ``~/apply_impact`` (std_srvs/Trigger: the ``impact.*`` force pulse now; with ``impact.record_s`` > 0 the
+simulation pauses exactly that many simulated seconds after the pulse starts, the record length of an impact
+test, whatever the load of the machine), ``~/reset`` (Trigger: back to ``set_point`` at rest), ``~/set_point``
+(Trigger: move to the next pose of the ``set_points`` parameter, cyclic) and ``~/run`` (std_srvs/SetBool: run or
+pause; the simulation also pauses by itself at the ``pause_at_s`` times). Set-point moves are rest-to-rest
+9th-order polynomials of ``set_point_move_s`` seconds tracked with the EJNEA feedforward + motor PD
+(``set_point_move_s: 0`` steps the PD set point instead).
 
 Excitation (so that OMA has something to identify): ``excitation.type: impacts`` applies the ``impact.*`` pulse
 every ``excitation.period_s`` from ``excitation.first_s``; ``random`` applies a band-limited Gaussian force of RMS
@@ -34,6 +36,7 @@ every ``excitation.period_s`` from ``excitation.first_s``; ``random`` applies a 
 """
 from __future__ import annotations
 
+import bisect
 import time
 from typing import Any
 
@@ -71,6 +74,9 @@ PARAMETERS = (
     ParameterSpec("substeps", 1, "integration steps per output sample", range=(1, 100), read_only=True),
     ParameterSpec("real_time_factor", 1.0, "simulated seconds per wall-clock second", range=(0.01, 100.0)),
     ParameterSpec("update_period_s", 0.01, "wall-clock period of the simulation timer [s]", range=(0.001, 1.0)),
+    ParameterSpec("pause_at_s", [], "simulated times at which the simulation pauses until ~/run (a scripted "
+                  "experiment's checkpoints, exact whatever the machine's load) [s]", range=(0.0, 1e9),
+                  type="double_array"),
     ParameterSpec("duration_s", 0.0, "simulated seconds after which the simulation stops (0: never)",
                   range=(0.0, 1e9)),
     ParameterSpec("autostart", True, "run at start-up (else wait for ~/run)"),
@@ -91,6 +97,8 @@ PARAMETERS = (
     ParameterSpec("impact.force", [0.0, 50.0, 0.0], "impact force [N] (3 values) or wrench [N, N m] (6 values), "
                   "world axes (seed 000 section 2.4.3: 50 N along y0)", type="double_array"),
     ParameterSpec("impact.duration_s", 0.006, "impact duration [s]", range=(1e-6, 10.0)),
+    ParameterSpec("impact.record_s", 0.0, "pause the simulation this many simulated seconds after an ~/apply_impact "
+                  "pulse starts (0: keep running)", range=(0.0, 1e6)),
     ParameterSpec("impact.frame", "", "frame where impacts and random forces act (empty: the tool frame)"),
     ParameterSpec("excitation.type", "impacts", "automatic excitation", choices=("impacts", "random", "none")),
     ParameterSpec("excitation.first_s", 0.2, "simulated time of the first excitation [s]", range=(0.0, 1e9)),
@@ -132,6 +140,7 @@ class SimulatorNode:
         self.stamp_base: float | None = None
         self.anchor = (time.monotonic(), 0)
         self.overruns, self.late_references = 0, 0
+        self.pauses = self._scheduled_pauses()  # sample indices to pause on (pause_at_s, impact records)
         self.diagnosed = (time.monotonic(), 0.0)
 
         types = node.types
@@ -161,6 +170,8 @@ class SimulatorNode:
     # ------------------------------------------------------------------ callbacks
     def on_tick(self) -> None:
         end = self.sim.sample_index + self._samples_due()
+        if self.pauses:
+            end = min(end, self.pauses[0])
         while self.sim.sample_index < end and self.state == "running":
             self._schedule_excitations()  # at the sample they start on, so runs do not depend on timer jitter
             stop = end if not self._excites() else min(end, max(self.sim.sample_index + 1,
@@ -172,6 +183,10 @@ class SimulatorNode:
                 self.node.log_once("diverged", f"{error} Call ~/reset to start again.", "error")
                 return
             self._publish(output)
+        if self.pauses and self.sim.sample_index >= self.pauses[0] and self.state == "running":
+            self.pauses = [k for k in self.pauses if k > self.sim.sample_index]
+            self._run(False)
+            self.on_diagnostics()  # the pause is news: say it now
         if self.move_end is not None and self.sim.t >= self.move_end:
             self.sim.set_controller(self.hold)
             self.mode, self.move_end = "hold", None
@@ -207,9 +222,13 @@ class SimulatorNode:
     def on_apply_impact(self, request: Any, response: Any) -> Any:
         t0 = self.sim.t + 1.0 / self.rate
         self._apply(RectangularPulse(self.frame, self.p["impact.force"], t0, t0 + self.p["impact.duration_s"]))
+        record = self.p["impact.record_s"]
+        if record:
+            bisect.insort(self.pauses, self.sim.sample_index + 1 + int(round(record * self.rate)))
         response.success = True
         response.message = (f"impact {list(self.p['impact.force'])} at {self.frame} for "
-                            f"{1e3 * self.p['impact.duration_s']:g} ms from t = {t0:.4f} s (simulated)")
+                            f"{1e3 * self.p['impact.duration_s']:g} ms from t = {t0:.4f} s (simulated)" +
+                            (f", pausing at t = {t0 + record:.4f} s" if record else ""))
         return response
 
     def on_reset(self, request: Any, response: Any) -> Any:
@@ -219,7 +238,7 @@ class SimulatorNode:
         self.sim.clear_excitations()
         self.sim.reset(q0=self.home)
         self.excitations, self.next_excitation = [], self.p["excitation.first_s"]
-        self.mode, self.move_end = "hold", None
+        self.mode, self.move_end, self.pauses = "hold", None, self._scheduled_pauses()
         self.diagnosed = (time.monotonic(), 0.0)
         was_paused, self.state = self.state == "paused", "paused"
         self._run(not was_paused)
@@ -277,6 +296,11 @@ class SimulatorNode:
             self.state = "running"
         elif not running and self.state == "running":
             self.state = "paused"
+
+    def _scheduled_pauses(self) -> list[int]:
+        """Sample indices of the ``pause_at_s`` times still ahead, ascending."""
+        samples = {int(round(t * self.rate)) for t in self.p["pause_at_s"]}
+        return sorted(k for k in samples if k > self.sim.sample_index)
 
     def _finished(self) -> bool:
         end = self.p["duration_s"]
