@@ -338,7 +338,7 @@ class BringUp:
         deadline = time.monotonic() + 90.0
         while time.monotonic() < deadline and self._alive():
             if all(client.service_is_ready() for client in waits) and self.desired.get_subscription_count() and \
-                    all(int(self.collector.value(node, key) or 0) > 0 for node, key in links):
+                    all(self._count(node, key) > 0 for node, key in links):
                 break  # services up; encoders -> OMA and feedforward -> simulator matched (no sample lost)
             self._spin(0.1)
         else:
@@ -346,15 +346,16 @@ class BringUp:
                 raise RuntimeLayerError("the nodes did not come up within 90 s (see their output above)")
         if "oma_node" in names and "simulator_node" not in names:  # on a robot: wait for its encoders a while
             limit = time.monotonic() + 15.0
-            while self._alive() and time.monotonic() < limit and not self._encoder_samples():
+            while self._alive() and time.monotonic() < limit and not self._count("oma_node", "samples received"):
                 self._spin(0.1)
-            if not self._encoder_samples():
+            if not self._count("oma_node", "samples received"):
                 print("flexrobot bringup: warning: oma_node has received no encoder samples after 15 s (is the "
                       "robot publishing? check --encoders); going on", file=sys.stderr)
         self._spin(1.0)
 
-    def _encoder_samples(self) -> int:
-        return int(float(self.collector.value("oma_node", "samples received") or 0))
+    def _count(self, node_name: str, key: str) -> int:
+        """An integer diagnostics value of ``node_name`` (0 before it reported one)."""
+        return int(self.collector.value(node_name, key) or 0)
 
     def _sim_time(self) -> float:
         base = self.collector.simulator("stamp at t = 0 [s]")

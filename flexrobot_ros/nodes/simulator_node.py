@@ -272,7 +272,7 @@ class SimulatorNode:
         if self.state == "running" and achieved < 0.8 * self.p["real_time_factor"]:
             level = "warn"
         self.diagnostics.publish(diagnostics(self.node, "simulator", level, f"{self.state}, {self.mode}", {
-            "state": self.state, "controller": self.mode, "simulated time [s]": sim_t,
+            "state": self.state, "controller": self.mode, "simulated time [s]": f"{sim_t:.6f}",
             "stamp at t = 0 [s]": "" if self.stamp_base is None else f"{self.stamp_base:.9f}",
             "real-time factor (target)": self.p["real_time_factor"], "real-time factor (achieved)": achieved,
             "excitations applied": self.excitation_count, "late references": self.late_references,
