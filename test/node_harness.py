@@ -104,6 +104,10 @@ class Probe:
                                                                              "__message": status.message}
         return {}
 
+    def count(self, node_name: str, key: str) -> int:
+        """An integer value of ``node_name``'s newest diagnostics (0 before it reported one)."""
+        return int(self.diagnostics(node_name).get(key, 0))
+
 
 def states(messages: list[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(stamps [s], position, velocity, effort) arrays of JointState messages."""

@@ -111,7 +111,7 @@ def test_link_trajectory_follows_end_to_end():
                                "real_time_factor": 1.5}}, output)
         with launcher:
             assert harness.spin(90.0, lambda: run.service_is_ready() and publisher.get_subscription_count() > 0 and
-                                int(probe.diagnostics("feedforward_node").get("motor_trajectory subscribers", 0)) > 0), \
+                                probe.count("feedforward_node", "motor_trajectory subscribers") > 0), \
                 output.getvalue()   # both hops of desired -> feedforward -> simulator matched
             assert harness.call(run, node.types.std_srvs.srv.SetBool.Request(data=True)).success
             harness.spin(5.0, lambda: bool(probe.diagnostics("simulator_node").get("stamp at t = 0 [s]")))

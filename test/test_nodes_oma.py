@@ -66,9 +66,6 @@ def run(tmp_path_factory):
                       latched=[*MODE_TOPICS, "/replay/oma/frequencies", "/replay/oma/damping"])
         recorder = bags.BagRecorder(node, bag_path, [*PUBLISHED, "/robot_description"])
 
-        def taken(name):  # encoder samples the OMA node has taken (its diagnostics, 1 Hz)
-            return int(probe.diagnostics(name).get("samples received", 0))
-
         srv = node.types.std_srvs.srv
         run_client = node.create_client(srv.SetBool, "/simulator_node/run")
         identify = node.create_client(srv.Trigger, "/oma_node/identify")
@@ -79,12 +76,13 @@ def run(tmp_path_factory):
             "oma_node": {"window_s": 3.2, "update_period_s": 100.0}}, output)
         with launcher:
             wait_ready(harness, [run_client, identify], recorder=recorder)
-            assert harness.spin(30.0, lambda: int(probe.diagnostics("simulator_node").get(
-                "motor_states subscribers", 0)) >= 2), "recorder and OMA node not both matched to /motor_states"
+            assert harness.spin(30.0, lambda: probe.count("simulator_node", "motor_states subscribers") >= 2), \
+                "recorder and OMA node not both matched to /motor_states"
             assert harness.call(run_client, srv.SetBool.Request(data=True)).success
             harness.spin(60.0, lambda: probe.diagnostics("simulator_node").get("state") == "finished")
             sent = probe.diagnostics("simulator_node").get("published motor_states")
-            assert harness.spin(60.0, lambda: taken("oma_node") >= int(sent)), "the OMA node lags the encoder stream"
+            assert harness.spin(60.0, lambda: probe.count("oma_node", "samples received") >= int(sent)), \
+                "the OMA node lags the encoder stream"
             identified = harness.call(identify, srv.Trigger.Request())
             harness.spin(2.5)                     # one more diagnostics period: final publication counts
             info = recorder.close()
@@ -100,7 +98,8 @@ def run(tmp_path_factory):
             replay_identify = node.create_client(srv.Trigger, "/replay/oma_replay/identify")
             wait_ready(harness, [replay_identify])
             played = bags.play(bag_path, rate=3.0, topics=["/motor_states"], wait_for_subscribers_s=20.0, node=node)
-            assert harness.spin(60.0, lambda: taken("oma_replay") >= played.counts["/motor_states"])
+            assert harness.spin(60.0, lambda: probe.count("oma_replay", "samples received")
+                                >= played.counts["/motor_states"])
             replayed = harness.call(replay_identify, srv.Trigger.Request())
             harness.spin(1.0)
     return {"probe": probe, "identified": identified, "info": info, "diagnostics": diagnostics, "modes": modes,

@@ -165,12 +165,12 @@ def test_killing_one_node_leaves_the_others_running():
             launcher._processes["modal_monitor_node"].send_signal(signal.SIGKILL)
             harness.spin(1.0)
             received = len(probe.messages["/motor_states"])
-            samples = int(probe.diagnostics("oma_node")["samples received"])
+            samples = probe.count("oma_node", "samples received")
             harness.spin(20.0, lambda: len(probe.messages["/motor_states"]) > received + 1000
-                         and int(probe.diagnostics("oma_node")["samples received"]) > samples + 1000)
+                         and probe.count("oma_node", "samples received") > samples + 1000)
             assert launcher.exited() == ["modal_monitor_node"]
             assert len(probe.messages["/motor_states"]) > received + 1000
-            assert int(probe.diagnostics("oma_node")["samples received"]) > samples + 1000
+            assert probe.count("oma_node", "samples received") > samples + 1000
             results = {r.name: (r.returncode, r.stopped_by) for r in launcher.shutdown()}
     assert results == {"simulator_node": (0, "sigint"), "modal_monitor_node": (-9, "exited"),
                        "oma_node": (0, "sigint")}, output.getvalue()

@@ -64,9 +64,6 @@ def session(tmp_path_factory):
             last = probe.last("/joint_states")
             return -1.0 if not origin or last is None else time_seconds(last.header.stamp) - float(origin)
 
-        def oma_samples():  # the OMA node's subscription has matched the simulator (discovery is slow under load)
-            return int(probe.diagnostics("oma_node").get("samples received", 0))
-
         def wait_oma_caught_up():  # every encoder sample published before the pause has reached the OMA node
             target = time_seconds(probe.last("/joint_states").header.stamp)
             assert harness.spin(60.0, lambda: float(probe.diagnostics("oma_node").get("last sample stamp [s]") or 0)
@@ -89,7 +86,8 @@ def session(tmp_path_factory):
                          "identified_yaml": str(folder / "identified.yaml")}}, output)
         with launcher:
             assert harness.spin(90.0, lambda: all(c.service_is_ready() for c in [run, *clients.values()])
-                                and sim_time() > 0.2 and oma_samples() > 100), output.getvalue()
+                                and sim_time() > 0.2  # and the OMA node's encoder subscription has matched:
+                                and probe.count("oma_node", "samples received") > 100), output.getvalue()
             for pose in range(3):
                 if pose:
                     call("simulator_node/set_point")

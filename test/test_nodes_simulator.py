@@ -177,8 +177,7 @@ def test_services_and_real_time_factor(robot):
 
 def test_impact_record_pauses_exactly_after_the_pulse():
     """impact.record_s = 0.25: the simulation pauses on the sample 0.25 s after the pulse starts (last motor_states
-    stamp = origin + t0 + 0.25 to 1 us), says so at once in its diagnostics, and
-    ~/run resumes it."""
+    stamp = origin + t0 + 0.25 to 1 us), says so at once in its diagnostics, and ~/run resumes it."""
     with Harness() as harness:
         node = harness.node("simulator_node", {"real_time_factor": 4.0, "excitation.type": "none",
                                                "impact.record_s": 0.25})

@@ -134,7 +134,8 @@ def _stream(seconds: float, timeout: float) -> None:
 
 
 def test_1khz_joint_state_stream_loses_nothing_10s():
-    """10 000 JointStates at 1 kHz with reliable QoS (keep-last 1000 on both ends, as the simulator publishes) all arrive, in order."""
+    """10 000 JointStates at 1 kHz with reliable QoS (keep-last 1000 on both ends, as the simulator publishes) all
+    arrive, in order."""
     _stream(10.0, 25.0)
 
 
