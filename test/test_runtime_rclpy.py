@@ -75,6 +75,7 @@ RCLPY_IMPORTS = {
     ("rcl_interfaces.msg", "FloatingPointRange"),    # msg/FloatingPointRange.msg: from_value, to_value, step
     ("rcl_interfaces.msg", "IntegerRange"),          # msg/IntegerRange.msg: from_value, to_value, step (uint64)
     ("rcl_interfaces.msg", "ParameterDescriptor"),   # msg/ParameterDescriptor.msg (dynamic_typing since Galactic)
+    ("rcl_interfaces.msg", "SetParametersResult"),   # msg/SetParametersResult.msg: successful, reason
     ("rclpy.exceptions", "InvalidParameterTypeException"),   # raised by declare_parameter(s), static typing (#683)
     ("rclpy.exceptions", "InvalidParameterValueException"),  # raised by declare_parameter(s) (range, callbacks)
     ("rclpy.exceptions", "ParameterUninitializedException"),  # get_parameter of a typed, unset parameter (#798)
@@ -96,6 +97,9 @@ _NODE = {
     "get_name", "get_namespace", "resolve_topic_name", "get_logger", "get_clock", "declare_parameter",
     "get_parameter", "create_publisher", "create_subscription", "create_service", "create_client", "create_timer",
     "destroy_node",
+    # add_on_set_parameters_callback(callback(list[Parameter]) -> SetParametersResult) (Foxy),
+    # set_parameters_atomically(list[Parameter]) -> SetParametersResult (Dashing)
+    "add_on_set_parameters_callback", "set_parameters_atomically",
 }
 RCLPY_ATTRIBUTES = {
     # rclpy/__init__.py: init(*, args, context, ...), ok, spin(node), spin_once(node, *, timeout_sec),
@@ -142,6 +146,8 @@ RCLPY_CALLS = {
     "self.ros_node.declare_parameter": (4, set()),
     "self.ros_node.get_parameter": (1, set()),
     "self.ros_node.resolve_topic_name": (1, set()),
+    "self.ros_node.add_on_set_parameters_callback": (1, set()),
+    "self.ros_node.set_parameters_atomically": (1, set()),
     "self.ros_node.create_publisher": (3, set()),               # qos_profile is positional (no default) since Dashing
     "self.ros_node.create_subscription": (4, set()),
     "self.ros_node.create_service": (3, set()),                 # qos_profile / callback_group are keyword-only

@@ -10,7 +10,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from flexrobot_ros.errors import FlexrobotError
 from flexrobot_ros.runtime.messages import MessageTypes, time_message
-from flexrobot_ros.runtime.params import ParameterSpec
+from flexrobot_ros.runtime.params import ParameterSpec, validate_update
 from flexrobot_ros.runtime.qos import QOS_DEFAULT, QosProfile
 
 
@@ -38,6 +38,9 @@ class Node(abc.ABC):
         self._logged_causes: set[str] = set()
         self._lock = threading.Lock()
         self._parameters: dict[str, Any] = {}
+        self._specs: dict[str, ParameterSpec] = {}
+        self._parameter_callbacks: list[Callable[[dict[str, Any]], None]] = []
+        self._parameter_lock = threading.RLock()
 
     # --- identity -------------------------------------------------------------------------------------------
     @property
@@ -70,14 +73,63 @@ class Node(abc.ABC):
             RuntimeLayerError: a value is invalid; the message names the parameter, where it came from, the value
                 and what was expected.
         """
-        values = self._declare(list(specs))
-        self._parameters.update(values)
+        specs = list(specs)
+        values = self._declare(specs)
+        with self._parameter_lock:
+            self._parameters.update(values)
+            self._specs.update((spec.name, spec) for spec in specs)
         return values
 
     @property
     def parameters(self) -> Mapping[str, Any]:
-        """Values of the parameters declared so far."""
-        return dict(self._parameters)
+        """Values of the parameters declared so far (current values, after any accepted set)."""
+        with self._parameter_lock:
+            return dict(self._parameters)
+
+    @property
+    def parameter_specs(self) -> Mapping[str, ParameterSpec]:
+        """Declarations of the parameters declared so far ({name: spec}, in declaration order)."""
+        return dict(self._specs)
+
+    def on_parameters_set(self, callback: Callable[[dict[str, Any]], None]) -> None:
+        """Register ``callback({name: new value})``, run when parameters are set after start-up.
+
+        The values it receives are already validated against their declarations (type, range, step, choices,
+        finiteness; read-only and undeclared parameters are refused before any callback), lists as tuples. The
+        callback applies them or raises :class:`~flexrobot_ros.errors.FlexrobotError` (its message is the reason
+        the set request reports); a refusal by any callback leaves every parameter as it was (all or nothing for
+        one request). Callbacks run in the order registered, in the thread that handles the request.
+        """
+        self._parameter_callbacks.append(callback)
+
+    def set_parameters(self, values: Mapping[str, Any]) -> tuple[bool, str]:
+        """Set parameters after start-up, all or nothing: validate, run the :meth:`on_parameters_set` callbacks,
+        store, and announce the change (``/parameter_events``).
+
+        This is the path of ``ros2 param set`` on both back ends, and the way to change parameters in-process.
+
+        Returns:
+            (successful, reason): reason says why the values were refused ("" on success), as rcl_interfaces'
+            ``SetParametersResult`` does.
+        """
+        return self._apply_parameters(values)
+
+    def _apply_parameters(self, values: Mapping[str, Any]) -> tuple[bool, str]:
+        """Validate ``values``, run the callbacks and store the values (no announcement); (successful, reason)."""
+        with self._parameter_lock:
+            try:
+                accepted = validate_update(self._specs, values, self.fully_qualified_name)
+                for callback in self._parameter_callbacks:
+                    callback(dict(accepted))
+            except FlexrobotError as error:
+                return False, str(error)
+            except Exception as error:  # a bug in a callback refuses the change instead of half-applying it
+                self.log_once(f"parameter callback: {type(error).__name__}: {error}",
+                              f"parameter callback: unexpected {type(error).__name__}: {error}\n"
+                              f"{traceback.format_exc()}", level="error")
+                return False, f"unexpected {type(error).__name__} while applying the parameters: {error}"
+            self._parameters.update(accepted)
+        return True, ""
 
     @abc.abstractmethod
     def _declare(self, specs: list[ParameterSpec]) -> dict[str, Any]:

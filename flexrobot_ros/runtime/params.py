@@ -110,6 +110,33 @@ def validate_parameter(spec: ParameterSpec, value: Any, source: str) -> Any:
     return tuple(value) if is_array else value
 
 
+#: Where values of a set request come from, in error messages.
+SET_REQUEST = "a set request"
+
+
+def validate_update(specs: Mapping[str, ParameterSpec], values: Mapping[str, Any], node: str) -> dict[str, Any]:
+    """New values for declared parameters, checked as at start-up (:func:`validate_parameter`), lists as tuples.
+
+    Args:
+        specs: the node's declarations {name: spec}.
+        values: {name: new value} of one set request.
+        node: the node's fully qualified name, for the messages.
+
+    Raises:
+        RuntimeLayerError: a parameter is not declared, is read-only (rclcpp's wording: "parameter 'x' cannot be
+            set because it is read-only"), or its value is invalid; nothing is accepted then.
+    """
+    accepted = {}
+    for name, value in values.items():
+        spec = specs.get(name)
+        if spec is None:
+            raise RuntimeLayerError(f"parameter {name!r} is not declared by {node}")
+        if spec.read_only:
+            raise RuntimeLayerError(f"parameter {name!r} cannot be set because it is read-only")
+        accepted[name] = validate_parameter(spec, value, SET_REQUEST)
+    return accepted
+
+
 def load_parameter_file(path: str | Path) -> dict[str, dict[str, Any]]:
     """Sections of a ROS 2 parameter file: {node pattern (absolute, may hold ``*``/``**``): {name: value}}.
 

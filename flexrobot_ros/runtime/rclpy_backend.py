@@ -28,10 +28,11 @@ import contextlib
 import sys
 import threading
 import time
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import rclpy
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
+from rcl_interfaces.msg import SetParametersResult
 from rclpy.exceptions import (InvalidParameterTypeException, InvalidParameterValueException,
                               ParameterUninitializedException)
 from rclpy.executors import ExternalShutdownException
@@ -43,7 +44,7 @@ from flexrobot_ros.errors import FlexrobotError, RuntimeLayerError
 from flexrobot_ros.runtime.messages import rclpy_message_types
 from flexrobot_ros.runtime.names import Remapping
 from flexrobot_ros.runtime.node import Node
-from flexrobot_ros.runtime.params import ParameterSpec, validate_parameter
+from flexrobot_ros.runtime.params import ParameterSpec, validate_parameter, validate_update
 from flexrobot_ros.runtime.qos import QOS_DEFAULT, QosProfile
 
 #: runtime parameter type -> rclpy ``Parameter.Type`` (its ``.value`` is the rcl_interfaces ParameterType constant).
@@ -147,6 +148,7 @@ class RclpyNode(Node):
         self._overrides = dict(parameter_overrides or {})
         self._logger = RosLogger(self.ros_node.get_logger())
         self._spin_thread: int | None = None
+        self.ros_node.add_on_set_parameters_callback(self._on_ros_set_parameters)
 
     @property
     def name(self) -> str:
@@ -197,6 +199,31 @@ class RclpyNode(Node):
                 declared = list(declared)
             values[spec.name] = validate_parameter(spec, declared, source)
         return values
+
+    def set_parameters(self, values: Mapping[str, Any]) -> tuple[bool, str]:
+        """:meth:`Node.set_parameters` through rclpy (``set_parameters_atomically``), so rclpy stores the values and
+        publishes the parameter event; validation and callbacks run in :meth:`_on_ros_set_parameters`."""
+        try:
+            validate_update(self._specs, values, self.fully_qualified_name)  # rclpy raises for undeclared names
+        except FlexrobotError as error:
+            return False, str(error)
+        result = self.ros_node.set_parameters_atomically(
+            [Parameter(name, value=list(value) if isinstance(value, tuple) else value) for name, value in values.items()])
+        return bool(result.successful), str(result.reason)
+
+    def _on_ros_set_parameters(self, parameters: list[Any]) -> SetParametersResult:
+        """rclpy's on-set-parameters callback: ``ros2 param set`` gets the same validation and
+        :meth:`~Node.on_parameters_set` callbacks as :meth:`Node.set_parameters`. Parameters being declared (not
+        yet among the node's declarations) pass: declaration validates them itself."""
+        values = {}
+        for parameter in parameters:
+            spec = self._specs.get(parameter.name)
+            if spec is None:
+                return SetParametersResult(successful=True)
+            value = parameter.value
+            values[parameter.name] = list(value) if spec.type.endswith("_array") and value is not None else value
+        successful, reason = self._apply_parameters(values)
+        return SetParametersResult(successful=successful, reason=reason)
 
     def create_publisher(self, msg_type: type, topic: str, qos: QosProfile = QOS_DEFAULT) -> Any:
         return self.ros_node.create_publisher(msg_type, topic, qos_profile(qos))
