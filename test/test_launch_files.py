@@ -113,8 +113,9 @@ def test_parameter_files_are_not_robots():
     assert "scompi" in shipped_robots()
 
 
-LAUNCH_FILES = {"simulation.launch.py": {"robot", "tool", "rviz", "record", "rate"},
-                "hardware.launch.py": {"robot", "tool", "encoders", "joint_states", "rviz", "record"}}
+LAUNCH_FILES = {"simulation.launch.py": {"robot", "tool", "rviz", "record", "rate", "robot_state_publisher"},
+                "hardware.launch.py": {"robot", "tool", "encoders", "joint_states", "rviz", "record",
+                                       "robot_state_publisher"}}
 
 
 @pytest.mark.parametrize("name", sorted(LAUNCH_FILES))

@@ -516,6 +516,7 @@ LAUNCH_IMPORTS = {
     ("launch.conditions", "UnlessCondition"), ("launch.substitutions", "LaunchConfiguration"),
     ("launch.substitutions", "PythonExpression"), ("launch_ros.actions", "Node"),
     ("ament_index_python.packages", "get_package_share_directory"),
+    ("ament_index_python.packages", "PackageNotFoundError"),  # raised by get_package_share_directory
 }
 #: Keywords of launch_ros.actions.Node (launch_ros/actions/node.py: executable, package, name, namespace,
 #: parameters, remappings, arguments, ros_arguments; output and condition go to ExecuteProcess / Action) and of
