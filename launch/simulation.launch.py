@@ -63,16 +63,23 @@ def use_robot_state_publisher(context) -> bool:
     return choice in ("true", "1", "yes")
 
 
+def simulator_overrides(context, state_publisher: bool) -> dict:
+    """Parameters simulator_node gets from the launch arguments; with robot_state_publisher running, which
+    publishes /tf and /robot_description, the simulator's own are turned off."""
+    overrides = {**robot_overrides(context), "rate_hz": float(LaunchConfiguration("rate").perform(context)),
+                 "real_time_factor": float(LaunchConfiguration("real_time_factor").perform(context))}
+    if state_publisher:
+        overrides.update({"publish_robot_description": False, "tf_rate_hz": 0.0})
+    return overrides
+
+
 def launch_nodes(context, *args, **kwargs):
     robot = LaunchConfiguration("robot").perform(context)
     params = LaunchConfiguration("params_file").perform(context) or str(parameter_file("simulation", robot))
     common = robot_overrides(context)
     rate = float(LaunchConfiguration("rate").perform(context))
-    simulator = {**common, "rate_hz": rate,
-                 "real_time_factor": float(LaunchConfiguration("real_time_factor").perform(context))}
     state_publisher = use_robot_state_publisher(context)
-    if state_publisher:  # it publishes /tf and /robot_description: the simulator's own are turned off
-        simulator.update({"publish_robot_description": False, "tf_rate_hz": 0.0})
+    simulator = simulator_overrides(context, state_publisher)
     actions = [
         Node(package=PACKAGE, executable="simulator_node", name="simulator_node", output="screen",
              parameters=[params, simulator]),
