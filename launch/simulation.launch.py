@@ -5,15 +5,17 @@
 Starts simulator_node (excited by periodic impacts by default, so the OMA node has something to identify),
 feedforward_node, modal_monitor_node and oma_node with the ROS 2 parameter file ``config/<robot>_simulation.yaml``
 (``config/simulation.yaml`` for robots without one; ``params_file:=`` overrides), robot_state_publisher with the
-robot's URDF (it publishes ``/tf`` and ``/robot_description``, so the simulator's own are turned off), optionally
-RViz with ``config/flexrobot.rviz`` and ``ros2 bag record -a``. ``flexrobot bringup simulation`` starts the same
-nodes with the same parameter files without ROS 2.
+robot's URDF when ``robot_state_publisher:=true`` (default ``auto``: when it is installed; it then publishes ``/tf``
+and ``/robot_description`` and the simulator's own are turned off, otherwise the simulator publishes both, the same
+link tree, so a minimal ROS 2 install runs this file), optionally RViz with ``config/flexrobot.rviz`` and
+``ros2 bag record -a``. ``flexrobot bringup simulation`` starts the same nodes with the same parameter files without
+ROS 2.
 """
 from __future__ import annotations
 
 import os
 
-from ament_index_python.packages import get_package_share_directory
+from ament_index_python.packages import PackageNotFoundError, get_package_share_directory
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, ExecuteProcess, OpaqueFunction
 from launch.conditions import IfCondition
@@ -28,6 +30,8 @@ PACKAGE = "flexrobot_ros"
 ARGUMENTS = (
     ("robot", "scompi", "shipped robot name or path of a flexibility YAML"),
     ("tool", "", "true/false: with the YAML's tool (empty: as the parameter file says)"),
+    ("robot_state_publisher", "auto", "true/false/auto: /tf and /robot_description from robot_state_publisher "
+     "(auto: when installed); else from the simulator"),
     ("rviz", "false", "start RViz with config/flexrobot.rviz"),
     ("record", "", "record every topic with 'ros2 bag record' into this directory (empty: no recording)"),
     ("rate", "1000.0", "simulation and encoder sample rate [Hz]"),
@@ -45,14 +49,38 @@ def robot_overrides(context) -> dict:
     return overrides
 
 
+def use_robot_state_publisher(context) -> bool:
+    """The ``robot_state_publisher`` argument: true, false, or auto (true when the package is installed)."""
+    choice = LaunchConfiguration("robot_state_publisher").perform(context).strip().lower()
+    if choice == "auto":
+        try:
+            get_package_share_directory("robot_state_publisher")
+        except PackageNotFoundError:
+            return False
+        return True
+    if choice not in ("true", "1", "yes", "false", "0", "no"):
+        raise ValueError(f"launch argument robot_state_publisher:={choice!r}: expected true, false or auto")
+    return choice in ("true", "1", "yes")
+
+
+def simulator_overrides(context, state_publisher: bool) -> dict:
+    """Parameters simulator_node gets from the launch arguments; with robot_state_publisher running, which
+    publishes /tf and /robot_description, the simulator's own are turned off."""
+    overrides = {**robot_overrides(context), "rate_hz": float(LaunchConfiguration("rate").perform(context)),
+                 "real_time_factor": float(LaunchConfiguration("real_time_factor").perform(context))}
+    if state_publisher:
+        overrides.update({"publish_robot_description": False, "tf_rate_hz": 0.0})
+    return overrides
+
+
 def launch_nodes(context, *args, **kwargs):
     robot = LaunchConfiguration("robot").perform(context)
     params = LaunchConfiguration("params_file").perform(context) or str(parameter_file("simulation", robot))
     common = robot_overrides(context)
     rate = float(LaunchConfiguration("rate").perform(context))
-    simulator = {**common, "rate_hz": rate, "publish_robot_description": False, "tf_rate_hz": 0.0,
-                 "real_time_factor": float(LaunchConfiguration("real_time_factor").perform(context))}
-    return [
+    state_publisher = use_robot_state_publisher(context)
+    simulator = simulator_overrides(context, state_publisher)
+    actions = [
         Node(package=PACKAGE, executable="simulator_node", name="simulator_node", output="screen",
              parameters=[params, simulator]),
         Node(package=PACKAGE, executable="feedforward_node", name="feedforward_node", output="screen",
@@ -61,9 +89,12 @@ def launch_nodes(context, *args, **kwargs):
              parameters=[params, common]),
         Node(package=PACKAGE, executable="oma_node", name="oma_node", output="screen",
              parameters=[params, {**common, "sample_rate_hz": rate}]),
-        Node(package="robot_state_publisher", executable="robot_state_publisher", name="robot_state_publisher",
-             output="screen", parameters=[{"robot_description": load_robot(robot).urdf_path.read_text()}]),
     ]
+    if state_publisher:
+        actions.append(Node(package="robot_state_publisher", executable="robot_state_publisher",
+                            name="robot_state_publisher", output="screen",
+                            parameters=[{"robot_description": load_robot(robot).urdf_path.read_text()}]))
+    return actions
 
 
 def generate_launch_description() -> LaunchDescription:

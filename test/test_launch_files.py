@@ -113,8 +113,9 @@ def test_parameter_files_are_not_robots():
     assert "scompi" in shipped_robots()
 
 
-LAUNCH_FILES = {"simulation.launch.py": {"robot", "tool", "rviz", "record", "rate"},
-                "hardware.launch.py": {"robot", "tool", "encoders", "joint_states", "rviz", "record"}}
+LAUNCH_FILES = {"simulation.launch.py": {"robot", "tool", "rviz", "record", "rate", "robot_state_publisher"},
+                "hardware.launch.py": {"robot", "tool", "encoders", "joint_states", "rviz", "record",
+                                       "robot_state_publisher"}}
 
 
 @pytest.mark.parametrize("name", sorted(LAUNCH_FILES))
@@ -152,6 +153,35 @@ def test_launch_descriptions_build(name):
     description = module["generate_launch_description"]()
     declared = {argument.name for argument in description.get_launch_arguments()}
     assert LAUNCH_FILES[name] <= declared
+
+
+@pytest.mark.parametrize("choice", ["true", "false", "auto"])
+def test_simulation_launch_without_robot_state_publisher(choice):
+    """robot_state_publisher:=false (or auto where it is not installed) starts the four nodes only, and the
+    simulator publishes /tf and /robot_description itself (its parameter file's tf_rate_hz, 50 Hz for the Scompi);
+    with robot_state_publisher the simulator's own are off. Needs the launch packages (skipped without them)."""
+    pytest.importorskip("launch")
+    pytest.importorskip("launch_ros")
+    from ament_index_python.packages import PackageNotFoundError, get_package_share_directory
+    from launch import LaunchContext
+
+    module = runpy.run_path(str(REPO / "launch" / "simulation.launch.py"))
+    context = LaunchContext()
+    context.launch_configurations.update({"robot": "scompi", "tool": "", "rate": "1000.0", "real_time_factor": "1.0",
+                                          "params_file": "", "robot_state_publisher": choice})
+    try:
+        installed = bool(get_package_share_directory("robot_state_publisher"))
+    except PackageNotFoundError:
+        installed = False
+    expected = {"true": True, "false": False, "auto": installed}[choice]
+    executables = [action.node_executable for action in module["launch_nodes"](context)]
+    assert executables == list(NODES) + (["robot_state_publisher"] if expected else [])
+    overrides = module["simulator_overrides"](context, module["use_robot_state_publisher"](context))
+    assert (overrides.get("tf_rate_hz", 50.0) > 0.0) is not expected
+    assert overrides.get("publish_robot_description", True) is not expected
+    context.launch_configurations["robot_state_publisher"] = "maybe"
+    with pytest.raises(ValueError, match="robot_state_publisher:='maybe'"):
+        module["use_robot_state_publisher"](context)
 
 
 def test_rviz_config():

@@ -60,4 +60,4 @@ class TestHardwareBringUp(unittest.TestCase):
 @launch_testing.post_shutdown_test()
 class TestShutdown(unittest.TestCase):
     def test_exit_codes(self, proc_info):
-        launch_testing.asserts.assertExitCodes(proc_info, allowable_exit_codes=[0, -2])
+        launch_testing.asserts.assertExitCodes(proc_info, allowable_exit_codes=[0])

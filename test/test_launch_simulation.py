@@ -90,4 +90,4 @@ class TestSimulationBringUp(unittest.TestCase):
 class TestShutdown(unittest.TestCase):
     def test_exit_codes(self, proc_info):
         """Every process ends cleanly when launch stops it (SIGINT)."""
-        launch_testing.asserts.assertExitCodes(proc_info, allowable_exit_codes=[0, -2])
+        launch_testing.asserts.assertExitCodes(proc_info, allowable_exit_codes=[0])

@@ -79,7 +79,9 @@ RCLPY_IMPORTS = {
     ("rclpy.exceptions", "InvalidParameterTypeException"),   # raised by declare_parameter(s), static typing (#683)
     ("rclpy.exceptions", "InvalidParameterValueException"),  # raised by declare_parameter(s) (range, callbacks)
     ("rclpy.exceptions", "ParameterUninitializedException"),  # get_parameter of a typed, unset parameter (#798)
-    ("rclpy.executors", "ExternalShutdownException"),  # raised by spin after a signal shut the context down
+    ("rclpy.executors", "ExternalShutdownException"),  # raised by spin_once when the context was shut down
+    ("rclpy.executors", "SingleThreadedExecutor"),     # SingleThreadedExecutor(*, context); registers on_shutdown(wake)
+    ("rclpy.signals", "SignalHandlerOptions"),         # re-export of _rclpy.SignalHandlerOptions (#830, Humble)
     ("rclpy.node", "Node"),
     ("rclpy.parameter", "Parameter"),
     ("rclpy.qos", "DurabilityPolicy"),   # the enum names since Foxy (QoS*Policy aliases kept)
@@ -106,8 +108,6 @@ RCLPY_ATTRIBUTES = {
     # spin_until_future_complete(node, future, executor=None, timeout_sec=None); try_shutdown forwarded from
     # rclpy.utilities (since Dashing)
     "rclpy": {"init", "ok", "spin", "spin_once", "spin_until_future_complete", "try_shutdown"},
-    "self.ros_node": _NODE,
-    "node.ros_node": _NODE,
     "self.ros_node.get_clock()": {"now"},                       # rclpy/clock.py Clock.now() -> Time
     "self.ros_node.get_clock().now()": {"nanoseconds", "to_msg"},  # rclpy/time.py Time.nanoseconds, Time.to_msg()
     "self.ros_node.get_parameter()": {"value"},                 # rclpy/parameter.py Parameter.value
@@ -122,6 +122,12 @@ RCLPY_ATTRIBUTES = {
     "Parameter.Type": {"BOOL", "INTEGER", "DOUBLE", "STRING", "BOOL_ARRAY", "INTEGER_ARRAY", "DOUBLE_ARRAY",
                        "STRING_ARRAY"},
     "PARAMETER_TYPES[]": {"value"},                             # Parameter.Type member .value: ParameterType const
+    "SignalHandlerOptions": {"NO"},                             # enum NO / SigInt / SigTerm / ALL (signals.py)
+    "self.ros_node": _NODE | {"context"},                       # Node.context property (rclpy/node.py)
+    "node.ros_node": _NODE | {"context"},
+    "context": {"ok"},                                          # rclpy/context.py Context.ok()
+    # rclpy/executors.py Executor.add_node(node), remove_node(node), spin_once(timeout_sec), shutdown(timeout_sec)
+    "executor": {"add_node", "remove_node", "spin_once", "shutdown"},
 }
 #: Keyword arguments (and most positional arguments) allowed in calls to rclpy callables.
 RCLPY_CALLS = {
@@ -130,7 +136,13 @@ RCLPY_CALLS = {
     "FloatingPointRange": (0, {"from_value", "to_value", "step"}),
     "IntegerRange": (0, {"from_value", "to_value", "step"}),
     "RosNode": (1, {"namespace", "cli_args"}),                  # Node(node_name, *, context, cli_args, namespace, ...)
-    "rclpy.init": (0, {"args"}),                                # keyword-only since Dashing
+    "rclpy.init": (0, {"args", "signal_handler_options"}),      # keyword-only; signal_handler_options since Humble
+    "SingleThreadedExecutor": (0, {"context"}),
+    "context.ok": (0, set()),
+    "executor.add_node": (1, set()),
+    "executor.remove_node": (1, set()),
+    "executor.spin_once": (0, {"timeout_sec"}),
+    "executor.shutdown": (0, {"timeout_sec"}),
     "rclpy.ok": (0, set()),
     "rclpy.spin": (1, set()),
     "rclpy.spin_once": (1, {"timeout_sec"}),
@@ -510,6 +522,7 @@ LAUNCH_IMPORTS = {
     ("launch.conditions", "UnlessCondition"), ("launch.substitutions", "LaunchConfiguration"),
     ("launch.substitutions", "PythonExpression"), ("launch_ros.actions", "Node"),
     ("ament_index_python.packages", "get_package_share_directory"),
+    ("ament_index_python.packages", "PackageNotFoundError"),  # raised by get_package_share_directory
 }
 #: Keywords of launch_ros.actions.Node (launch_ros/actions/node.py: executable, package, name, namespace,
 #: parameters, remappings, arguments, ros_arguments; output and condition go to ExecuteProcess / Action) and of

@@ -3,7 +3,9 @@
 Subscribes ``joint_states`` (sensor_msgs/JointState, link side; other joints in the message are ignored). When the
 pose has moved more than ``threshold`` [rad | m] in any joint since the last computation (and at most
 ``max_rate_hz`` times per second) it runs :func:`flexrobot_ros.modal.modal_analysis` (seed 000 eqs. 2.13-2.18:
-PD gains ``kp``/``kd``, gravity, the tool) and publishes, latched so that late subscribers get the current modes:
+PD gains ``kp``/``kd``, gravity, the tool) and publishes, latched, and again every 1/``publish_rate_hz`` s (0: only
+on change) so that late subscribers (latched) and volatile ones (``ros2 topic echo``, rqt_plot, PlotJuggler,
+launch_testing's WaitForTopics) get the current modes while the robot holds still:
 
 - ``modal/frequencies`` (std_msgs/Float64MultiArray, undamped natural frequencies [Hz], ascending),
 - ``modal/damping`` (Float64MultiArray, damping ratios as fractions, same order),
@@ -43,6 +45,8 @@ PARAMETERS = (
                   type="double_array", range=(0.0, 1e9)),
     ParameterSpec("threshold", 0.01, "recompute when a joint moved more than this [rad | m]", range=(0.0, 10.0)),
     ParameterSpec("max_rate_hz", 10.0, "most recomputations per second [Hz]", range=(0.01, 1000.0)),
+    ParameterSpec("publish_rate_hz", 2.0, "also republish the current modes and markers at this rate [Hz] for "
+                  "volatile and late subscribers (0: only when they change)", range=(0.0, 100.0)),
     ParameterSpec("markers.frame", "base_link", "frame_id of the mode-shape markers"),
     ParameterSpec("markers.modes", 3, "how many modes (lowest first) to draw", range=(0, 100)),
     ParameterSpec("markers.deflection", 0.2, "largest joint deflection drawn [rad | m]", range=(0.0, 10.0)),
@@ -66,7 +70,8 @@ class ModalMonitorNode:
         self.kp, self.kd = (None if not p[k] else p[k][0] if len(p[k]) == 1 else np.array(p[k]) for k in ("kp", "kd"))
         self.links = chain_links(self.robot)
         self.pose, self.stamp, self.computed, self.result = None, None, None, None
-        self.computations = 0
+        self.computations, self.republished = 0, 0
+        self.published: list[tuple[Counted, Any]] = []  # (publisher, message) of the current modes
         self.coordinates = [f"{side}.{joint}" for side in ("q", "q_m") for joint in self.robot.joint_names]
         types = node.types
         array_type = types.std_msgs.msg.Float64MultiArray
@@ -79,6 +84,8 @@ class ModalMonitorNode:
         node.create_subscription(types.sensor_msgs.msg.JointState, "joint_states", self.on_joint_states)
         node.create_service(types.std_srvs.srv.Trigger, "~/map", self.on_map)
         node.create_timer(1.0 / p["max_rate_hz"], self.on_timer)
+        if p["publish_rate_hz"] > 0.0:
+            node.create_timer(1.0 / p["publish_rate_hz"], self.on_republish)
         node.create_timer(1.0, self.on_diagnostics)
         node.logger.info(f"modes of {self.robot.name}{' + tool' if p['tool'] else ''} on "
                          f"{node.resolve_name('joint_states')}: threshold {p['threshold']:g}, at most "
@@ -96,6 +103,17 @@ class ModalMonitorNode:
         self.result, self.computed = modal_analysis(self.robot, pose, self.kp, self.kd), pose
         self.computations += 1
         self._publish(self.result)
+
+    def on_republish(self) -> None:
+        """The current modes and markers once more (markers re-stamped), for subscribers that missed them."""
+        if not self.published:
+            return
+        stamp = self.node.stamp()
+        for publisher, msg in self.published:
+            for marker in getattr(msg, "markers", ()):
+                marker.header.stamp = stamp
+            publisher.publisher.publish(msg)
+        self.republished += 1
 
     def on_map(self, request: Any, response: Any) -> Any:
         if self.computed is None:
@@ -130,13 +148,14 @@ class ModalMonitorNode:
         self.diagnostics.publish(diagnostics(self.node, "modal monitor", level, message, {
             **values, "computations": self.computations,
             "published modal/frequencies": self.frequencies.count, "published modal/damping": self.damping.count,
-            "published modal/mode_shapes": self.shapes.count, "published modal/markers": self.markers.count}))
+            "published modal/mode_shapes": self.shapes.count, "published modal/markers": self.markers.count,
+            "republished (publish_rate_hz)": self.republished}))
 
     def _publish(self, result: Any) -> None:
         types = self.node.types
-        self.frequencies.publish(float_array(types, result.frequencies_hz, "mode"))
-        self.damping.publish(float_array(types, result.damping_ratios, "mode"))
-        self.shapes.publish(mode_shapes_array(types, result.mode_shapes.T, self.coordinates))
+        published = [(self.frequencies, float_array(types, result.frequencies_hz, "mode")),
+                     (self.damping, float_array(types, result.damping_ratios, "mode")),
+                     (self.shapes, mode_shapes_array(types, result.mode_shapes.T, self.coordinates))]
         count, n = min(self.p["markers.modes"], result.n_modes), self.robot.n
         deformed = []
         for k in range(count):
@@ -145,8 +164,12 @@ class ModalMonitorNode:
             deformed.append(frame_origins(self.robot, self.computed + scale * link_shape, self.links))
         labels = [f"mode {k + 1}: {result.frequencies_hz[k]:.2f} Hz, {100 * result.damping_ratios[k]:.1f} %"
                   for k in range(count)]
-        self.markers.publish(mode_markers(types, self.node.stamp(), self.p["markers.frame"],
-                                          frame_origins(self.robot, self.computed, self.links), deformed, labels))
+        published.append((self.markers, mode_markers(types, self.node.stamp(), self.p["markers.frame"],
+                                                     frame_origins(self.robot, self.computed, self.links), deformed,
+                                                     labels)))
+        for publisher, msg in published:
+            publisher.publish(msg)
+        self.published = published
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -21,10 +21,23 @@ this module imports rclpy. Three places are less obvious than a one-line call:
   :meth:`RclpyNode.call` therefore refuses to run inside a callback of a node being spun (use
   ``client.call_async(request)`` with ``future.add_done_callback``), waits on the future while another thread spins
   the node, and spins the node itself only when nothing else does.
+- Shutdown: rclpy's own signal handlers (``SignalHandlerOptions.ALL``) shut every context down from a signal
+  thread and then let Python raise ``KeyboardInterrupt`` in the main thread wherever it happens to be: inside the
+  C++ conversion of a message being taken (``RuntimeError: Unable to convert call argument '0' to Python object``
+  from ``Subscription.take_message`` under a 1 kHz stream) or while the executor builds its wait set on the
+  context just shut down (``RCLError: failed to initialize wait set: the given context is not valid``); either
+  ends the node with a traceback and exit code 1. :func:`run` therefore initializes rclpy with
+  ``SignalHandlerOptions.NO`` and installs SIGINT/SIGTERM handlers that only set a stop flag: the spin loop of
+  :func:`spin` (an executor of its own, ``spin_once`` at most 0.1 s) sees it between two callbacks, and the
+  application's ``close()``, ``destroy_node`` and the context shutdown then run in order in the main thread.
+  ``rclpy.shutdown()`` from another thread ends the loop through ``Context.on_shutdown``; an exception the
+  executor raises because the context went down under it (the wait-set race above) ends it too.
 """
 from __future__ import annotations
 
 import contextlib
+import functools
+import signal
 import sys
 import threading
 import time
@@ -35,10 +48,11 @@ from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescri
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.exceptions import (InvalidParameterTypeException, InvalidParameterValueException,
                               ParameterUninitializedException)
-from rclpy.executors import ExternalShutdownException
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node as RosNode
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.signals import SignalHandlerOptions
 
 from flexrobot_ros.errors import FlexrobotError, RuntimeLayerError
 from flexrobot_ros.runtime.messages import rclpy_message_types
@@ -225,6 +239,23 @@ class RclpyNode(Node):
         successful, reason = self._apply_parameters(values)
         return SetParametersResult(successful=successful, reason=reason)
 
+    def guard(self, callback: Callable[..., Any], where: str) -> Callable[..., Any]:
+        """:meth:`Node.guard`, except that a callback failing because ``rclpy.shutdown()`` ran in another thread
+        meanwhile (``RCLError: Failed to publish: publisher's context is invalid``) ends quietly: the node is
+        stopping, not broken."""
+        context = self.ros_node.context
+
+        @functools.wraps(callback)
+        def unless_shut_down(*args: Any) -> Any:
+            try:
+                return callback(*args)
+            except Exception:
+                if context.ok():
+                    raise
+                return None
+
+        return super().guard(unless_shut_down, where)
+
     def create_publisher(self, msg_type: type, topic: str, qos: QosProfile = QOS_DEFAULT) -> Any:
         return self.ros_node.create_publisher(msg_type, topic, qos_profile(qos))
 
@@ -280,35 +311,96 @@ class RclpyNode(Node):
             self._spin_thread = None
 
 
-def spin(node: RclpyNode, duration_sec: float | None = None) -> None:
-    """``rclpy.spin`` (until shutdown), or ``spin_once`` until ``duration_sec`` has passed."""
-    with node.spinning():
-        if duration_sec is None:
-            rclpy.spin(node.ros_node)
-            return
-        deadline = time.monotonic() + duration_sec
-        while rclpy.ok() and time.monotonic() < deadline:
-            rclpy.spin_once(node.ros_node, timeout_sec=min(0.1, max(0.0, deadline - time.monotonic())))
+#: Longest time [s] the spin loop waits before it looks at the stop flag again.
+STOP_POLL_S = 0.1
+
+
+def spin(node: RclpyNode, duration_sec: float | None = None, stop: threading.Event | None = None) -> str:
+    """Run the node's callbacks in this thread until ``stop`` is set, the node's context is shut down, or
+    ``duration_sec`` has passed (default: no limit). Returns why it ended: ``"stop"``, ``"shutdown"`` or
+    ``"duration"``.
+
+    The node gets an executor of its own for the call; each ``spin_once`` waits at most :data:`STOP_POLL_S`.
+    ``rclpy.shutdown()`` from another thread wakes the executor (every executor registers ``Context.on_shutdown``)
+    and ends the loop, also when the executor fails because the context went down while it built its wait set.
+    """
+    context = node.ros_node.context
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(node.ros_node)
+    deadline = None if duration_sec is None else time.monotonic() + duration_sec
+    try:
+        with node.spinning():
+            while True:
+                if stop is not None and stop.is_set():
+                    return "stop"
+                if not context.ok():
+                    return "shutdown"
+                timeout = STOP_POLL_S if deadline is None else min(STOP_POLL_S, deadline - time.monotonic())
+                if timeout <= 0.0:
+                    return "duration"
+                try:
+                    executor.spin_once(timeout_sec=timeout)
+                except ExternalShutdownException:
+                    return "shutdown"
+                except Exception:  # noqa: BLE001 - see below
+                    if context.ok():
+                        raise  # not a shutdown: a real failure of the executor
+                    return "shutdown"  # the context went down under the executor (RCLError on the wait set)
+    finally:
+        executor.remove_node(node.ros_node)
+        executor.shutdown(timeout_sec=0.0)
+
+
+def install_stop_signals(stop: threading.Event, reasons: list[str]) -> Callable[[], None]:
+    """SIGINT and SIGTERM set ``stop`` (and append the signal's name to ``reasons``) instead of raising
+    ``KeyboardInterrupt`` or ending the process; returns a function restoring the previous handlers.
+
+    Must be called from the main thread (Python runs signal handlers there only).
+    """
+    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+
+    def request_stop(signum: int, _frame: Any) -> None:
+        reasons.append(signal.Signals(signum).name)
+        stop.set()
+
+    for sig in previous:
+        signal.signal(sig, request_stop)
+
+    def restore() -> None:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+    return restore
 
 
 def run(factory: Callable[[Node], Any], name: str, argv: Sequence[str]) -> int:
-    """``main()`` of a node on rclpy: init (``argv`` holds ``--ros-args``), build, spin until SIGINT/SIGTERM (rclpy
-    installs both handlers; Jazzy ends the spin with ``ExternalShutdownException``), clean shutdown in ``finally``."""
-    rclpy.init(args=list(argv))
+    """``main()`` of a node on rclpy: init (``argv`` holds ``--ros-args``), build, spin until SIGINT, SIGTERM or
+    ``rclpy.shutdown()``, then in ``finally`` the application's ``close()``, ``destroy_node`` and the context
+    shutdown, in this order, in the main thread (see the module docstring for why rclpy's signal handlers are not
+    used). A signal during start-up stops the node as soon as the application is built.
+
+    Returns:
+        0 after a clean stop, 2 when start-up failed with a FlexrobotError (printed on stderr).
+    """
+    stop, reasons = threading.Event(), []
+    restore = install_stop_signals(stop, reasons)
     node, app = None, None
     try:
+        rclpy.init(args=list(argv), signal_handler_options=SignalHandlerOptions.NO)
         node = RclpyNode(name)
         app = factory(node)
-        spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
+        ended = spin(node, stop=stop)
+        node.logger.info(f"stopping: {reasons[0] if reasons else 'rclpy.shutdown()' if ended == 'shutdown' else ended}")
     except FlexrobotError as error:
         print(f"{name}: error: {error}", file=sys.stderr)
         return 2
     finally:
-        if app is not None and hasattr(app, "close"):
-            app.close()
-        if node is not None:
-            node.destroy()
-        rclpy.try_shutdown()
+        try:
+            if app is not None and hasattr(app, "close"):
+                app.close()
+            if node is not None:
+                node.destroy()
+            rclpy.try_shutdown()
+        finally:
+            restore()
     return 0
