@@ -86,7 +86,7 @@ class ModalMonitorNode:
 
     def on_joint_states(self, msg: Any) -> None:
         with reporting(self.node, "joint_states"):
-            self.stamp = ordered_stamp(msg, self.stamp)
+            self.stamp = ordered_stamp(msg, self.stamp, lambda *_: None)  # a restarted stream: take its poses
             self.pose = joint_values(msg, self.robot.joint_names)
 
     def on_timer(self) -> None:

@@ -12,7 +12,7 @@ Publishes after every identification, latched: ``oma/frequencies`` (std_msgs/Flo
 ``oma/damping`` (damping ratios, fractions), ``oma/mode_shapes`` (Float64MultiArray (modes, channels, 2): complex
 shapes, labelled ``mode``, ``coordinate:<channel>,...``, ``part:re,im``) for the modes found in that window; and
 ``diagnostics`` (1 Hz: samples received, window fill, last sample stamp - how far the node lags the stream -,
-window restarts and bridged samples, identifications and their cost).
+window restarts and bridged samples, stream restarts, identifications and their cost).
 
 Services (std_srvs/Trigger; results go to the topics, files and the response message):
 ``~/identify`` identifies the buffer now; ``~/reset`` empties the window; ``~/save_modal_data`` appends the
@@ -83,6 +83,7 @@ class OmaNode:
         self.tracker: ModeTracker | None = None
         self.stamp, self.sample, self.pose, self.pose_stamp = None, None, None, None
         self.last_update, self.samples, self.updates, self.restarts = None, 0, 0, 0
+        self.stream_restarts = 0
         types = node.types
         array_type = types.std_msgs.msg.Float64MultiArray
         self.frequencies = Counted(node.create_publisher(array_type, "oma/frequencies", QOS_LATCHED))
@@ -106,7 +107,7 @@ class OmaNode:
 
     def on_encoders(self, msg: Any) -> None:
         with reporting(self.node, self.topic):
-            stamp = ordered_stamp(msg, self.stamp)
+            stamp = ordered_stamp(msg, self.stamp, self._stream_restarted)
             channels = self.channels or tuple(msg.name)
             sample = joint_values(msg, channels)
             self.channels, self.stamp, self.sample = channels, stamp, sample
@@ -123,7 +124,7 @@ class OmaNode:
 
     def on_joint_states(self, msg: Any) -> None:
         with reporting(self.node, "joint_states"):
-            stamp = ordered_stamp(msg, self.pose_stamp)
+            stamp = ordered_stamp(msg, self.pose_stamp, lambda *_: None)
             self.pose = joint_values(msg, self.robot.joint_names if self.robot is not None else tuple(msg.name))
             self.pose_stamp = stamp
 
@@ -136,6 +137,7 @@ class OmaNode:
             "samples received": self.samples, "window fill": fill, "identifications": self.updates,
             "last sample stamp [s]": "" if self.stamp is None else f"{self.stamp:.6f}",
             "window restarts (gaps)": self.restarts,
+            "stream restarts (stamps jumped back)": self.stream_restarts,
             "samples bridged (short gaps)": 0 if self.tracker is None else self.tracker.bridged_samples,
             "last identification [s]": 0.0 if update is None else update.elapsed_s,
             "frequencies [Hz]": [m.frequency_hz for m in self._found(update)],
@@ -152,6 +154,14 @@ class OmaNode:
         return f"{len(self._found(update))} modes: " + ", ".join(
             f"{m.frequency_hz:.4f} Hz ({100 * m.damping_ratio:.3f} %)" for m in self._found(update)) + \
             f" (window of {window:.3f} s ending at t = {update.time_s:.3f} s)"
+
+    def _stream_restarted(self, stamp: float, last: float) -> None:
+        """The encoder stamps jumped back (the simulator or the robot driver restarted): a new window."""
+        self.stream_restarts += 1
+        self.node.log_once("stream restart", f"{self.topic}: stamp {stamp:.6f} s is {last - stamp:.3f} s before the "
+                                             "previous one: the stream started over; window restarted (logged once, "
+                                             "counted)")
+        self._reset()
 
     def _reset(self) -> str:
         if self.tracker is not None:
