@@ -24,7 +24,7 @@ import datetime
 import sqlite3
 import struct
 from dataclasses import dataclass
-from io import BytesIO, StringIO
+from io import StringIO
 from pathlib import Path
 from typing import Any, Sequence
 
