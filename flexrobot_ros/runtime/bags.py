@@ -74,11 +74,12 @@ def _open_reader(path: str | Path) -> Any:
     try:
         reader = Reader(path)
         reader.open()
-    except (ReaderError, FileNotFoundError, NotADirectoryError) as error:
+    except (ReaderError, OSError, UnicodeDecodeError) as error:
         hint = ""
         if path.is_dir() and (any(path.glob("*.db3")) or any(path.glob("*.mcap"))):
             hint = f"; if its recorder was killed, `flexrobot bag repair {path}` recovers what it holds"
-        raise RuntimeLayerError(f"bag {path}: cannot be opened as a rosbag2 bag ({error}){hint}") from error
+        reason = " ".join(str(error).split())  # one line: rosbags quotes multi-line YAML errors
+        raise RuntimeLayerError(f"bag {path}: cannot be opened as a rosbag2 bag ({reason}){hint}") from error
     return reader
 
 
