@@ -16,6 +16,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import pytest
 
@@ -140,3 +141,52 @@ def test_torn_mcap_tail_is_cut_at_the_last_complete_record(tmp_path):
 def test_repair_refuses_a_directory_without_a_bag(tmp_path):
     with pytest.raises(RuntimeLayerError, match="one .db3 or .mcap file"):
         bag_recovery.repair(tmp_path)
+
+
+def _children(pid: int) -> list[int]:
+    """Processes whose parent is ``pid`` (Linux /proc)."""
+    out = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                out.append(int(entry.name))
+    return out
+
+
+@pytest.mark.slow
+def test_sigkilled_bringup_leaves_a_readable_bag_and_no_orphan_nodes(tmp_path):
+    """``flexrobot bringup simulation --record`` killed with SIGKILL mid-run: its bag reads up to less than a second
+    before the kill, and the four node processes it started stop too (they get SIGINT when it dies)."""
+    bag = tmp_path / "bag"
+    bringup = subprocess.Popen([sys.executable, "-m", "flexrobot_ros.cli", "bringup", "simulation", "--duration",
+                                "600", "--record", str(bag)], env=peer.loopback_env(), stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while _metadata_count(bag) < 5000:  # every topic of a running bring-up, a few seconds of it
+            assert time.monotonic() < deadline and bringup.poll() is None, \
+                bringup.stdout.read() if bringup.poll() is not None else "bring-up recorded nothing in 120 s"
+            time.sleep(0.1)
+        nodes = _children(bringup.pid)
+        assert len(nodes) == 4, nodes
+        time.sleep(0.3)
+        killed_ns = time.time_ns()
+        bringup.send_signal(signal.SIGKILL)
+        bringup.wait(10)
+        deadline = time.monotonic() + 30
+        while any(Path(f"/proc/{pid}").exists() and "Z" not in (Path(f"/proc/{pid}/stat").read_text().split()[2:3])
+                  for pid in nodes) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        orphans = [pid for pid in nodes if Path(f"/proc/{pid}").exists()
+                   and (Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z")]
+    finally:
+        if bringup.poll() is None:
+            bringup.kill()
+    assert orphans == [], "node processes outlived the killed bring-up"
+    report = bag_recovery.repair(bag)
+    assert report.was_open and report.counts.get("/motor_states", 0) > 1000
+    assert report.end_ns >= killed_ns - 1_000_000_000, (killed_ns - report.end_ns) / 1e9
