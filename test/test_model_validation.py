@@ -134,12 +134,12 @@ def _all_paths(node, prefix=()):
 
 
 def test_fuzzed_files_give_a_robot_or_a_model_error(scompi_copy) -> None:
-    """Random mutations (replace, delete, add keys, at any depth) of a valid file: a valid robot or a clean
-    ModelError, never another exception."""
+    """700 random mutations (replace, delete, add keys, at any depth) of a valid file: a valid robot or a clean
+    ModelError, never another exception (with the URDF and text-level cases below: 1,200 damaged robot files)."""
     document, write = scompi_copy
     rng = random.Random(1234)
     outcomes = {"robot": 0, "error": 0}
-    for _ in range(300):
+    for _ in range(700):
         doc = copy.deepcopy(document)
         for _ in range(rng.randint(1, 3)):
             paths = [p for p in _all_paths(doc) if p]
@@ -161,4 +161,72 @@ def test_fuzzed_files_give_a_robot_or_a_model_error(scompi_copy) -> None:
         else:
             assert robot.n == 6
             outcomes["robot"] += 1
+    assert outcomes["error"] > 250 and outcomes["robot"] > 0, outcomes
+
+
+GARBAGE = ("nan", "-1", "0", "abc", "1e400", "", "0 0", "1 2 3 4", "inf", "-1e-9", "\x00", "<", "1,5")
+
+
+def test_fuzzed_urdfs_give_a_robot_or_a_model_error(scompi_copy, tmp_path: Path) -> None:
+    """300 URDFs with random damage at the XML level (an attribute replaced by garbage or removed, an element
+    removed or duplicated): a robot or a clean ModelError naming the URDF, never another exception or a crash of
+    the URDF parser."""
+    import xml.etree.ElementTree as ET
+
+    document, write = scompi_copy
+    path = write(document)
+    source = (tmp_path / "scompi.urdf").read_text()
+    rng = random.Random(99)
+    outcomes = {"robot": 0, "error": 0}
+    for _ in range(300):
+        root = ET.fromstring(source)
+        elements = list(root.iter())
+        for _ in range(rng.randint(1, 3)):
+            element = rng.choice(elements[1:])
+            action = rng.random()
+            if action < 0.6 and element.attrib:
+                key = rng.choice(sorted(element.attrib))
+                element.attrib[key] = rng.choice(GARBAGE)
+            elif action < 0.75 and element.attrib:
+                del element.attrib[rng.choice(sorted(element.attrib))]
+            else:
+                parent = next(p for p in root.iter() if element in list(p))
+                if action < 0.9:
+                    parent.remove(element)
+                else:
+                    parent.append(copy.deepcopy(element))
+                elements = list(root.iter())
+        (tmp_path / "scompi.urdf").write_text(ET.tostring(root, encoding="unicode"))
+        try:
+            load_robot(path)
+        except ModelError as error:
+            assert "scompi.urdf" in str(error) or "robot.yaml" in str(error), error
+            outcomes["error"] += 1
+        else:
+            outcomes["robot"] += 1
     assert outcomes["error"] > 100 and outcomes["robot"] > 0, outcomes
+
+
+def test_damaged_file_text_gives_a_model_error(scompi_copy, tmp_path: Path) -> None:
+    """200 flexibility YAMLs and URDFs cut at a random byte or with random bytes spliced in (a copy interrupted, a
+    disk error): a robot or a ModelError naming the file, never another exception."""
+    document, write = scompi_copy
+    path = write(document)
+    texts = {path: path.read_bytes(), tmp_path / "scompi.urdf": (tmp_path / "scompi.urdf").read_bytes()}
+    rng = random.Random(7)
+    errors = 0
+    for i in range(200):
+        target = list(texts)[i % 2]
+        data = texts[target]
+        cut = rng.randrange(len(data))
+        damaged = data[:cut] if rng.random() < 0.5 else data[:cut] + bytes(rng.randrange(256) for _ in range(
+            rng.randint(1, 40))) + data[cut:]
+        target.write_bytes(damaged)
+        try:
+            load_robot(path)
+        except ModelError as error:
+            assert target.name in str(error) or path.name in str(error), (target.name, error)
+            errors += 1
+        finally:
+            target.write_bytes(data)
+    assert errors > 100

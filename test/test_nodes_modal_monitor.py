@@ -59,7 +59,7 @@ class Monitor:
 def test_table_2_5_at_configuration_8(tool, tmp_path):
     """modal/frequencies and modal/damping for configuration 8 against Table 2.5's analytical columns."""
     with Harness() as harness:
-        monitor = Monitor(harness, {"tool": tool, "map.directory": str(tmp_path)})
+        monitor = Monitor(harness, {"tool": tool, "output_directory": str(tmp_path)})
         monitor.send(Q8)
         assert harness.spin(5.0, lambda: monitor.probe.array("/modal/damping") is not None)
         frequencies = monitor.probe.array("/modal/frequencies")
@@ -76,7 +76,7 @@ def test_table_2_5_at_configuration_8(tool, tmp_path):
 def monitor_run(tmp_path_factory):
     folder = tmp_path_factory.mktemp("maps")
     with Harness() as harness:
-        monitor = Monitor(harness, {"map.directory": str(folder), "map.points": 5, "map.span": 0.1})
+        monitor = Monitor(harness, {"output_directory": str(folder), "map.points": 5, "map.span": 0.1})
         monitor.send(Q8)
         harness.spin(5.0, lambda: monitor.probe.last("/modal/markers") is not None)
         first = {topic: monitor.probe.last(topic) for topic in ("/modal/frequencies", "/modal/mode_shapes",

@@ -82,7 +82,7 @@ def session(tmp_path_factory):
             "simulator_node": {"excitation.type": "none", "real_time_factor": 2.0, "set_point_move_s": 1.0,
                                "impact.record_s": 2.95},   # the simulator pauses 2.95 s after each impact
             "oma_node": {"robot": str(wrong_yaml(folder)), "tool": True, "window_s": 3.0, "update_period_s": 100.0,
-                         "modal_data_file": str(folder / "modal_data.yaml"),
+                         "output_directory": str(folder), "modal_data_file": "modal_data.yaml",
                          "identified_yaml": str(folder / "identified.yaml")}}, output)
         with launcher:
             assert harness.spin(90.0, lambda: all(c.service_is_ready() for c in [run, *clients.values()])

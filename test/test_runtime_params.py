@@ -102,7 +102,9 @@ def test_discovery_settings_follow_ros2_environment():
     $CYCLONEDDS_URI (as rmw_cyclonedds does), ROS_DOMAIN_ID -> domain."""
     assert dds_backend.discovery_config({}) is None
     local = dds_backend.discovery_config({"ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"})
-    assert local.startswith("${CYCLONEDDS_URI}${CYCLONEDDS_URI:+,}<CycloneDDS>")
+    assert local.startswith("<CycloneDDS>")  # appended to $CYCLONEDDS_URI, expanded here (Domain() would not)
+    assert dds_backend.discovery_config({"ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST",
+                                         "CYCLONEDDS_URI": "file:///etc/my.xml"}) == "file:///etc/my.xml," + local
     assert '<NetworkInterface address="127.0.0.1"/>' in local and '<Peer address="localhost"/>' in local
     assert "<AllowMulticast>false</AllowMulticast>" in local
     assert dds_backend.discovery_config({"ROS_LOCALHOST_ONLY": "1"}) == local

@@ -1,4 +1,4 @@
-"""``flexrobot bag record|play|info``: rosbag2 bags on the standalone runtime (files ``ros2 bag`` accepts)."""
+"""``flexrobot bag record|play|info|repair``: rosbag2 bags on the standalone runtime (files ``ros2 bag`` accepts)."""
 from __future__ import annotations
 
 import argparse
@@ -10,7 +10,7 @@ from flexrobot_ros.runtime import bags
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    """Register ``bag`` and its ``record``, ``play`` and ``info`` actions."""
+    """Register ``bag`` and its ``record``, ``play``, ``info`` and ``repair`` actions."""
     parser = subparsers.add_parser("bag", help="record, play and summarise rosbag2 bags (standalone runtime)",
                                    description=__doc__.splitlines()[0])
     actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
@@ -35,6 +35,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     inf.add_argument("--json", action="store_true", help="machine-readable output")
     inf.set_defaults(func=_info)
 
+    rep = actions.add_parser("repair", help="finish a bag whose recorder was killed (keep what it holds, say what "
+                                            "was lost)")
+    rep.add_argument("bag", help="bag directory")
+    rep.add_argument("--json", action="store_true", help="machine-readable output")
+    rep.set_defaults(func=_repair)
+
 
 def _record(args: argparse.Namespace) -> int:
     if not args.topics and not args.all:
@@ -58,8 +64,22 @@ def _info(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"path": str(info.path), "storage": info.storage, "duration_s": info.duration_s,
                           "start_ns": info.start_ns, "end_ns": info.end_ns, "message_count": info.message_count,
+                          "closed": info.closed,
                           "topics": [{"name": t.name, "type": t.msgtype, "count": t.count,
                                       "serialization_format": t.serialization_format} for t in info.topics]}))
     else:
         print(bags.format_info(info))
+    return 0
+
+
+def _repair(args: argparse.Namespace) -> int:
+    from flexrobot_ros.runtime.bag_recovery import repair
+
+    report = repair(args.bag)
+    if args.json:
+        print(json.dumps({"path": str(report.path), "storage": report.storage, "was_open": report.was_open,
+                          "message_count": report.messages, "counts": report.counts, "end_ns": report.end_ns,
+                          "dropped_bytes": report.dropped_bytes, "rolled_back": report.rolled_back}))
+    else:
+        print(report.summary())
     return 0

@@ -109,4 +109,6 @@ def load_robot(name_or_path: str | os.PathLike[str], tool: bool = False) -> Flex
     document = read_yaml(yaml_path, ModelError, "the flexibility YAML")
     spec = parse_flexibility(document, str(yaml_path))
     urdf_path = _resolve_urdf(spec.urdf, yaml_path)
+    if not urdf_path.is_file():
+        raise ModelError(f"{yaml_path}: urdf: {spec.urdf!r} names {urdf_path}: no such file")
     return build_robot(spec, parse_urdf(urdf_path), urdf_path, yaml_path, tool)

@@ -9,7 +9,7 @@ Arrays are float64 numpy arrays in SI units; joint arrays are in the robot's (pi
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -86,14 +86,25 @@ def joint_values(msg: Any, joints: Sequence[str], field: str = "position") -> np
     return selected
 
 
-def ordered_stamp(msg: Any, last: float | None) -> float:
+#: A stamp more than this [s] before the previous one means the stream started over (its publisher restarted, a bag
+#: replay or simulated time began again), as ROS's "jump back in time"; a smaller step back is an out-of-order message.
+STREAM_RESTART_S = 1.0
+
+
+def ordered_stamp(msg: Any, last: float | None, on_restart: Callable[[float, float], None] | None = None) -> float:
     """The header stamp of ``msg`` [s], checked to come strictly after ``last`` [s].
+
+    With ``on_restart``, a stamp more than :data:`STREAM_RESTART_S` before ``last`` is taken as a new stream:
+    ``on_restart(stamp, last)`` is called and the stamp is returned.
 
     Raises:
         InputError: the stamp is not later than the previous one ("out-of-order stamp").
     """
     stamp = time_seconds(msg.header.stamp)
     if last is not None and stamp <= last:
+        if on_restart is not None and last - stamp > STREAM_RESTART_S:
+            on_restart(stamp, last)
+            return stamp
         raise InputError("out-of-order stamp", f"stamp {stamp:.9f} s is not after the previous {last:.9f} s; "
                                                "message dropped")
     return stamp

@@ -16,17 +16,18 @@ launch_testing's WaitForTopics) get the current modes while the robot holds stil
 - ``diagnostics``: stability verdict (OK stable, WARN marginal, ERROR unstable), lowest damping ratio.
 
 Service ``~/map`` (std_srvs/Trigger): a modal map over a ``map.points`` x ``map.points`` grid of the joints
-``map.joints`` within +-``map.span`` of the current pose, written to ``map.directory`` as an ``.npz``
+``map.joints`` within +-``map.span`` of the current pose, written to ``map.directory`` (which must lie inside the
+read-only ``output_directory``) as an ``.npz``
 (:func:`flexrobot_ros.modal.maps.save_map` format) and a PNG of mode ``map.mode``; the response names both files.
 """
 from __future__ import annotations
 
 import datetime
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from flexrobot_ros.errors import RuntimeLayerError
 from flexrobot_ros.kinematics import chain_links, frame_origins
 from flexrobot_ros.modal import modal_analysis
 from flexrobot_ros.modal.maps import grid_map, save_map
@@ -34,6 +35,7 @@ from flexrobot_ros.modal.plots import plot_grid
 from flexrobot_ros.model import load_robot
 from flexrobot_ros.nodes.convert import (Counted, diagnostics, float_array, joint_values, mode_markers,
                                          mode_shapes_array, ordered_stamp, reporting)
+from flexrobot_ros.nodes.output_files import output_path
 from flexrobot_ros.runtime import QOS_LATCHED, ParameterSpec, run_node
 
 PARAMETERS = (
@@ -56,7 +58,8 @@ PARAMETERS = (
                   range=(1e-6, 10.0)),
     ParameterSpec("map.points", 11, "grid points per joint of ~/map", range=(2, 1000)),
     ParameterSpec("map.mode", 0, "mode plotted by ~/map (0: lowest)", range=(0, 1000)),
-    ParameterSpec("map.directory", ".", "where ~/map writes its files"),
+    ParameterSpec("output_directory", ".", "the only folder ~/map writes into", read_only=True),
+    ParameterSpec("map.directory", ".", "where ~/map writes its files (inside output_directory)"),
 )
 
 
@@ -93,7 +96,7 @@ class ModalMonitorNode:
 
     def on_joint_states(self, msg: Any) -> None:
         with reporting(self.node, "joint_states"):
-            self.stamp = ordered_stamp(msg, self.stamp)
+            self.stamp = ordered_stamp(msg, self.stamp, lambda *_: None)  # a restarted stream: take its poses
             self.pose = joint_values(msg, self.robot.joint_names)
 
     def on_timer(self) -> None:
@@ -126,7 +129,11 @@ class ModalMonitorNode:
                         self.robot.lower_limits[self.robot.joint_index(j)],
                         self.robot.upper_limits[self.robot.joint_index(j)]) for j in joints]
         result = grid_map(self.robot, self.computed, joints, axes[0], axes[1], kp=self.kp, kd=self.kd)
-        folder = Path(p["map.directory"]).expanduser().resolve()
+        try:
+            folder = output_path(p["output_directory"], p["map.directory"], "map.directory")
+        except RuntimeLayerError as error:
+            response.success, response.message = False, str(error)
+            return response
         folder.mkdir(parents=True, exist_ok=True)
         base = folder / f"modal_map_{datetime.datetime.now():%Y%m%d_%H%M%S_%f}"
         npz = save_map(base.with_suffix(".npz"), result)

@@ -12,11 +12,12 @@ Publishes after every identification, latched: ``oma/frequencies`` (std_msgs/Flo
 ``oma/damping`` (damping ratios, fractions), ``oma/mode_shapes`` (Float64MultiArray (modes, channels, 2): complex
 shapes, labelled ``mode``, ``coordinate:<channel>,...``, ``part:re,im``) for the modes found in that window; and
 ``diagnostics`` (1 Hz: samples received, window fill, last sample stamp - how far the node lags the stream -,
-window restarts and bridged samples, identifications and their cost).
+window restarts and bridged samples, stream restarts, identifications and their cost).
 
 Services (std_srvs/Trigger; results go to the topics, files and the response message):
 ``~/identify`` identifies the buffer now; ``~/reset`` empties the window; ``~/save_modal_data`` appends the
-current pose and the last identified modes to ``modal_data_file`` (the format of
+current pose and the last identified modes to ``modal_data_file`` (inside ``output_directory``, as every file the
+services write; an existing identified YAML is kept as a backup; the format of
 :mod:`flexrobot_ros.identification.modal_data`, shapes in ``shape_coordinates``); ``~/identify_joint_parameters``
 identifies ``identification.parameters`` of ``robot`` from every pose saved so far (seed 000 chapter 3) and writes
 the updated flexibility YAML to ``identified_yaml``.
@@ -36,6 +37,7 @@ from flexrobot_ros.identification.flexibility_update import identified_fields, w
 from flexrobot_ros.model import load_robot
 from flexrobot_ros.nodes.convert import (Counted, answer, diagnostics, float_array, joint_values, mode_shapes_array,
                                          ordered_stamp, reporting)
+from flexrobot_ros.nodes.output_files import keep_previous, output_path
 from flexrobot_ros.oma import ModeTracker, SignalWarning, TrackerOptions
 from flexrobot_ros.runtime import QOS_DEFAULT, QOS_LATCHED, ParameterSpec, run_node
 
@@ -56,8 +58,11 @@ PARAMETERS = (
     ParameterSpec("block_rows", 0, "SSI-cov block rows (0: automatic)", range=(0, 100000)),
     ParameterSpec("shape_coordinates", "motor", "what the channels measure, for modal data: motor angles q_m "
                   "('motor') or link coordinates q ('link')", choices=("motor", "link")),
-    ParameterSpec("modal_data_file", "modal_data.yaml", "file ~/save_modal_data appends to"),
-    ParameterSpec("identified_yaml", "identified.yaml", "flexibility YAML ~/identify_joint_parameters writes"),
+    ParameterSpec("output_directory", ".", "the only folder the services write into (files below are relative to "
+                  "it and must stay inside it)", read_only=True),
+    ParameterSpec("modal_data_file", "modal_data.yaml", "file ~/save_modal_data appends to (in output_directory)"),
+    ParameterSpec("identified_yaml", "identified.yaml", "flexibility YAML ~/identify_joint_parameters writes (in "
+                  "output_directory; an existing file is kept as <name>.<k>.bak)"),
     ParameterSpec("identification.parameters", "k", "parameters to identify, e.g. 'k', 'k,d_f,d_fm', "
                   "'k:joint2,k:joint3'"),
     ParameterSpec("identification.starts", 8, "random starts of the identification", range=(1, 10000)),
@@ -83,6 +88,7 @@ class OmaNode:
         self.tracker: ModeTracker | None = None
         self.stamp, self.sample, self.pose, self.pose_stamp = None, None, None, None
         self.last_update, self.samples, self.updates, self.restarts = None, 0, 0, 0
+        self.stream_restarts = 0
         types = node.types
         array_type = types.std_msgs.msg.Float64MultiArray
         self.frequencies = Counted(node.create_publisher(array_type, "oma/frequencies", QOS_LATCHED))
@@ -106,7 +112,7 @@ class OmaNode:
 
     def on_encoders(self, msg: Any) -> None:
         with reporting(self.node, self.topic):
-            stamp = ordered_stamp(msg, self.stamp)
+            stamp = ordered_stamp(msg, self.stamp, self._stream_restarted)
             channels = self.channels or tuple(msg.name)
             sample = joint_values(msg, channels)
             self.channels, self.stamp, self.sample = channels, stamp, sample
@@ -123,7 +129,7 @@ class OmaNode:
 
     def on_joint_states(self, msg: Any) -> None:
         with reporting(self.node, "joint_states"):
-            stamp = ordered_stamp(msg, self.pose_stamp)
+            stamp = ordered_stamp(msg, self.pose_stamp, lambda *_: None)
             self.pose = joint_values(msg, self.robot.joint_names if self.robot is not None else tuple(msg.name))
             self.pose_stamp = stamp
 
@@ -136,6 +142,7 @@ class OmaNode:
             "samples received": self.samples, "window fill": fill, "identifications": self.updates,
             "last sample stamp [s]": "" if self.stamp is None else f"{self.stamp:.6f}",
             "window restarts (gaps)": self.restarts,
+            "stream restarts (stamps jumped back)": self.stream_restarts,
             "samples bridged (short gaps)": 0 if self.tracker is None else self.tracker.bridged_samples,
             "last identification [s]": 0.0 if update is None else update.elapsed_s,
             "frequencies [Hz]": [m.frequency_hz for m in self._found(update)],
@@ -153,6 +160,14 @@ class OmaNode:
             f"{m.frequency_hz:.4f} Hz ({100 * m.damping_ratio:.3f} %)" for m in self._found(update)) + \
             f" (window of {window:.3f} s ending at t = {update.time_s:.3f} s)"
 
+    def _stream_restarted(self, stamp: float, last: float) -> None:
+        """The encoder stamps jumped back (the simulator or the robot driver restarted): a new window."""
+        self.stream_restarts += 1
+        self.node.log_once("stream restart", f"{self.topic}: stamp {stamp:.6f} s is {last - stamp:.3f} s before the "
+                                             "previous one: the stream started over; window restarted (logged once, "
+                                             "counted)")
+        self._reset()
+
     def _reset(self) -> str:
         if self.tracker is not None:
             self.tracker.reset()
@@ -166,7 +181,7 @@ class OmaNode:
         pose = self.pose if self.pose is not None else self.sample
         measured = tuple(MeasuredMode(m.frequency_hz, m.damping_ratio, np.asarray(m.shape)) for m in modes
                          if m.frequency_hz > 0 and 0 <= m.damping_ratio < 1)  # what the modal-data format accepts
-        path = Path(self.p["modal_data_file"]).expanduser()
+        path = self._output("modal_data_file")
         previous = read_modal_data(path).poses if path.exists() else ()
         write_modal_data(path, ModalData(previous + (PoseModes(np.asarray(pose, dtype=float), measured),),
                                          self.p["shape_coordinates"], str(path),
@@ -177,21 +192,26 @@ class OmaNode:
     def _identify_joints(self) -> str:
         if self.robot is None:
             raise IdentificationError("parameter robot is empty: no model to identify")
-        path = Path(self.p["modal_data_file"]).expanduser()
+        path = self._output("modal_data_file")
         data = read_modal_data(path)
         result = identify_joint_parameters(self.robot, data, self.p["identification.parameters"],
                                            starts=self.p["identification.starts"],
                                            seed=self.p["identification.seed"],
                                            residual=self.p["identification.residual"],
                                            drop_unmatched=self.p["identification.drop_unmatched"])
-        out = write_identified_yaml(self.robot, identified_fields(result), Path(self.p["identified_yaml"]).expanduser(),
-                                    f"from {len(data.poses)} poses of OMA modal data in {path.resolve()} "
-                                    f"(oma_node, objective {result.objective:.3g})")
+        out = self._output("identified_yaml")
+        kept = keep_previous(out)
+        write_identified_yaml(self.robot, identified_fields(result), out,
+                              f"from {len(data.poses)} poses of OMA modal data in {path} "
+                              f"(oma_node, objective {result.objective:.3g})")
         values = ", ".join(f"{q.name} = {q.value:.6g} {q.unit} (was {q.nominal:.6g}, std {q.std:.3g})"
                            for q in result.parameters)
-        return f"{out.resolve()}: {values}" + "".join(f"; warning: {w}" for w in result.warnings)
+        return f"{out}: {values}" + "".join(f"; warning: {w}" for w in result.warnings) + kept
 
     # ------------------------------------------------------------------ helpers
+    def _output(self, parameter: str) -> Path:
+        return output_path(self.p["output_directory"], self.p[parameter], parameter)
+
     @staticmethod
     def _found(update: Any) -> list[Any]:
         return [] if update is None else [m for m in update.modes if m.missed == 0]

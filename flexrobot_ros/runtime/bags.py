@@ -16,6 +16,7 @@ from typing import Any, Iterator, Mapping, Sequence
 
 from flexrobot_ros.errors import RuntimeLayerError
 from flexrobot_ros.runtime import messages
+from flexrobot_ros.runtime.bag_recovery import Checkpointer, is_open
 from flexrobot_ros.runtime.qos import QosProfile
 
 #: Storage back ends rosbag2 (and rosbags) provide.
@@ -46,6 +47,9 @@ class BagInfo:
     duration_s: float
     message_count: int
     topics: tuple[TopicSummary, ...]
+    #: False for a bag whose recorder stopped without closing it (killed, power lost): the counts are those of its
+    #: last checkpoint; :func:`~flexrobot_ros.runtime.bag_recovery.repair` finalizes it.
+    closed: bool = True
 
     def counts(self) -> dict[str, int]:
         """{topic: message count}."""
@@ -70,8 +74,12 @@ def _open_reader(path: str | Path) -> Any:
     try:
         reader = Reader(path)
         reader.open()
-    except (ReaderError, FileNotFoundError, NotADirectoryError) as error:
-        raise RuntimeLayerError(f"bag {path}: cannot be opened as a rosbag2 bag ({error})") from error
+    except (ReaderError, OSError, UnicodeDecodeError) as error:
+        hint = ""
+        if path.is_dir() and (any(path.glob("*.db3")) or any(path.glob("*.mcap"))):
+            hint = f"; if its recorder was killed, `flexrobot bag repair {path}` recovers what it holds"
+        reason = " ".join(str(error).split())  # one line: rosbags quotes multi-line YAML errors
+        raise RuntimeLayerError(f"bag {path}: cannot be opened as a rosbag2 bag ({reason}){hint}") from error
     return reader
 
 
@@ -98,7 +106,7 @@ def bag_info(path: str | Path) -> BagInfo:
         topics = tuple(TopicSummary(name, msgtype, count, fmt) for (name, msgtype, fmt), count in sorted(counts.items()))
         start, end = (reader.start_time, reader.end_time) if reader.message_count else (0, 0)
         return BagInfo(Path(path), _storage_of(Path(path)), start, end, (end - start) * 1e-9, reader.message_count,
-                       topics)
+                       topics, not is_open(path))
     finally:
         reader.close()
 
@@ -112,6 +120,9 @@ def format_info(info: BagInfo) -> str:
              f"Messages:          {info.message_count}", "Topic information:"]
     lines += [f"  Topic: {t.name:<{width}} | Type: {t.msgtype} | Count: {t.count} | "
               f"Serialization Format: {t.serialization_format}" for t in info.topics]
+    if not info.closed:
+        lines.append(f"Not closed: the recorder stopped without closing this bag; it reads as of its last checkpoint "
+                     f"(`flexrobot bag repair {info.path}` finalizes it)")
     return "\n".join(lines)
 
 
@@ -172,10 +183,12 @@ class BagRecorder:
         topics: ROS topic names to record; None records every topic discovered.
         storage: ``sqlite3`` or ``mcap``.
         depth: subscription queue depth (raise it for high-rate topics on a loaded machine).
+        checkpoint_s: period [s] of the checkpoints that keep the bag readable if the recorder is killed
+            (:mod:`~flexrobot_ros.runtime.bag_recovery`): at most this much recording is lost.
     """
 
     def __init__(self, node: Any, path: str | Path, topics: Sequence[str] | None = None, storage: str = "sqlite3",
-                 depth: int = 1000) -> None:
+                 depth: int = 1000, checkpoint_s: float = 0.5) -> None:
         from cyclonedds.builtin import BuiltinDataReader, BuiltinTopicDcpsPublication
         from rosbags.rosbag2 import StoragePlugin, Writer
         from rosbags.rosbag2.errors import WriterError
@@ -192,11 +205,14 @@ class BagRecorder:
             self._writer.open()
         except WriterError as error:
             raise RuntimeLayerError(f"bag {self.path}: cannot be created ({error})") from error
+        self._checkpointer = Checkpointer(self._writer)
         self.counts: dict[str, int] = {}
         self._connections: dict[str, Any] = {}
         self._publications = BuiltinDataReader(node.context.participant, BuiltinTopicDcpsPublication)
         self._timer = node.create_timer(0.1, self.discover)
+        self._checkpoints = node.create_timer(checkpoint_s, self._checkpointer.checkpoint)
         self.discover()
+        self._checkpointer.checkpoint()
 
     def discover(self) -> None:
         """Subscribe to newly discovered publications of the wanted topics."""
@@ -228,7 +244,8 @@ class BagRecorder:
     def close(self) -> BagInfo:
         """Finish the bag (writes metadata.yaml) and return its summary."""
         self._timer.cancel()
-        self._writer.close()
+        self._checkpoints.cancel()
+        self._checkpointer.close()
         return bag_info(self.path)
 
 

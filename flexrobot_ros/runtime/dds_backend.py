@@ -85,8 +85,10 @@ def discovery_config(environ: dict[str, str] | None = None) -> str | None:
         discovery = "<Discovery><ParticipantIndex>none</ParticipantIndex></Discovery>"
     if not general and not discovery:
         return None
-    return ("${CYCLONEDDS_URI}${CYCLONEDDS_URI:+,}"
-            f"<CycloneDDS><Domain id=\"any\">{general}{discovery}</Domain></CycloneDDS>")
+    # rmw_cyclonedds writes "${CYCLONEDDS_URI}${CYCLONEDDS_URI:+,}<fragment>"; the Domain constructor of the Python
+    # binding does not expand variables (it would open a file named "${CYCLONEDDS_URI}..."), so expand it here.
+    user = env.get("CYCLONEDDS_URI", "").strip()
+    return f"{user}{',' if user else ''}<CycloneDDS><Domain id=\"any\">{general}{discovery}</Domain></CycloneDDS>"
 
 
 def domain_id(environ: dict[str, str] | None = None) -> int:

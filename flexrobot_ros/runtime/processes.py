@@ -85,6 +85,13 @@ class ProcessResult:
     stopped_by: str
 
 
+def _stop_with_parent() -> None:
+    """In the child before exec: ask the kernel for SIGINT when the parent dies (prctl PR_SET_PDEATHSIG)."""
+    import ctypes
+
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGINT, 0, 0, 0)
+
+
 class Launcher:
     """Starts node processes, forwards their output, and stops them (usable as a context manager)."""
 
@@ -103,11 +110,13 @@ class Launcher:
         self._write_lock = threading.Lock()
 
     def start(self) -> None:
-        """Start every process (each in its own session, so a terminal's Ctrl-C reaches only the launcher)."""
+        """Start every process (each in its own session, so a terminal's Ctrl-C reaches only the launcher). On Linux
+        each gets SIGINT when the launcher dies, even by SIGKILL, so no node outlives a killed bring-up."""
         for launch in self.launches:
             argv = launch.argv()
             process = subprocess.Popen(argv, env={**self._env, **launch.env}, stdout=subprocess.PIPE,
-                                       stderr=subprocess.STDOUT, text=True, bufsize=1, start_new_session=True)
+                                       stderr=subprocess.STDOUT, text=True, bufsize=1, start_new_session=True,
+                                       preexec_fn=_stop_with_parent if sys.platform == "linux" else None)
             self._processes[launch.name] = process
             thread = threading.Thread(target=self._forward, args=(launch.name, process), daemon=True)
             thread.start()
