@@ -8,6 +8,9 @@ What a ROS 2 (Jazzy, rmw_cyclonedds_cpp) graph sees of a node running here:
 - endpoint QoS is the rclpy profile asked for, plus USER_DATA ``typehash=RIHS01_<hex>;`` (Jazzy; computed with
   rosbags from the type description, the service's own description for service endpoints);
 - the participant's USER_DATA is ``enclave=/;``, as rmw_cyclonedds sets it;
+- the participant publishes ``ros_discovery_info`` (its nodes and their endpoint GIDs, :mod:`.graph`), and each node
+  serves the rcl_interfaces parameter services and publishes ``/parameter_events`` (:mod:`.parameter_services`), so
+  ``ros2 node``, ``ros2 topic info -v`` and ``ros2 param`` see standalone nodes as rclpy ones;
 - ``ROS_DOMAIN_ID`` selects the domain; ``ROS_AUTOMATIC_DISCOVERY_RANGE`` (``LOCALHOST``, ``OFF``, ``SUBNET``,
   ``SYSTEM_DEFAULT``), the older ``ROS_LOCALHOST_ONLY=1`` and ``ROS_STATIC_PEERS`` are turned into a Cyclone
   configuration fragment appended to ``$CYCLONEDDS_URI`` as rmw_cyclonedds does.
@@ -551,7 +554,12 @@ def _make_logger(name: str, level: str | None) -> logging.Logger:
 
 
 class DdsNode(Node):
-    """A node of the standalone runtime (see :class:`~flexrobot_ros.runtime.node.Node` for the interface)."""
+    """A node of the standalone runtime (see :class:`~flexrobot_ros.runtime.node.Node` for the interface).
+
+    Args:
+        start_parameter_services: serve the parameter services and publish ``/parameter_events`` (rclpy's
+            ``start_parameter_services``); tools' helper nodes may leave them out.
+    """
 
     backend = "dds"
 
