@@ -8,7 +8,6 @@ exactly as the rclpy node's. Runs in a ROS domain of its own (``runtime_peer.run
 from __future__ import annotations
 
 import importlib.util
-import os
 import shutil
 import subprocess
 import sys
@@ -138,3 +137,37 @@ def test_ros2_param_set_and_get_on_the_standalone_node(env):
     refused = ros2(env, "param", "set", STANDALONE, "robot", "lwr4").strip()
     assert refused == "Setting parameter failed: parameter 'robot' cannot be set because it is read-only"
     assert "outside the range [0.0, 10.0]" in ros2(env, "param", "set", STANDALONE, "gain", "30.0")
+
+
+def test_live_parameter_interface_on_rclpy(monkeypatch):
+    """Node.set_parameters / on_parameters_set on the rclpy back end: the same validation and callbacks, values
+    stored in rclpy (what `ros2 param get` reads), refusals leave rclpy's value alone."""
+    from flexrobot_ros.errors import FlexrobotError
+    from flexrobot_ros.runtime import ParameterSpec, create_node
+
+    monkeypatch.setenv("ROS_DOMAIN_ID", str(peer.run_domain()))  # effective unless rclpy is already initialized
+    node = create_node("live_rclpy_check", namespace="/flex", backend="rclpy")
+    try:
+        node.declare_parameters([ParameterSpec("gain", 2.0, "gain [-]", range=(0.0, 10.0)),
+                                 ParameterSpec("robot", "scompi", "robot model", read_only=True),
+                                 ParameterSpec("weights", [1.0], "weights [-]", range=(0.0, 5.0))])
+        seen = []
+
+        def refuse_seven(values):
+            if values.get("gain") == 7.0:
+                raise FlexrobotError("7 is unlucky")
+            seen.append(values)
+
+        node.on_parameters_set(refuse_seven)
+        assert node.set_parameters({"gain": 3.0, "weights": [0.5, 4.0]}) == (True, "")
+        assert seen == [{"gain": 3.0, "weights": (0.5, 4.0)}]
+        assert node.ros_node.get_parameter("gain").value == 3.0 and node.parameters["weights"] == (0.5, 4.0)
+        for values, reason in (({"gain": 30.0}, "outside the range"), ({"gain": 7.0}, "7 is unlucky"),
+                               ({"robot": "lwr4"}, "cannot be set because it is read-only"),
+                               ({"weights": [9.0]}, "outside the range [0.0, 5.0]")):
+            successful, why = node.set_parameters(values)
+            assert not successful and reason in why, why
+        assert node.ros_node.get_parameter("gain").value == 3.0 and node.parameters["gain"] == 3.0
+        assert list(node.ros_node.get_parameter("weights").value) == [0.5, 4.0]
+    finally:
+        node.destroy()

@@ -193,3 +193,21 @@ def test_discovery_info_is_rewritten_when_endpoints_and_nodes_change(server):
         assert list(nodes_of(info)) == [("/flex", "talker")]
     finally:
         client.destroy()
+
+
+def test_humble_gids_are_the_guid_zero_padded_to_24_bytes():
+    """Humble's rmw_dds_common Gid is char[24] (RMW_GID_STORAGE_SIZE 24); rmw_cyclonedds copies the 16-byte GUID
+    and leaves the rest zero (rmw_node.cpp convert_guid_to_gid: memset then memcpy)."""
+    from flexrobot_ros.runtime.graph import ParticipantEntities
+
+    guid, reader, writer = bytes(range(1, 17)), bytes(range(17, 33)), bytes(range(33, 49))
+    entities = ParticipantEntities(guid)
+    entities.add_node("k", "/ns", "n")
+    entities.add_endpoints("k", readers=[reader], writers=[writer])
+    for distro, size in (("humble", 24), ("jazzy", 16)):
+        info = entities.message(dds_message_types(distro))
+        assert bytes(info.gid.data) == guid + bytes(size - 16)
+        (node,) = info.node_entities_info_seq
+        assert (node.node_namespace, node.node_name) == ("/ns", "n")
+        assert [bytes(g.data) for g in node.reader_gid_seq] == [reader + bytes(size - 16)]
+        assert [bytes(g.data) for g in node.writer_gid_seq] == [writer + bytes(size - 16)]

@@ -216,8 +216,9 @@ def test_set_round_trip_and_one_parameter_event_per_change(served):
     changed parameter; refused sets publish none and leave the old value."""
     client, events = served
     before = len(_server_events(events, 0, timeout=0))
-    results = client.call("set_parameters", parameters=[client.parameter("gain", type=DOUBLE, double_value=3.5),
-                                                        client.parameter("order", type=INTEGER, integer_value=6)]).results
+    results = client.call("set_parameters", parameters=[
+        client.parameter("gain", type=DOUBLE, double_value=3.5),
+        client.parameter("order", type=INTEGER, integer_value=6)]).results
     assert [(r.successful, r.reason) for r in results] == [(True, ""), (True, "")]
     assert client.get("gain")[0].double_value == 3.5 and client.get("order")[0].integer_value == 6
     changes = _server_events(events, before + 2)[before:]

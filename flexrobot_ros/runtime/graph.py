@@ -65,7 +65,9 @@ class ParticipantEntities:
 
     def add_endpoints(self, key: Any, readers: Iterable[bytes] = (), writers: Iterable[bytes] = ()) -> None:
         with self._lock:
-            node = self._nodes[key]
+            node = self._nodes.get(key)
+            if node is None:  # an entity made after its node was destroyed: nothing to announce it under
+                return
             node.readers.update((bytes(g), None) for g in readers)
             node.writers.update((bytes(g), None) for g in writers)
 

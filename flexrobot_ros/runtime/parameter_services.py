@@ -100,7 +100,8 @@ def list_parameters(names: Sequence[str], prefixes: Sequence[str], depth: int) -
     for name in names:
         if prefixes or depth:
             matches = not prefixes and shallow(name) or any(
-                name == prefix or name.startswith(prefix + SEPARATOR) and (depth == 0 or shallow(name[len(prefix) + 1:]))
+                name == prefix
+                or name.startswith(prefix + SEPARATOR) and (depth == 0 or shallow(name[len(prefix) + 1:]))
                 for prefix in prefixes)
             if not matches:
                 continue
