@@ -269,3 +269,26 @@ def test_set_atomically_is_all_or_nothing(served):
 ])
 def test_list_parameters_follows_rclpy_prefix_and_depth_rules(prefixes, depth, names, groups):
     assert list_parameters(["a", "b.c", "b.d.e", "f.g"], prefixes, depth) == (names, groups)
+
+
+#: RIHS01 hashes ROS 2 Jazzy's rosidl generated (share/<package>/<kind>/<Name>.json of a Jazzy install). The services'
+#: and Char's depend on rosidl typing `char` as uint8 (rosbags alone types it as char and gets other hashes).
+JAZZY_HASHES = {
+    "rcl_interfaces/srv/DescribeParameters": "845b484d71eb0673dae682f2e3ba3c4851a65a3dcfb97bddd82c5b57e91e4cff",
+    "rcl_interfaces/srv/GetParameterTypes": "da199c878688b3e530bdfe3ca8f74cb9fa0c303101e980a9e8f260e25e1c80ca",
+    "rcl_interfaces/srv/GetParameters": "bf9803d5c74cf989a5de3e0c2e99444599a627c7ff75f97b8c05b01003675cbc",
+    "rcl_interfaces/srv/ListParameters": "3e6062bfbb27bfb8730d4cef2558221f51a11646d78e7bb30a1e83afac3aad9d",
+    "rcl_interfaces/srv/SetParameters": "56eed9a67e169f9cb6c1f987bc88f868c14a8fc9f743a263bc734c154015d7e0",
+    "rcl_interfaces/srv/SetParametersAtomically": "0e192ef259c07fc3c07a13191d27002222e65e00ccec653ca05e856f79285fcd",
+    "rcl_interfaces/msg/ParameterEvent": "043e627780fcad87a22d225bc2a037361dba713fca6a6b9f4b869a5aa0393204",
+    "std_srvs/srv/Trigger": "eeff2cd6fa5ad9d27cdf4dec64818317839b62f212a91e6b5304b634b2062c5f",
+    "std_msgs/msg/Char": "3ad2d04dd29ba19d04b16659afa3ccaedd691914b02a64e82e252f2fa6a586a9",
+    "rmw_dds_common/msg/Gid": "ab6f21cfbb0a6dbb837161e1110c2051a2850ed9f9c53944d7115d9bcebedf71",
+}
+
+
+@pytest.mark.parametrize("typename", sorted(JAZZY_HASHES))
+def test_type_hashes_are_jazzys(typename):
+    from flexrobot_ros.runtime.messages import type_hash
+
+    assert type_hash(typename, "jazzy") == "RIHS01_" + JAZZY_HASHES[typename]
