@@ -8,6 +8,9 @@ What a ROS 2 (Jazzy, rmw_cyclonedds_cpp) graph sees of a node running here:
 - endpoint QoS is the rclpy profile asked for, plus USER_DATA ``typehash=RIHS01_<hex>;`` (Jazzy; computed with
   rosbags from the type description, the service's own description for service endpoints);
 - the participant's USER_DATA is ``enclave=/;``, as rmw_cyclonedds sets it;
+- the participant publishes ``ros_discovery_info`` (its nodes and their endpoint GIDs, :mod:`.graph`), and each node
+  serves the rcl_interfaces parameter services and publishes ``/parameter_events`` (:mod:`.parameter_services`), so
+  ``ros2 node``, ``ros2 topic info -v`` and ``ros2 param`` see standalone nodes as rclpy ones;
 - ``ROS_DOMAIN_ID`` selects the domain; ``ROS_AUTOMATIC_DISCOVERY_RANGE`` (``LOCALHOST``, ``OFF``, ``SUBNET``,
   ``SYSTEM_DEFAULT``), the older ``ROS_LOCALHOST_ONLY=1`` and ``ROS_STATIC_PEERS`` are turned into a Cyclone
   configuration fragment appended to ``$CYCLONEDDS_URI`` as rmw_cyclonedds does.
@@ -30,13 +33,14 @@ import signal
 import sys
 import threading
 import time
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from flexrobot_ros.errors import RuntimeLayerError
-from flexrobot_ros.runtime import messages
+from flexrobot_ros.runtime import graph, messages
 from flexrobot_ros.runtime.names import (Remapping, fully_qualified_node_name, normalize_namespace, resolve_name,
                                          validate_node_name)
 from flexrobot_ros.runtime.node import Node
+from flexrobot_ros.runtime.parameter_services import ParameterServer
 from flexrobot_ros.runtime.params import ParameterSpec, parameters_for_node, validate_parameter
 from flexrobot_ros.runtime.qos import QOS_DEFAULT, QOS_SERVICES, QosProfile
 
@@ -125,6 +129,9 @@ class DdsContext:
         self.subscriber = Subscriber(self.participant)
         self._topics: dict[tuple[str, type], Any] = {}
         self._lock = threading.Lock()
+        self.entities = graph.ParticipantEntities(graph.gid(self.participant))
+        self._discovery: tuple[Any, Any] | None = None  # (writer, message types) of ros_discovery_info
+        self._discovery_lock = threading.Lock()
 
     def topic(self, name: str, cls: type) -> Any:
         """The DDS topic ``name`` of sample type ``cls`` (created once)."""
@@ -135,6 +142,35 @@ class DdsContext:
             if key not in self._topics:
                 self._topics[key] = Topic(self.participant, name, cls)
             return self._topics[key]
+
+    def add_node(self, node: DdsNode) -> None:
+        """Announce a node on ``ros_discovery_info`` (see :mod:`.graph`)."""
+        self.entities.add_node(id(node), node.namespace, node.name)
+        self.announce(node.distro)
+
+    def add_endpoints(self, node: DdsNode, readers: Sequence[Any] = (), writers: Sequence[Any] = ()) -> None:
+        """Announce DDS readers / writers as the node's endpoints."""
+        self.entities.add_endpoints(id(node), [graph.gid(r) for r in readers], [graph.gid(w) for w in writers])
+        self.announce(node.distro)
+
+    def remove_node(self, node: DdsNode) -> None:
+        """Withdraw a node and its endpoints from ``ros_discovery_info``."""
+        if self.entities.remove_node(id(node)):
+            self.announce(node.distro)
+
+    def announce(self, distro: str) -> None:
+        """Write the participant's current ``ParticipantEntitiesInfo`` (the writer is made on first use)."""
+        from cyclonedds.pub import DataWriter
+
+        with self._discovery_lock:
+            if self._discovery is None:
+                types = messages.dds_message_types(distro)
+                cls = types.get(graph.DISCOVERY_TYPE)
+                writer = DataWriter(self.publisher, self.topic(graph.DISCOVERY_TOPIC, cls),
+                                    endpoint_qos(graph.QOS_DISCOVERY, graph.DISCOVERY_TYPE, distro, reader=False))
+                self._discovery = writer, types
+            writer, types = self._discovery
+            writer.write(self.entities.message(types))
 
     def close(self) -> None:
         """Delete the participant and everything in it."""
@@ -211,6 +247,7 @@ class DdsPublisher:
         ctx = node.context
         self._writer = DataWriter(ctx.publisher, ctx.topic("rt" + topic, cls),
                                   endpoint_qos(qos, self.typename, node.distro, reader=False))
+        ctx.add_endpoints(node, writers=[self._writer])
 
     def publish(self, msg: Any) -> None:
         """Send one message.
@@ -271,6 +308,7 @@ class DdsSubscription:
         self._reader = DataReader(ctx.subscriber, ctx.topic("rt" + topic, cls),
                                   endpoint_qos(qos, self.typename, node.distro, reader=True))
         self.condition = ReadCondition(self._reader, SampleState.Any | ViewState.Any | InstanceState.Any)
+        ctx.add_endpoints(node, readers=[self._reader])
 
     def get_publisher_count(self) -> int:
         """Number of publishers matched with this subscription."""
@@ -327,6 +365,7 @@ class DdsService:
         self._writer = DataWriter(ctx.publisher, ctx.topic(f"rr{name}Reply", srv_type.wire_response),
                                   endpoint_qos(QOS_SERVICES, typename, node.distro, reader=False))
         self.condition = ReadCondition(self._reader, SampleState.Any | ViewState.Any | InstanceState.Any)
+        ctx.add_endpoints(node, readers=[self._reader], writers=[self._writer])
         self._request_fields = [f for f in messages.message_fields(srv_type.Request())]
 
     def take_and_dispatch(self) -> int:
@@ -383,6 +422,7 @@ class DdsClient:
         self._reader = DataReader(ctx.subscriber, ctx.topic(f"rr{name}Reply", srv_type.wire_response),
                                   endpoint_qos(QOS_SERVICES, typename, node.distro, reader=True))
         self.guid = self._writer.get_instance_handle() & _MASK_64
+        ctx.add_endpoints(node, readers=[self._reader], writers=[self._writer])
         self._condition = ReadCondition(self._reader, SampleState.Any | ViewState.Any | InstanceState.Any)
         self._waitset = WaitSet(ctx.participant)
         self._waitset.attach(self._condition)
@@ -514,13 +554,19 @@ def _make_logger(name: str, level: str | None) -> logging.Logger:
 
 
 class DdsNode(Node):
-    """A node of the standalone runtime (see :class:`~flexrobot_ros.runtime.node.Node` for the interface)."""
+    """A node of the standalone runtime (see :class:`~flexrobot_ros.runtime.node.Node` for the interface).
+
+    Args:
+        start_parameter_services: serve the parameter services and publish ``/parameter_events`` (rclpy's
+            ``start_parameter_services``); tools' helper nodes may leave them out.
+    """
 
     backend = "dds"
 
     def __init__(self, name: str, *, namespace: str | None = None, parameter_files: Sequence[str] = (),
                  parameter_overrides: dict[str, Any] | None = None, remappings: Sequence[Remapping] = (),
-                 log_level: str | None = None, distro: str | None = None) -> None:
+                 log_level: str | None = None, distro: str | None = None,
+                 start_parameter_services: bool = True) -> None:
         super().__init__()
         from cyclonedds.core import GuardCondition, WaitSet
 
@@ -542,6 +588,8 @@ class DdsNode(Node):
         self._wakeup = GuardCondition(self.context.participant)
         self._waitset.attach(self._wakeup)
         self._stop = threading.Event()
+        self.context.add_node(self)
+        self._parameter_server = ParameterServer(self) if start_parameter_services else None
 
     # identity
     @property
@@ -575,6 +623,19 @@ class DdsNode(Node):
             self.log_once(f"undeclared {unknown}", f"parameters given but not declared by {self.fully_qualified_name}"
                                                    f" (typos?): {unknown}")
         return values
+
+    def declare_parameters(self, specs: Sequence[ParameterSpec]) -> dict[str, Any]:
+        values = super().declare_parameters(specs)
+        if self._parameter_server is not None:
+            self._parameter_server.announce(new=values)
+        return values
+
+    def set_parameters(self, values: Mapping[str, Any]) -> tuple[bool, str]:
+        successful, reason = self._apply_parameters(values)
+        if successful and values and self._parameter_server is not None:
+            current = self.parameters
+            self._parameter_server.announce(changed={name: current[name] for name in values})
+        return successful, reason
 
     # entities
     def _message_class(self, msg_type: Any) -> type:
@@ -664,6 +725,7 @@ class DdsNode(Node):
 
     def destroy(self) -> None:
         self.request_stop()
+        self.context.remove_node(self)
         for subscription in self._subscriptions + self._services:
             self._waitset.detach(subscription.condition)
         for entity in self._subscriptions + self._services + self._others:

@@ -7,8 +7,9 @@ ROS 2 order and types, so the samples are plain CDR (XCDR1) that ``rmw_cyclonedd
 fixed arrays, bounded and unbounded sequences, strings and ``builtin_interfaces/Time`` follow the definition.
 Constants become class attributes, as in rclpy (``Marker.SPHERE``, ``DiagnosticStatus.WARN``).
 
-``rosbags`` does not ship service definitions; the three ``std_srvs`` services the nodes use are given below in
-``.srv`` syntax (their definitions are fixed by ROS 2) and parsed with the same ``rosbags`` parser.
+``rosbags`` does not ship service definitions; the three ``std_srvs`` services the nodes use and the six
+``rcl_interfaces`` parameter services are given below in ``.srv`` syntax (their definitions are fixed by ROS 2) and
+parsed with the same ``rosbags`` parser.
 
 On the ``rclpy`` back end :class:`MessageTypes` resolves the same names by importing the ROS 2 Python packages
 (``sensor_msgs.msg``), so node code written as ``types.sensor_msgs.msg.JointState(...)`` runs unchanged on both.
@@ -43,6 +44,21 @@ STD_SRVS: Mapping[str, tuple[str, str]] = {
     "std_srvs/srv/Trigger": ("", "bool success\nstring message"),
 }
 
+#: The rcl_interfaces parameter services every ROS 2 node serves (rcl_interfaces/srv/*.srv, comments dropped; the
+#: same in Humble and Jazzy). Relative type names are rcl_interfaces messages, which rosbags ships.
+PARAMETER_SRVS: Mapping[str, tuple[str, str]] = {
+    "rcl_interfaces/srv/DescribeParameters": ("string[] names", "ParameterDescriptor[] descriptors"),
+    "rcl_interfaces/srv/GetParameterTypes": ("string[] names", "uint8[] types"),
+    "rcl_interfaces/srv/GetParameters": ("string[] names", "ParameterValue[] values"),
+    "rcl_interfaces/srv/ListParameters": ("uint64 DEPTH_RECURSIVE=0\nstring[] prefixes\nuint64 depth",
+                                          "ListParametersResult result"),
+    "rcl_interfaces/srv/SetParameters": ("Parameter[] parameters", "SetParametersResult[] results"),
+    "rcl_interfaces/srv/SetParametersAtomically": ("Parameter[] parameters", "SetParametersResult result"),
+}
+
+#: Every service definition the standalone runtime knows.
+SERVICES: Mapping[str, tuple[str, str]] = {**STD_SRVS, **PARAMETER_SRVS}
+
 
 def default_distro() -> str:
     """The ROS 2 distribution to follow: ``$ROS_DISTRO`` when it names a supported one, else ``jazzy``."""
@@ -64,12 +80,14 @@ def typestore(distro: str = "jazzy") -> Any:
     if distro not in stores:
         raise RuntimeLayerError(f"ROS distribution {distro!r} is not supported; expected one of {DISTROS}")
     store = get_typestore(stores[distro])
+    _char_as_uint8(store)
     with_events = "service_msgs/msg/ServiceEventInfo" in store.fielddefs
-    for srv, texts in STD_SRVS.items():
+    for srv, texts in SERVICES.items():
         request, response, event = f"{srv}_Request", f"{srv}_Response", f"{srv}_Event"
         types = {}
         for name, text in zip((request, response), texts):
-            (definition,) = get_types_from_msg(text, "scratch/msg/Part").values()  # base-type fields only
+            # rosbags resolves relative names wrongly in a 'pkg/srv/...' name: parse as a message of the package
+            (definition,) = get_types_from_msg(text, f"{split_type_name(srv)[0]}/msg/Part").values()
             types[name] = definition
         if with_events:  # the service's own type description (REP 2011), from which its RIHS01 hash is computed
             types[event] = ([], [("info", (Nodetype.NAME, "service_msgs/msg/ServiceEventInfo")),
@@ -80,6 +98,27 @@ def typestore(distro: str = "jazzy") -> Any:
                                ("event_message", (Nodetype.NAME, event))])
         store.register(types)
     return store
+
+
+def _char_as_uint8(store: Any) -> None:
+    """Type ``char`` fields as ``uint8``, as rosidl does (``char`` is an alias of ``uint8`` in ROS 2 IDL).
+
+    rosbags keeps them as ``char`` in its type descriptions, which gives RIHS01 hashes ROS 2 does not compute for
+    ``rmw_dds_common/msg/Gid``, ``std_msgs/msg/Char`` and ``service_msgs/msg/ServiceEventInfo`` (hence for every
+    service). The wire format is the same (one octet).
+    """
+    from rosbags.interfaces import Nodetype
+
+    def fixed(desc: Any) -> Any:
+        kind, rest = desc
+        if kind == Nodetype.BASE:
+            return (kind, ("uint8", rest[1])) if rest[0] == "char" else desc
+        if kind in (Nodetype.ARRAY, Nodetype.SEQUENCE):
+            return kind, (fixed(rest[0]), rest[1])
+        return desc
+
+    for name, (constants, fields) in list(store.fielddefs.items()):
+        store.fielddefs[name] = (constants, [(field, fixed(desc)) for field, desc in fields])
 
 
 def type_hash(typename: str, distro: str = "jazzy") -> str | None:
@@ -176,7 +215,7 @@ class _Generator:
             if typename not in self.classes:
                 if f"{typename}_Request" not in self.store.fielddefs:
                     raise RuntimeLayerError(
-                        f"service type {typename!r} is unknown; the standalone runtime knows {sorted(STD_SRVS)}")
+                        f"service type {typename!r} is unknown; the standalone runtime knows {sorted(SERVICES)}")
                 from rosbags.interfaces import Nodetype
 
                 package, _, name = split_type_name(typename)

@@ -221,21 +221,22 @@ class RclpyNode(Node):
             validate_update(self._specs, values, self.fully_qualified_name)  # rclpy raises for undeclared names
         except FlexrobotError as error:
             return False, str(error)
-        result = self.ros_node.set_parameters_atomically(
-            [Parameter(name, value=list(value) if isinstance(value, tuple) else value) for name, value in values.items()])
+        result = self.ros_node.set_parameters_atomically([Parameter(name, value=list(v) if isinstance(v, tuple) else v)
+                                                          for name, v in values.items()])
         return bool(result.successful), str(result.reason)
 
     def _on_ros_set_parameters(self, parameters: list[Any]) -> SetParametersResult:
         """rclpy's on-set-parameters callback: ``ros2 param set`` gets the same validation and
-        :meth:`~Node.on_parameters_set` callbacks as :meth:`Node.set_parameters`. Parameters being declared (not
-        yet among the node's declarations) pass: declaration validates them itself."""
+        :meth:`~Node.on_parameters_set` callbacks as :meth:`Node.set_parameters`. Other parameters pass: those being
+        declared (declaration validates them) and rclpy's own (``use_sim_time``)."""
         values = {}
         for parameter in parameters:
             spec = self._specs.get(parameter.name)
-            if spec is None:
-                return SetParametersResult(successful=True)
-            value = parameter.value
-            values[parameter.name] = list(value) if spec.type.endswith("_array") and value is not None else value
+            if spec is not None:
+                value = parameter.value
+                values[parameter.name] = list(value) if spec.type.endswith("_array") and value is not None else value
+        if not values:
+            return SetParametersResult(successful=True)
         successful, reason = self._apply_parameters(values)
         return SetParametersResult(successful=successful, reason=reason)
 
