@@ -343,7 +343,7 @@ def spin(node: RclpyNode, duration_sec: float | None = None, stop: threading.Eve
                     executor.spin_once(timeout_sec=timeout)
                 except ExternalShutdownException:
                     return "shutdown"
-                except Exception:  # noqa: BLE001 - see below
+                except Exception:
                     if context.ok():
                         raise  # not a shutdown: a real failure of the executor
                     return "shutdown"  # the context went down under the executor (RCLError on the wait set)
@@ -391,7 +391,7 @@ def run(factory: Callable[[Node], Any], name: str, argv: Sequence[str]) -> int:
         node = RclpyNode(name)
         app = factory(node)
         ended = spin(node, stop=stop)
-        node.logger.info(f"stopping: {reasons[0] if reasons else 'rclpy.shutdown()' if ended == 'shutdown' else ended}")
+        node.logger.info(f"stopping: {reasons[0] if reasons else {'shutdown': 'rclpy.shutdown()'}.get(ended, ended)}")
     except FlexrobotError as error:
         print(f"{name}: error: {error}", file=sys.stderr)
         return 2
