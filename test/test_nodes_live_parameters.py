@@ -8,7 +8,8 @@ and against what:
   up to the change, the values set from the next sample on;
 - refused changes (out of range, wrong length, read-only, a band beyond Nyquist): the reason is given and the
   parameters, the running law and the stream's gains stay as they were (all or nothing);
-- OMA orders: the next identification runs over the orders set ('first:last' inclusive) and a state-space model
+- OMA orders (set through the ``~/set_parameters`` service on the wire, as ``ros2 param set`` does): the next
+  identification runs over the orders set ('first:last' inclusive) and a state-space model
   of order n has at most n / 2 oscillatory modes; before it, the 4 modes of the chain whose samples are streamed
   (oma_cases.chain_system, eigenvalues of its state matrix) are found; a new window length is the next window;
 - rates: the monitor's republish timer is re-created (none at 0 Hz, every 20 ms at 50 Hz); new monitor gains give
@@ -30,6 +31,7 @@ from flexrobot_ros.nodes.oma_node import OmaNode
 from flexrobot_ros.nodes.simulator_node import SimulatorNode
 from flexrobot_ros.runtime import QOS_DEFAULT
 from flexrobot_ros.runtime.messages import float_sequence
+from flexrobot_ros.runtime.parameter_services import parameter_value
 from node_harness import Q8, Harness, Probe, states
 from oma_cases import chain_system, white_noise_case
 
@@ -138,6 +140,17 @@ def test_refused_changes_leave_the_simulator_as_it_was(gain_run):
 CHANNELS = ("c1", "c2", "c3", "c4")
 
 
+def wire_set(harness, client_node, target: str, values: dict) -> tuple[bool, str]:
+    """rcl_interfaces/srv/SetParameters on ``target`` with string values, one result per parameter, as ros2cli's
+    ``ros2 param set`` sends it: (all successful, reasons)."""
+    srv, msg, types = client_node.types.rcl_interfaces.srv, client_node.types.rcl_interfaces.msg, client_node.types
+    client = client_node.create_client(srv.SetParameters, f"{target}/set_parameters")
+    parameters = [msg.Parameter(name=name, value=parameter_value(types, "string", value))
+                  for name, value in values.items()]
+    results = harness.call(client, srv.SetParameters.Request(parameters=parameters)).results
+    return all(r.successful for r in results), "; ".join(r.reason for r in results if r.reason)
+
+
 @pytest.fixture(scope="module")
 def oma_run():
     """An OMA node (channels from the stream, 200 Hz, 4 s window, SSI-cov orders 2:40) fed 4 s of the 4-DOF chain's
@@ -163,16 +176,16 @@ def oma_run():
                             and probe.last("/oma/frequencies") is not None), (app.samples, app.updates)
         first = {"orders": app.last_update.result.orders, "frequencies": probe.array("/oma/frequencies")}
 
-        changed = node.set_parameters({"orders": "2:4"})
+        changed = wire_set(harness, probe_node, "/oma_node", {"orders": "2:4"})  # as `ros2 param set` does
         request = probe_node.types.std_srvs.srv.Trigger.Request()
         identified = harness.call(identify, request)
         harness.spin(5.0, lambda: len(probe.messages["/oma/frequencies"]) == 2)
         second = {"orders": app.last_update.result.orders, "frequencies": probe.array("/oma/frequencies")}
 
         before = dict(node.parameters)
-        refusals = [node.set_parameters(values) for values in (
-            {"orders": "40:2"}, {"orders": "two to forty"}, {"window_s": 0.0}, {"window_s": 0.04},
-            {"orders": "2:40", "queue_depth": 100})]
+        refusals = [wire_set(harness, probe_node, "/oma_node", {"orders": "40:2"})] + [
+            node.set_parameters(values) for values in ({"orders": "two to forty"}, {"window_s": 0.0},
+                                                       {"window_s": 0.04}, {"orders": "2:40", "queue_depth": 100})]
         unchanged = {"parameters": dict(node.parameters), "options": app.options, "tracker": app.tracker.options}
         harness.call(identify, request)
         third = {"orders": app.last_update.result.orders}
