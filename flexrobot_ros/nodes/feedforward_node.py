@@ -11,6 +11,10 @@ torque tau_m [N m]; for the simulator node or a ros2_control joint trajectory co
 feedforward), and, while the trajectory runs, the streams ``motor_torque`` (sensor_msgs/JointState: position q_m,
 velocity qd_m, effort tau_m) and ``link_torque`` (JointState: position q, velocity qd, effort = link torque tau
 [N m | N]) stamped ``header.stamp + t``; ``diagnostics``.
+
+Parameters are live (method, rate and limit check apply to the next trajectory, the torque streams follow
+``output_rate_hz`` and ``stream_torques`` now; :meth:`FeedforwardNode._prepare`) except the model, ``robot`` and
+``tool`` (read-only).
 """
 from __future__ import annotations
 

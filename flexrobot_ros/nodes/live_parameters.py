@@ -33,15 +33,10 @@ class LiveParameters:
     """A node's declared parameters, their current values and the lock between changes and callbacks."""
 
     def __init__(self, node: Any, specs: Sequence[Any]) -> None:
-        self.node = node
         self.lock = threading.RLock()
         self.values: dict[str, Any] = dict(node.declare_parameters(specs))
-        self.read_only = frozenset(spec.name for spec in specs if spec.read_only)
         self._prepare: Prepare | None = None
         node.on_parameters_set(self._on_set)
-
-    def __getitem__(self, name: str) -> Any:
-        return self.values[name]
 
     def on_change(self, prepare: Prepare) -> None:
         """Apply accepted changes with ``prepare`` (see the module docstring)."""
@@ -59,8 +54,10 @@ class LiveParameters:
 
     def _on_set(self, changes: dict[str, Any]) -> None:
         with self.lock:
+            if self._prepare is None:
+                raise RuntimeLayerError("the node is still starting: parameters cannot change yet")
             values = {**self.values, **changes}
-            commit = self._prepare(values, frozenset(changes)) if self._prepare is not None else None
+            commit = self._prepare(values, frozenset(changes))
             previous = dict(self.values)
             self.values.update(changes)
             if commit is not None:

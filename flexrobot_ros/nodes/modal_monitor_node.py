@@ -18,6 +18,9 @@ launch_testing's WaitForTopics) get the current modes while the robot holds stil
 Service ``~/map`` (std_srvs/Trigger): a modal map over a ``map.points`` x ``map.points`` grid of the joints
 ``map.joints`` within +-``map.span`` of the current pose, written to ``map.directory`` as an ``.npz``
 (:func:`flexrobot_ros.modal.maps.save_map` format) and a PNG of mode ``map.mode``; the response names both files.
+
+Parameters are live (new gains recompute the modes, marker settings redraw them, rates re-create their timers;
+:meth:`ModalMonitorNode._prepare`) except the model, ``robot`` and ``tool`` (read-only).
 """
 from __future__ import annotations
 

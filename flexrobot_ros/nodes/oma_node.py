@@ -20,6 +20,9 @@ current pose and the last identified modes to ``modal_data_file`` (the format of
 :mod:`flexrobot_ros.identification.modal_data`, shapes in ``shape_coordinates``); ``~/identify_joint_parameters``
 identifies ``identification.parameters`` of ``robot`` from every pose saved so far (seed 000 chapter 3) and writes
 the updated flexibility YAML to ``identified_yaml``.
+
+Parameters are live (the window, schedule, method and orders apply to the next identification, the rest to the next
+service call; :meth:`OmaNode._prepare`) except ``robot``, ``tool``, ``sample_rate_hz`` and ``queue_depth`` (read-only).
 """
 from __future__ import annotations
 

@@ -33,6 +33,11 @@ pause; the simulation also pauses by itself at the ``pause_at_s`` times). Set-po
 Excitation (so that OMA has something to identify): ``excitation.type: impacts`` applies the ``impact.*`` pulse
 every ``excitation.period_s`` from ``excitation.first_s``; ``random`` applies a band-limited Gaussian force of RMS
 ``excitation.rms`` in ``excitation.band_hz``; ``none`` leaves the robot alone.
+
+Parameters are live (``ros2 param set``: gains reach the running law from the next sample, the timer follows
+``update_period_s``, the excitation schedule restarts, ...; :meth:`SimulatorNode._prepare`) except those fixed at
+start-up, declared read-only: the model, ``rate_hz``, ``substeps``, ``autostart``, ``publish_robot_description`` and
+the simulated encoders.
 """
 from __future__ import annotations
 
