@@ -363,3 +363,34 @@ def test_feedforward_rate_and_streams_change_live():
     assert len(probe.messages["/motor_torque"]) == 251
     assert not refused[0] and "not one of ['sdrnea', 'ejnea']" in refused[1]
     assert node.parameters["method"] == "ejnea"
+
+
+def test_excitation_changes_restart_the_schedule():
+    """Impacts from first_s = 0.2 s every 100 s; at the 0.45 s pause the period becomes 0.1 s: the next impact is
+    one new period after the last one but not in the past, i.e. at the next sample (0.451 s), then 0.551 and 0.651 s;
+    at the 0.7 s pause the type becomes 'none': no impact up to 0.95 s. (The rule of the excitation.type
+    description; times are sample times at 1 kHz.)"""
+    with Harness() as harness:
+        node = harness.node("simulator_node", {"real_time_factor": 4.0, "autostart": False,
+                                               "excitation.period_s": 100.0, "pause_at_s": [0.45, 0.7, 0.95]})
+        app = SimulatorNode(node)
+        starts = []
+        apply = app._apply
+        app._apply = lambda excitation: (starts.append(round(excitation.t0, 9)), apply(excitation))
+        resume = node.types.std_srvs.srv.SetBool.Request(data=True)
+        response = node.types.std_srvs.srv.SetBool.Response()
+
+        def run_to(sample):
+            with app.live.lock:
+                app.on_run(resume, response)
+            assert harness.spin(30.0, lambda: app.state == "paused" and app.sim.sample_index == sample)
+
+        run_to(450)
+        faster = node.set_parameters({"excitation.period_s": 0.1})
+        run_to(700)
+        at_700 = list(starts)
+        off = node.set_parameters({"excitation.type": "none"})
+        run_to(950)
+    assert faster == off == (True, "")
+    assert at_700 == [0.2, 0.451, 0.551, 0.651]
+    assert starts == at_700

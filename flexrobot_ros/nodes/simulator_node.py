@@ -84,8 +84,8 @@ PARAMETERS = (
     ParameterSpec("pause_at_s", [], "simulated times at which the simulation pauses until ~/run (a scripted "
                   "experiment's checkpoints, exact whatever the machine's load) [s]", range=(0.0, 1e9),
                   type="double_array"),
-    ParameterSpec("duration_s", 0.0, "simulated seconds after which the simulation stops (0: never)",
-                  range=(0.0, 1e9)),
+    ParameterSpec("duration_s", 0.0, "simulated seconds after which the simulation stops (0: never; a finished "
+                  "simulation goes on with ~/run once duration_s is raised)", range=(0.0, 1e9)),
     ParameterSpec("autostart", True, "run at start-up (else wait for ~/run)", read_only=True),
     ParameterSpec("joint_states_decimation", 1, "publish joint_states every k-th sample", range=(1, 1000)),
     ParameterSpec("tf_rate_hz", 50.0, "rate of the link transforms on tf [Hz]; 0: no tf", range=(0.0, 1000.0)),
