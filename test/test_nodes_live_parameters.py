@@ -394,3 +394,28 @@ def test_excitation_changes_restart_the_schedule():
     assert faster == off == (True, "")
     assert at_700 == [0.2, 0.451, 0.551, 0.651]
     assert starts == at_700
+
+
+def test_live_parameters_refuse_while_starting_and_undo_a_failed_commit():
+    """Before the node has registered how to apply changes, a set is refused; a commit that fails (a bug) leaves the
+    values the node reads and the node's parameters as they were, and the set request reports the failure."""
+    from flexrobot_ros.nodes.live_parameters import LiveParameters
+    from flexrobot_ros.runtime import ParameterSpec
+
+    with Harness() as harness:
+        node = harness.node("live_check", files=())
+        live = LiveParameters(node, [ParameterSpec("gain", 1.0, "gain [-]", range=(0.0, 10.0))])
+        starting = node.set_parameters({"gain": 2.0})
+        seen = []
+
+        def prepare(values, changed):
+            def commit():
+                seen.append(live.values["gain"])
+                raise ZeroDivisionError("bug")
+            return commit
+
+        live.on_change(prepare)
+        failed = node.set_parameters({"gain": 3.0})
+    assert not starting[0] and "still starting" in starting[1]
+    assert not failed[0] and "ZeroDivisionError" in failed[1]
+    assert seen == [3.0] and live.values["gain"] == 1.0 and node.parameters["gain"] == 1.0
