@@ -11,6 +11,10 @@ torque tau_m [N m]; for the simulator node or a ros2_control joint trajectory co
 feedforward), and, while the trajectory runs, the streams ``motor_torque`` (sensor_msgs/JointState: position q_m,
 velocity qd_m, effort tau_m) and ``link_torque`` (JointState: position q, velocity qd, effort = link torque tau
 [N m | N]) stamped ``header.stamp + t``; ``diagnostics``.
+
+Parameters are live (method, rate and limit check apply to the next trajectory, the torque streams follow
+``output_rate_hz`` and ``stream_torques`` now; :meth:`FeedforwardNode._prepare`) except the model, ``robot`` and
+``tool`` (read-only).
 """
 from __future__ import annotations
 
@@ -23,6 +27,7 @@ from flexrobot_ros.dynamics import compiled_feedforward, feedforward, trajectory
 from flexrobot_ros.model import load_robot
 from flexrobot_ros.nodes.convert import (Counted, diagnostics, joint_state, joint_trajectory, reporting,
                                          trajectory_arrays)
+from flexrobot_ros.nodes.live_parameters import LiveParameters, LiveTimer, checked
 from flexrobot_ros.runtime import ParameterSpec, run_node
 from flexrobot_ros.runtime.messages import time_seconds
 
@@ -43,10 +48,10 @@ class FeedforwardNode:
 
     def __init__(self, node: Any) -> None:
         self.node = node
-        p = self.p = node.declare_parameters(PARAMETERS)
+        live = self.live = LiveParameters(node, PARAMETERS)
+        p = self.p = live.values
         self.robot = load_robot(p["robot"], tool=p["tool"])
-        if p["method"] == "sdrnea":
-            compiled_feedforward(self.robot)  # generate and compile once now, not at the first trajectory
+        self._check(p)
         self.result, self.start, self.streamed = None, 0.0, 0
         self.received, self.compute_s = 0, 0.0
         types = node.types
@@ -55,10 +60,11 @@ class FeedforwardNode:
         self.motor_torque = Counted(node.create_publisher(types.sensor_msgs.msg.JointState, "motor_torque"))
         self.link_torque = Counted(node.create_publisher(types.sensor_msgs.msg.JointState, "link_torque"))
         self.diagnostics = node.create_publisher(types.diagnostic_msgs.msg.DiagnosticArray, "diagnostics")
-        node.create_subscription(types.trajectory_msgs.msg.JointTrajectory, "desired_trajectory", self.on_desired)
-        if p["stream_torques"]:
-            node.create_timer(1.0 / p["output_rate_hz"], self.on_stream)
-        node.create_timer(1.0, self.on_diagnostics)
+        node.create_subscription(types.trajectory_msgs.msg.JointTrajectory, "desired_trajectory",
+                                 live.locked(self.on_desired))
+        self.stream = LiveTimer(node, self._stream_period(p), live.locked(self.on_stream))
+        node.create_timer(1.0, live.locked(self.on_diagnostics))
+        live.on_change(self._prepare)
         node.logger.info(f"feedforward for {self.robot.name} ({p['method']}) at {p['output_rate_hz']:g} Hz")
 
     def on_desired(self, msg: Any) -> None:
@@ -88,6 +94,32 @@ class FeedforwardNode:
         self.streamed = max(self.streamed, due)
         if self.streamed >= len(result.t):
             self.result = None
+
+    def _check(self, p: Any) -> None:
+        """Make the method usable: SDRNEA's code is generated and compiled now (once per robot, cached on disk), not
+        at the first trajectory; at start-up and when ``method`` changes alike.
+
+        Raises:
+            RuntimeLayerError: the code cannot be generated or compiled.
+        """
+        if p["method"] == "sdrnea":
+            checked("method", compiled_feedforward, self.robot)
+
+    @staticmethod
+    def _stream_period(p: Any) -> float | None:
+        return 1.0 / p["output_rate_hz"] if p["stream_torques"] else None
+
+    def _prepare(self, values: Any, changed: frozenset) -> Any:
+        """Check a change and return what installs it (see :mod:`.live_parameters`): the next trajectory uses the
+        new method, rate and limit check; the torque streams follow the new rate now, or stop."""
+        if "method" in changed:
+            self._check(values)
+
+        def commit() -> None:
+            self.stream.set_period(self._stream_period(values))
+            if not values["stream_torques"]:
+                self.result = None  # the stream in progress ends
+        return commit
 
     def on_diagnostics(self) -> None:
         self.diagnostics.publish(diagnostics(self.node, "feedforward", "ok", f"{self.received} trajectories", {

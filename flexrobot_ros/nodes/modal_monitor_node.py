@@ -19,6 +19,9 @@ Service ``~/map`` (std_srvs/Trigger): a modal map over a ``map.points`` x ``map.
 ``map.joints`` within +-``map.span`` of the current pose, written to ``map.directory`` (which must lie inside the
 read-only ``output_directory``) as an ``.npz``
 (:func:`flexrobot_ros.modal.maps.save_map` format) and a PNG of mode ``map.mode``; the response names both files.
+
+Parameters are live (new gains recompute the modes, marker settings redraw them, rates re-create their timers;
+:meth:`ModalMonitorNode._prepare`) except the model, ``robot`` and ``tool`` (read-only).
 """
 from __future__ import annotations
 
@@ -35,6 +38,7 @@ from flexrobot_ros.modal.plots import plot_grid
 from flexrobot_ros.model import load_robot
 from flexrobot_ros.nodes.convert import (Counted, diagnostics, float_array, joint_values, mode_markers,
                                          mode_shapes_array, ordered_stamp, reporting)
+from flexrobot_ros.nodes.live_parameters import LiveParameters, LiveTimer, changed_any, checked
 from flexrobot_ros.nodes.output_files import output_path
 from flexrobot_ros.runtime import QOS_LATCHED, ParameterSpec, run_node
 
@@ -68,9 +72,10 @@ class ModalMonitorNode:
 
     def __init__(self, node: Any) -> None:
         self.node = node
-        p = self.p = node.declare_parameters(PARAMETERS)
+        live = self.live = LiveParameters(node, PARAMETERS)
+        p = self.p = live.values
         self.robot = load_robot(p["robot"], tool=p["tool"])
-        self.kp, self.kd = (None if not p[k] else p[k][0] if len(p[k]) == 1 else np.array(p[k]) for k in ("kp", "kd"))
+        self.kp, self.kd = self._settings(p)
         self.links = chain_links(self.robot)
         self.pose, self.stamp, self.computed, self.result = None, None, None, None
         self.computations, self.republished = 0, 0
@@ -84,12 +89,13 @@ class ModalMonitorNode:
         self.markers = Counted(node.create_publisher(types.visualization_msgs.msg.MarkerArray, "modal/markers",
                                                      QOS_LATCHED))
         self.diagnostics = node.create_publisher(types.diagnostic_msgs.msg.DiagnosticArray, "diagnostics")
-        node.create_subscription(types.sensor_msgs.msg.JointState, "joint_states", self.on_joint_states)
-        node.create_service(types.std_srvs.srv.Trigger, "~/map", self.on_map)
-        node.create_timer(1.0 / p["max_rate_hz"], self.on_timer)
-        if p["publish_rate_hz"] > 0.0:
-            node.create_timer(1.0 / p["publish_rate_hz"], self.on_republish)
-        node.create_timer(1.0, self.on_diagnostics)
+        locked = live.locked  # callbacks and parameter changes take turns
+        node.create_subscription(types.sensor_msgs.msg.JointState, "joint_states", locked(self.on_joint_states))
+        node.create_service(types.std_srvs.srv.Trigger, "~/map", locked(self.on_map))
+        self.computing = LiveTimer(node, 1.0 / p["max_rate_hz"], locked(self.on_timer))
+        self.republishing = LiveTimer(node, self._republish_period(p), locked(self.on_republish))
+        node.create_timer(1.0, locked(self.on_diagnostics))
+        live.on_change(self._prepare)
         node.logger.info(f"modes of {self.robot.name}{' + tool' if p['tool'] else ''} on "
                          f"{node.resolve_name('joint_states')}: threshold {p['threshold']:g}, at most "
                          f"{p['max_rate_hz']:g} Hz")
@@ -157,6 +163,44 @@ class ModalMonitorNode:
             "published modal/frequencies": self.frequencies.count, "published modal/damping": self.damping.count,
             "published modal/mode_shapes": self.shapes.count, "published modal/markers": self.markers.count,
             "republished (publish_rate_hz)": self.republished}))
+
+    # ------------------------------------------------------------------ parameters
+    def _settings(self, p: Any) -> tuple[Any, Any]:
+        """(kp, kd) of the parameter values ``p`` (None: the YAML's), checked beyond their declarations (one value
+        or one per joint), as are the ``map.joints``: at start-up and for every change alike.
+
+        Raises:
+            RuntimeLayerError: naming the parameter and what is wrong.
+        """
+        robot = self.robot
+        gains = [None if not p[k] else p[k][0] if len(p[k]) == 1 else np.array(p[k]) for k in ("kp", "kd")]
+        pose = np.clip(np.zeros(robot.n), robot.lower_limits, robot.upper_limits)
+        checked("kp", modal_analysis, robot, pose, kp=gains[0])
+        checked("kd", modal_analysis, robot, pose, kd=gains[1])
+        joints = p["map.joints"]
+        if joints and (len(joints) != 2 or len(set(joints)) != 2 or not set(joints) <= set(robot.joint_names)):
+            raise RuntimeLayerError(f"parameter 'map.joints': expected two different joints of "
+                                    f"{list(robot.joint_names)}, got {list(joints)}")
+        return gains[0], gains[1]
+
+    @staticmethod
+    def _republish_period(p: Any) -> float | None:
+        return 1.0 / p["publish_rate_hz"] if p["publish_rate_hz"] > 0.0 else None
+
+    def _prepare(self, values: Any, changed: frozenset) -> Any:
+        """Check a change (:meth:`_settings`) and return what installs it (see :mod:`.live_parameters`): new gains
+        recompute the modes at the current pose at the next tick, marker settings redraw the current modes now,
+        rates re-create their timers; the rest is read where it is used."""
+        kp, kd = self._settings(values)
+
+        def commit() -> None:
+            self.computing.set_period(1.0 / values["max_rate_hz"])
+            self.republishing.set_period(self._republish_period(values))
+            if changed_any(changed, ("kp", "kd")):
+                self.kp, self.kd, self.computed = kp, kd, None
+            elif changed_any(changed, "markers.") and self.result is not None:
+                self._publish(self.result)
+        return commit
 
     def _publish(self, result: Any) -> None:
         types = self.node.types

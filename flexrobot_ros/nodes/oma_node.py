@@ -21,6 +21,9 @@ services write; an existing identified YAML is kept as a backup; the format of
 :mod:`flexrobot_ros.identification.modal_data`, shapes in ``shape_coordinates``); ``~/identify_joint_parameters``
 identifies ``identification.parameters`` of ``robot`` from every pose saved so far (seed 000 chapter 3) and writes
 the updated flexibility YAML to ``identified_yaml``.
+
+Parameters are live (the window, schedule, method and orders apply to the next identification, the rest to the next
+service call; :meth:`OmaNode._prepare`) except ``robot``, ``tool``, ``sample_rate_hz`` and ``queue_depth`` (read-only).
 """
 from __future__ import annotations
 
@@ -30,15 +33,18 @@ from typing import Any
 
 import numpy as np
 
-from flexrobot_ros.errors import IdentificationError, SignalError
+from flexrobot_ros.errors import IdentificationError, RuntimeLayerError, SignalError
 from flexrobot_ros.identification import (MeasuredMode, ModalData, PoseModes, identify_joint_parameters,
                                           read_modal_data, write_modal_data)
 from flexrobot_ros.identification.flexibility_update import identified_fields, write_identified_yaml
+from flexrobot_ros.identification.parameters import parse_parameters
 from flexrobot_ros.model import load_robot
 from flexrobot_ros.nodes.convert import (Counted, answer, diagnostics, float_array, joint_values, mode_shapes_array,
                                          ordered_stamp, reporting)
+from flexrobot_ros.nodes.live_parameters import LiveParameters, checked
 from flexrobot_ros.nodes.output_files import keep_previous, output_path
 from flexrobot_ros.oma import ModeTracker, SignalWarning, TrackerOptions
+from flexrobot_ros.oma.identify import parse_orders
 from flexrobot_ros.runtime import QOS_DEFAULT, QOS_LATCHED, ParameterSpec, run_node
 
 PARAMETERS = (
@@ -79,12 +85,11 @@ class OmaNode:
 
     def __init__(self, node: Any) -> None:
         self.node = node
-        p = self.p = node.declare_parameters(PARAMETERS)
+        live = self.live = LiveParameters(node, PARAMETERS)
+        p = self.p = live.values
         self.robot = load_robot(p["robot"], tool=p["tool"]) if p["robot"] else None
         self.channels = self.robot.joint_names if self.robot is not None else None
-        self.options = TrackerOptions(window_s=p["window_s"], update_period_s=p["update_period_s"],
-                                      max_bridged_samples=p["max_bridged_samples"],
-                                      method=p["method"], orders=p["orders"], block_rows=p["block_rows"] or None)
+        self.options = self._options(p)
         self.tracker: ModeTracker | None = None
         self.stamp, self.sample, self.pose, self.pose_stamp = None, None, None, None
         self.last_update, self.samples, self.updates, self.restarts = None, 0, 0, 0
@@ -97,16 +102,16 @@ class OmaNode:
         self.diagnostics = node.create_publisher(types.diagnostic_msgs.msg.DiagnosticArray, "diagnostics")
         joint_state = types.sensor_msgs.msg.JointState
         self.topic = node.resolve_name("motor_states")
-        node.create_subscription(joint_state, "motor_states", self.on_encoders,
+        locked = live.locked  # callbacks and parameter changes take turns
+        node.create_subscription(joint_state, "motor_states", locked(self.on_encoders),
                                  QOS_DEFAULT.with_depth(p["queue_depth"]))
-        node.create_subscription(joint_state, "joint_states", self.on_joint_states)
+        node.create_subscription(joint_state, "joint_states", locked(self.on_joint_states))
         trigger = types.std_srvs.srv.Trigger
-        node.create_service(trigger, "~/identify", lambda request, response: answer(response, self._identify))
-        node.create_service(trigger, "~/reset", lambda request, response: answer(response, self._reset))
-        node.create_service(trigger, "~/save_modal_data", lambda request, response: answer(response, self._save))
-        node.create_service(trigger, "~/identify_joint_parameters",
-                            lambda request, response: answer(response, self._identify_joints))
-        node.create_timer(1.0, self.on_diagnostics)
+        for name, action in (("~/identify", self._identify), ("~/reset", self._reset),
+                             ("~/save_modal_data", self._save), ("~/identify_joint_parameters", self._identify_joints)):
+            node.create_service(trigger, name, locked(lambda request, response, act=action: answer(response, act)))
+        node.create_timer(1.0, locked(self.on_diagnostics))
+        live.on_change(self._prepare)
         node.logger.info(f"OMA ({p['method']}, orders {p['orders']}) on {self.topic} at {p['sample_rate_hz']:g} Hz, "
                          f"window {p['window_s']:g} s every {p['update_period_s']:g} s")
 
@@ -207,6 +212,37 @@ class OmaNode:
         values = ", ".join(f"{q.name} = {q.value:.6g} {q.unit} (was {q.nominal:.6g}, std {q.std:.3g})"
                            for q in result.parameters)
         return f"{out}: {values}" + "".join(f"; warning: {w}" for w in result.warnings) + kept
+
+    # ------------------------------------------------------------------ parameters
+    def _options(self, p: Any) -> TrackerOptions:
+        """Tracker settings of the parameter values ``p``, checked beyond their declarations (model orders, window
+        length at the sample rate, joint-parameter selection): at start-up and for every change alike.
+
+        Raises:
+            RuntimeLayerError: naming the parameter and what is wrong.
+        """
+        checked("orders", parse_orders, p["orders"])
+        samples = int(round(p["window_s"] * p["sample_rate_hz"]))
+        if samples < 10:
+            raise RuntimeLayerError(f"parameter 'window_s': {p['window_s']:g} s at {p['sample_rate_hz']:g} Hz holds "
+                                    f"{samples} samples; the window needs at least 10")
+        if self.robot is not None:
+            checked("identification.parameters", parse_parameters, self.robot, p["identification.parameters"])
+        return TrackerOptions(window_s=p["window_s"], update_period_s=p["update_period_s"],
+                              max_bridged_samples=p["max_bridged_samples"], method=p["method"], orders=p["orders"],
+                              block_rows=p["block_rows"] or None)
+
+    def _prepare(self, values: Any, changed: frozenset) -> Any:
+        """Check a change (:meth:`_options`) and return what installs it (see :mod:`.live_parameters`): the window,
+        method, orders and schedule apply to the next identification; files and identification settings are read
+        when their service runs."""
+        options = self._options(values)
+
+        def commit() -> None:
+            self.options = options
+            if self.tracker is not None:
+                self.tracker.set_options(options)
+        return commit if options != self.options else None
 
     # ------------------------------------------------------------------ helpers
     def _output(self, parameter: str) -> Path:

@@ -33,6 +33,11 @@ pause; the simulation also pauses by itself at the ``pause_at_s`` times). Set-po
 Excitation (so that OMA has something to identify): ``excitation.type: impacts`` applies the ``impact.*`` pulse
 every ``excitation.period_s`` from ``excitation.first_s``; ``random`` applies a band-limited Gaussian force of RMS
 ``excitation.rms`` in ``excitation.band_hz``; ``none`` leaves the robot alone.
+
+Parameters are live (``ros2 param set``: gains reach the running law from the next sample, the timer follows
+``update_period_s``, the excitation schedule restarts, ...; :meth:`SimulatorNode._prepare`) except those fixed at
+start-up, declared read-only: the model, ``rate_hz``, ``substeps``, ``autostart``, ``publish_robot_description`` and
+the simulated encoders.
 """
 from __future__ import annotations
 
@@ -43,14 +48,16 @@ from typing import Any
 import numpy as np
 
 from flexrobot_ros.dynamics import Poly9Trajectory, feedforward
-from flexrobot_ros.errors import SimulationError
+from flexrobot_ros.errors import RuntimeLayerError, SimulationError
 from flexrobot_ros.kinematics import link_transforms
 from flexrobot_ros.model import load_robot
 from flexrobot_ros.nodes.convert import (Counted, InputError, diagnostics, joint_state, joint_values, reporting,
                                          tf_message, trajectory_arrays, vector)
+from flexrobot_ros.nodes.live_parameters import LiveParameters, LiveTimer, changed_any, checked
 from flexrobot_ros.runtime import QOS_DEFAULT, QOS_LATCHED, ParameterSpec, run_node
 from flexrobot_ros.simulation import (FeedforwardPD, FixedStepIntegration, LinkEncoder, MotorEncoder,
                                       PDGravityCompensation, RandomForce, RectangularPulse, Simulation, TorqueInput)
+from flexrobot_ros.simulation.excitation import as_wrench
 
 #: History of the motor_states / joint_states writers: one second of samples at 1 kHz.
 STATE_HISTORY = 1000
@@ -59,10 +66,10 @@ STATE_QOS = QOS_DEFAULT.with_depth(STATE_HISTORY)
 PARAMETERS = (
     ParameterSpec("robot", "scompi", "shipped robot name or path of a flexibility YAML", read_only=True),
     ParameterSpec("tool", False, "add the tool described in the flexibility YAML", read_only=True),
-    ParameterSpec("set_point", [], "link pose held at start and after ~/reset [rad | m]; empty: zeros clipped "
-                  "to the joint limits", type="double_array"),
+    ParameterSpec("set_point", [], "link pose held at start and after ~/reset (a change applies at the next "
+                  "~/reset) [rad | m]; empty: zeros clipped to the joint limits", type="double_array"),
     ParameterSpec("set_points", [], "poses the ~/set_point service cycles through, n values per pose "
-                  "[rad | m]", type="double_array"),
+                  "[rad | m] (a change restarts the cycle at its first pose)", type="double_array"),
     ParameterSpec("set_point_move_s", 2.0, "duration of a set-point move [s]; 0: step the PD set point",
                   range=(0.0, 600.0)),
     ParameterSpec("kp", [], "motor PD stiffness [N m/rad]: empty for the YAML's, one value or n values",
@@ -77,34 +84,38 @@ PARAMETERS = (
     ParameterSpec("pause_at_s", [], "simulated times at which the simulation pauses until ~/run (a scripted "
                   "experiment's checkpoints, exact whatever the machine's load) [s]", range=(0.0, 1e9),
                   type="double_array"),
-    ParameterSpec("duration_s", 0.0, "simulated seconds after which the simulation stops (0: never)",
-                  range=(0.0, 1e9)),
-    ParameterSpec("autostart", True, "run at start-up (else wait for ~/run)"),
+    ParameterSpec("duration_s", 0.0, "simulated seconds after which the simulation stops (0: never; a finished "
+                  "simulation goes on with ~/run once duration_s is raised)", range=(0.0, 1e9)),
+    ParameterSpec("autostart", True, "run at start-up (else wait for ~/run)", read_only=True),
     ParameterSpec("joint_states_decimation", 1, "publish joint_states every k-th sample", range=(1, 1000)),
     ParameterSpec("tf_rate_hz", 50.0, "rate of the link transforms on tf [Hz]; 0: no tf", range=(0.0, 1000.0)),
     ParameterSpec("publish_robot_description", True, "publish the URDF on robot_description (latched); turn off "
-                  "when robot_state_publisher runs"),
+                  "when robot_state_publisher runs", read_only=True),
     ParameterSpec("torque_command_mode", "effort", "motor_torque_command is the motor torque ('effort') or is "
                   "added to the PD + compensation law ('additive')", choices=("effort", "additive")),
     ParameterSpec("motor_encoder.counts_per_rev", 0.0, "motor encoder counts per rotor revolution (0: ideal)",
-                  range=(0.0, 1e12)),
+                  range=(0.0, 1e12), read_only=True),
     ParameterSpec("motor_encoder.noise_std", 0.0, "motor encoder noise standard deviation [rad]",
-                  range=(0.0, 1.0)),
+                  range=(0.0, 1.0), read_only=True),
     ParameterSpec("link_encoder.counts_per_rev", 0.0, "link encoder counts per joint revolution (0: ideal)",
-                  range=(0.0, 1e12)),
+                  range=(0.0, 1e12), read_only=True),
     ParameterSpec("link_encoder.noise_std", 0.0, "link encoder noise standard deviation [rad | m]",
-                  range=(0.0, 1.0)),
+                  range=(0.0, 1.0), read_only=True),
     ParameterSpec("impact.force", [0.0, 50.0, 0.0], "impact force [N] (3 values) or wrench [N, N m] (6 values), "
                   "world axes (seed 000 section 2.4.3: 50 N along y0)", type="double_array"),
     ParameterSpec("impact.duration_s", 0.006, "impact duration [s]", range=(1e-6, 10.0)),
     ParameterSpec("impact.record_s", 0.0, "pause the simulation this many simulated seconds after an ~/apply_impact "
                   "pulse starts (0: keep running)", range=(0.0, 1e6)),
     ParameterSpec("impact.frame", "", "frame where impacts and random forces act (empty: the tool frame)"),
-    ParameterSpec("excitation.type", "impacts", "automatic excitation", choices=("impacts", "random", "none")),
+    ParameterSpec("excitation.type", "impacts", "automatic excitation (a change, or one of first_s / period_s, "
+                  "restarts the schedule: first_s if still ahead, else one period after the last excitation; "
+                  "a random force in progress stops when the type changes)",
+                  choices=("impacts", "random", "none")),
     ParameterSpec("excitation.first_s", 0.2, "simulated time of the first excitation [s]", range=(0.0, 1e9)),
     ParameterSpec("excitation.period_s", 3.0, "time between impacts / length of each random-force segment [s]",
                   range=(0.01, 1e9)),
-    ParameterSpec("excitation.rms", [5.0, 5.0, 5.0], "random force RMS per axis [N] (3) or wrench (6)",
+    ParameterSpec("excitation.rms", [5.0, 5.0, 5.0], "random force RMS per axis [N] (3) or wrench (6), from the "
+                  "next segment on",
                   type="double_array", range=(0.0, 1e6)),
     ParameterSpec("excitation.band_hz", [1.0, 200.0], "random force band [f_low, f_high] [Hz]",
                   type="double_array", range=(0.0, 1e4)),
@@ -120,27 +131,25 @@ class SimulatorNode:
 
     def __init__(self, node: Any) -> None:
         self.node = node
-        p = self.p = node.declare_parameters(PARAMETERS)
+        live = self.live = LiveParameters(node, PARAMETERS)
+        p = self.p = live.values
         self.robot = robot = load_robot(p["robot"], tool=p["tool"])
         self.names, self.rate = robot.joint_names, p["rate_hz"]
-        self.home = self._pose(p["set_point"] or np.clip(np.zeros(robot.n), robot.lower_limits, robot.upper_limits))
-        self.set_points = [self._pose(p["set_points"][i:i + robot.n])
-                           for i in range(0, len(p["set_points"]), robot.n)]
-        self.hold = PDGravityCompensation.create(robot, self.home, self._gains("kp"), self._gains("kd"))
+        settings = self._settings(p)
+        self.hold, self.set_points, self.frame = settings["hold"], settings["set_points"], settings["frame"]
+        self.home = self.hold.q_d
         sensors = (MotorEncoder(p["motor_encoder.counts_per_rev"] or None, p["motor_encoder.noise_std"]),
                    LinkEncoder(p["link_encoder.counts_per_rev"] or None, p["link_encoder.noise_std"]))
         self.sim = Simulation(robot, self.hold, rate=self.rate, fixed=FixedStepIntegration(p["substeps"]),
                               sensors=sensors)
-        self.frame = p["impact.frame"] or robot.tool_frame
-        robot.frame_id(self.frame)
         self.command = np.zeros(robot.n)
         self.mode, self.state, self.move_end, self.next_set_point = "hold", "paused", None, 0
         self.excitations: list[Any] = []
-        self.next_excitation, self.excitation_count = p["excitation.first_s"], 0
+        self.next_excitation, self.excitation_count, self.last_excitation = p["excitation.first_s"], 0, None
         self.stamp_base: float | None = None
         self.anchor = (time.monotonic(), 0)
         self.overruns, self.late_references = 0, 0
-        self.pauses = self._scheduled_pauses()  # sample indices to pause on (pause_at_s, impact records)
+        self.pauses = self._scheduled_pauses(p)  # sample indices to pause on (pause_at_s, impact records)
         self.diagnosed = (time.monotonic(), 0.0)
 
         types = node.types
@@ -152,16 +161,20 @@ class SimulatorNode:
         if p["publish_robot_description"]:
             description = node.create_publisher(types.std_msgs.msg.String, "robot_description", QOS_LATCHED)
             description.publish(types.std_msgs.msg.String(data=robot.urdf_path.read_text()))
-        node.create_subscription(types.std_msgs.msg.Float64MultiArray, "motor_torque_command", self.on_torque)
-        node.create_subscription(types.trajectory_msgs.msg.JointTrajectory, "motor_trajectory", self.on_reference)
-        node.create_subscription(joint_state_type, "set_point", self.on_set_point)
+        locked = live.locked  # callbacks and parameter changes take turns
+        node.create_subscription(types.std_msgs.msg.Float64MultiArray, "motor_torque_command",
+                                 locked(self.on_torque))
+        node.create_subscription(types.trajectory_msgs.msg.JointTrajectory, "motor_trajectory",
+                                 locked(self.on_reference))
+        node.create_subscription(joint_state_type, "set_point", locked(self.on_set_point))
         trigger = types.std_srvs.srv.Trigger
-        node.create_service(trigger, "~/apply_impact", self.on_apply_impact)
-        node.create_service(trigger, "~/reset", self.on_reset)
-        node.create_service(trigger, "~/set_point", self.on_next_set_point)
-        node.create_service(types.std_srvs.srv.SetBool, "~/run", self.on_run)
-        node.create_timer(p["update_period_s"], self.on_tick)
-        node.create_timer(1.0, self.on_diagnostics)
+        node.create_service(trigger, "~/apply_impact", locked(self.on_apply_impact))
+        node.create_service(trigger, "~/reset", locked(self.on_reset))
+        node.create_service(trigger, "~/set_point", locked(self.on_next_set_point))
+        node.create_service(types.std_srvs.srv.SetBool, "~/run", locked(self.on_run))
+        self.ticks = LiveTimer(node, p["update_period_s"], locked(self.on_tick))
+        node.create_timer(1.0, locked(self.on_diagnostics))
+        live.on_change(self._prepare)
         if p["autostart"]:
             self._run(True)
         node.logger.info(f"simulating {robot.name}{' + tool' if p['tool'] else ''} at {self.rate:g} Hz, real-time "
@@ -237,8 +250,8 @@ class SimulatorNode:
         self.sim.set_controller(self.hold)
         self.sim.clear_excitations()
         self.sim.reset(q0=self.home)
-        self.excitations, self.next_excitation = [], self.p["excitation.first_s"]
-        self.mode, self.move_end, self.pauses = "hold", None, self._scheduled_pauses()
+        self.excitations, self.next_excitation, self.last_excitation = [], self.p["excitation.first_s"], None
+        self.mode, self.move_end, self.pauses = "hold", None, self._scheduled_pauses(self.p)
         self.diagnosed = (time.monotonic(), 0.0)
         was_paused, self.state = self.state == "paused", "paused"
         self._run(not was_paused)
@@ -281,13 +294,90 @@ class SimulatorNode:
             "published tf": self.tf.count,
             "motor_states subscribers": self.motor_states.publisher.get_subscription_count()}))
 
+    # ------------------------------------------------------------------ parameters
+    def _settings(self, p: Any) -> dict[str, Any]:
+        """What the parameter values ``p`` configure, checked beyond their declarations (lengths against the
+        joints, frame names, forces, the random-force band): at start-up and for every change alike.
+
+        Raises:
+            RuntimeLayerError: naming the parameter and what is wrong.
+        """
+        robot, n = self.robot, self.robot.n
+        home = checked("set_point", robot.check_q, p["set_point"] or np.clip(np.zeros(n), robot.lower_limits,
+                                                                              robot.upper_limits), "set point")
+        if len(p["set_points"]) % n:
+            raise RuntimeLayerError(f"parameter 'set_points': {len(p['set_points'])} values are not whole poses of "
+                                    f"{n} joints {list(self.names)}")
+        set_points = [checked("set_points", robot.check_q, p["set_points"][i:i + n], f"set point {i // n + 1}")
+                      for i in range(0, len(p["set_points"]), n)]
+        hold = checked("set_point", PDGravityCompensation.create, robot, home)  # the YAML's gains
+        for name in ("kp", "kd"):  # empty: the YAML's, one value: every joint, else one per joint
+            values = p[name][0] if len(p[name]) == 1 else p[name] or None
+            hold = checked(name, hold.with_gains, **{name: values})
+        frame = p["impact.frame"] or robot.tool_frame
+        checked("impact.frame", robot.frame_id, frame)
+        checked("impact.force", as_wrench, p["impact.force"], "impact force")
+        if p["excitation.type"] == "random":  # a short segment checks the RMS values and the band at this rate
+            checked("excitation.rms / excitation.band_hz", RandomForce, frame, p["excitation.rms"],
+                    tuple(p["excitation.band_hz"]), 0.0, min(p["excitation.period_s"], 1.0),
+                    sample_rate=self.rate)
+        return {"hold": hold, "set_points": set_points, "frame": frame}
+
+    def _prepare(self, values: Any, changed: frozenset) -> Any:
+        """Check a change (:meth:`_settings`) and return what installs it (see :mod:`.live_parameters`)."""
+        settings = self._settings(values)
+        steps = []
+        if changed_any(changed, ("kp", "kd")):
+            hold = self.hold.with_gains(settings["hold"].kp, settings["hold"].kd)  # same set point
+
+            def gains() -> None:  # the law running now (hold, move, trajectory, additive command) and later ones
+                self.hold = hold
+                if hasattr(self.sim.controller, "with_gains"):
+                    self.sim.set_gains(hold.kp, hold.kd)
+            steps.append(gains)
+        if "torque_command_mode" in changed and self.mode == "command":
+            steps.append(lambda: self.sim.set_controller(self._command_controller()))
+        if "set_point" in changed:
+            steps.append(lambda: setattr(self, "home", settings["hold"].q_d))
+        if "set_points" in changed:
+            def set_points() -> None:  # the ~/set_point cycle restarts at the first new pose
+                self.set_points, self.next_set_point = settings["set_points"], 0
+            steps.append(set_points)
+        if "impact.frame" in changed:
+            steps.append(lambda: setattr(self, "frame", settings["frame"]))
+        if "real_time_factor" in changed and self.state == "running":  # the new pace counts from now
+            steps.append(lambda: setattr(self, "anchor", (time.monotonic(), self.sim.sample_index)))
+        if "update_period_s" in changed:
+            steps.append(lambda: self.ticks.set_period(values["update_period_s"]))
+        if "pause_at_s" in changed:
+            old, new = set(self._scheduled_pauses(self.p)), set(self._scheduled_pauses(values))
+            steps.append(lambda: setattr(self, "pauses", sorted(set(self.pauses) - old | new)))
+        if changed_any(changed, ("excitation.type", "excitation.first_s", "excitation.period_s")):
+            new_type = values["excitation.type"] != self.p["excitation.type"]
+            steps.append(lambda: self._reschedule(new_type))
+
+        def commit() -> None:
+            for step in steps:
+                step()
+        return commit
+
+    def _reschedule(self, new_type: bool) -> None:
+        """Next automatic excitation after a change of ``excitation.type/first_s/period_s``: ``first_s`` if still
+        ahead, else one period after the last automatic excitation, not before the next sample. A random force in
+        progress stops when the type changes."""
+        p, t_next = self.p, (self.sim.sample_index + 1) / self.rate
+        if p["excitation.first_s"] >= t_next:
+            self.next_excitation = p["excitation.first_s"]
+        elif self.last_excitation is not None:
+            self.next_excitation = max(t_next, self.last_excitation + p["excitation.period_s"])
+        else:
+            self.next_excitation = t_next
+        if new_type:
+            self._set_excitations([e for e in self.excitations if not isinstance(e, RandomForce)])
+
     # ------------------------------------------------------------------ helpers
     def _pose(self, values: Any) -> np.ndarray:
         return self.robot.check_q(values, "set point")
-
-    def _gains(self, name: str) -> Any:
-        values = self.p[name]
-        return None if not values else values[0] if len(values) == 1 else np.array(values)
 
     def _run(self, running: bool) -> None:
         if running and self.state in ("paused", "finished") and not self._finished():
@@ -297,9 +387,9 @@ class SimulatorNode:
         elif not running and self.state == "running":
             self.state = "paused"
 
-    def _scheduled_pauses(self) -> list[int]:
-        """Sample indices of the ``pause_at_s`` times still ahead, ascending."""
-        samples = {int(round(t * self.rate)) for t in self.p["pause_at_s"]}
+    def _scheduled_pauses(self, p: Any) -> list[int]:
+        """Sample indices of the ``pause_at_s`` times (of the parameter values ``p``) still ahead, ascending."""
+        samples = {int(round(t * self.rate)) for t in p["pause_at_s"]}
         return sorted(k for k in samples if k > self.sim.sample_index)
 
     def _finished(self) -> bool:
@@ -363,17 +453,23 @@ class SimulatorNode:
                                          t0, t0 + period, seed=self.p["excitation.seed"] + self.excitation_count,
                                          sample_rate=self.rate)
             self._apply(excitation)
+            self.last_excitation = t0
             self.next_excitation += period
 
     def _apply(self, excitation: Any) -> None:
-        live = [e for e in self.excitations if e.t1 > self.sim.t]
+        self._set_excitations(self.excitations)
+        self.sim.apply(excitation)
+        self.excitations.append(excitation)
+        self.excitation_count += 1
+
+    def _set_excitations(self, excitations: list[Any]) -> None:
+        """Keep those of ``excitations`` that have not ended."""
+        live = [e for e in excitations if e.t1 > self.sim.t]
         if len(live) < len(self.excitations):
             self.sim.clear_excitations()
             for old in live:
                 self.sim.apply(old)
-        self.sim.apply(excitation)
-        self.excitations = live + [excitation]
-        self.excitation_count += 1
+        self.excitations = live
 
     def _publish(self, output: Any) -> None:
         types, names, decimation = self.node.types, self.names, self.p["joint_states_decimation"]

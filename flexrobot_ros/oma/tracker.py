@@ -136,6 +136,20 @@ class ModeTracker:
         """Fraction of the window holding samples (identification starts when it is 1)."""
         return min(self._buffer.count / len(self._buffer.data), 1.0)
 
+    def set_options(self, options: TrackerOptions) -> None:
+        """New settings from the next sample (or :meth:`update`) on. A new ``window_s`` keeps the newest samples
+        that fit (a longer window fills up before the next scheduled update); tracked identities and the update
+        schedule (``update_period_s`` after the last update) are kept."""
+        n = int(round(options.window_s * self.fs_hz))
+        if n < 10:
+            raise SignalError(f"tracker: window of {options.window_s} s at {self.fs_hz} Hz holds {n} samples")
+        if n != len(self._buffer.data):
+            kept = self._buffer.window()[-n:]
+            self._buffer = _Buffer(np.zeros((n, len(self.channels))))
+            self._buffer.data[:len(kept)] = kept
+            self._buffer.count, self._buffer.head = len(kept), len(kept) % n
+        self.options = options
+
     def reset(self) -> None:
         """Empty the window (tracked identities are kept)."""
         self._buffer.count = 0

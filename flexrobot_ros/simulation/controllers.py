@@ -12,6 +12,7 @@ outside their time span.
 """
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Protocol
 
@@ -166,6 +167,13 @@ class FeedforwardPD:
         self.qd_m_ref = Signal(qd_m_ref, n, f"robot {robot.name}: qd_m_ref", times)
         self.kp = _gains(robot, kp, robot.kp, "kp")
         self.kd = _gains(robot, kd, robot.kd, "kd")
+
+    def with_gains(self, kp: Any = None, kd: Any = None) -> "FeedforwardPD":
+        """The same feedforward and references with new gains (None keeps a gain)."""
+        law = copy.copy(self)
+        law.kp = _gains(self.robot, kp, self.kp, "kp")
+        law.kd = _gains(self.robot, kd, self.kd, "kd")
+        return law
 
     def motor_torque(self, t, q, qd, q_m, qd_m):
         return self.tau_ff(t) + self.kp * (self.q_m_ref(t) - q_m) + self.kd * (self.qd_m_ref(t) - qd_m)
