@@ -121,7 +121,7 @@ class ModalMonitorNode:
         for publisher, msg in self.published:
             for marker in getattr(msg, "markers", ()):
                 marker.header.stamp = stamp
-            publisher.publisher.publish(msg)
+            publisher.publish(msg)  # counted: the diagnostics' publication counts are every message sent
         self.republished += 1
 
     def on_map(self, request: Any, response: Any) -> Any:
