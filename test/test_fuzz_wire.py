@@ -2,7 +2,7 @@
 
 The four nodes run as processes (the simulator streaming at 1 kHz); malformed samples of every kind in
 :mod:`wire_fuzz` go through real DDS to every topic a node subscribes to, and undecodable requests to every service
-it serves. Acceptance: no node dies; each rejection is counted per cause in its diagnostics; valid traffic goes on
+it serves (its own and the six parameter services). Acceptance: no node dies; each rejection is counted per cause in its diagnostics; valid traffic goes on
 being taken (the simulator's own encoder stream by the OMA node, then a valid pose, trajectory and service call
 sent by the test); resident memory stays bounded.
 """
@@ -35,6 +35,10 @@ TARGETS = {
                   "/oma_node/identify_joint_parameters")),
 }
 #: samples per topic and requests per service (bench/fuzz_wire.py raises them through the environment), seed.
+#: The parameter services every node serves (rcl_interfaces), fuzzed like the node's own services.
+PARAMETER_SERVICES = {"list_parameters": "ListParameters", "get_parameters": "GetParameters",
+                      "set_parameters": "SetParameters", "set_parameters_atomically": "SetParametersAtomically",
+                      "describe_parameters": "DescribeParameters", "get_parameter_types": "GetParameterTypes"}
 PER_TOPIC = int(os.environ.get("FLEXROBOT_FUZZ_SAMPLES", 150))
 PER_SERVICE = int(os.environ.get("FLEXROBOT_FUZZ_REQUESTS", 20))
 SEED = int(os.environ.get("FLEXROBOT_FUZZ_SEED", 12))
@@ -68,6 +72,8 @@ def campaign(harness, node, per_topic: int, per_service: int, seed: int) -> dict
             publishers.setdefault(topic, (node.create_publisher(types.get(typename), topic), typename))
     clients = [node.create_client(types.std_srvs.srv.SetBool if name.endswith("/run") else types.std_srvs.srv.Trigger,
                                   name) for _, services in TARGETS.values() for name in services]
+    clients += [node.create_client(types.get(f"rcl_interfaces/srv/{kind}"), f"/{name}/{service}")
+                for name in TARGETS for service, kind in PARAMETER_SERVICES.items()]
     assert harness.spin(60.0, lambda: all(p.get_subscription_count() for p, _ in publishers.values())
                         and all(c.service_is_ready() for c in clients))
     for k, (topic, (publisher, typename)) in enumerate(sorted(publishers.items())):
