@@ -10,6 +10,15 @@ transient is ``y_t = C A^t x_0``), not only for stationary responses, so impact 
 handled. One SVD and one QR of ``O_up`` (all ``n_max`` columns) serve every order: the least-squares solution
 for the first ``n`` columns is a triangular solve on the leading block. Channels are scaled by a common factor
 (or each to unit variance); mode shapes are returned in the original units.
+
+Noise-free data (simulation output) make ``T`` exactly rank deficient: its rank is the number of states the
+record excites, and the singular values beyond it are float64 rounding. The columns of ``O`` they give are
+directions of rounding error, and orders above the rank model them with poles that are not the system's,
+nested over the orders (one SVD serves all of them), so some of them look stable. :func:`numerical_rank` finds
+the float64 rank; orders above it use the model of that rank (they carry no more information; the batch
+pipeline says so in its notes). Noisy data are full rank and not affected. Records whose stored digits leave
+rounding above float64's (e.g. 12 digits of a large set point) are full rank too: their rounding poles are
+recognized by the mode selection's confidence test (:mod:`~flexrobot_ros.oma.selection`).
 """
 from __future__ import annotations
 
@@ -23,8 +32,9 @@ from flexrobot_ros.errors import SignalError
 from flexrobot_ros.oma.poles import PoleSet, oscillating, pole_set
 from flexrobot_ros.oma.signals import channel_scales
 
-__all__ = ["covariances", "default_block_rows", "ssi_cov_poles", "ssi_cov_poles_from_covariances",
-           "ssi_cov_min_samples"]
+__all__ = ["covariances", "default_block_rows", "numerical_rank", "ssi_cov_poles",
+           "ssi_cov_poles_from_covariances", "ssi_cov_min_samples"]
+
 
 
 def default_block_rows(max_order: int, channels: int) -> int:
@@ -63,15 +73,27 @@ def toeplitz(R: np.ndarray, block_rows: int) -> np.ndarray:
     return T
 
 
+def numerical_rank(singular_values: np.ndarray) -> int:
+    """Number of states the block Toeplitz matrix determines: its singular values (descending) above the float64
+    rounding of the largest, ``eps * size * s_max`` (the rank test of ``numpy.linalg.matrix_rank``)."""
+    s = np.asarray(singular_values, dtype=float)
+    if len(s) == 0 or s[0] <= 0:
+        return 0
+    return int(np.sum(s > np.finfo(float).eps * len(s) * s[0]))
+
+
 def ssi_cov_poles(data: np.ndarray, fs_hz: float, orders: Sequence[int], block_rows: int | None = None,
-                  scaling: str = "common", progress: Callable[[int, int], None] | None = None) -> list[PoleSet]:
+                  scaling: str = "common", progress: Callable[[int, int], None] | None = None,
+                  rank_out: list | None = None) -> list[PoleSet]:
     """Poles, frequencies, damping ratios and mode shapes of the SSI-cov models of every order in ``orders``.
 
     ``data`` (samples, channels) sampled uniformly at ``fs_hz`` [Hz]; ``orders`` are state dimensions;
     ``block_rows`` is ``i`` (default :func:`default_block_rows`). The mean of each channel is removed (what
     remains of a set point in a free decay is a constant, i.e. one more real state); ``scaling`` as in
     :func:`~flexrobot_ros.oma.signals.channel_scales`. Returns one :class:`PoleSet` per order, ascending.
-    ``progress(done, total)`` is called after each order.
+    ``progress(done, total)`` is called after each order. Orders above the states the record determines
+    (:func:`numerical_rank`) repeat the model of that rank; ``rank_out``: if a list, that rank and the smallest
+    singular value used, relative to the largest, are appended to it.
     """
     y = np.asarray(data, dtype=float)
     if y.ndim == 1:
@@ -88,7 +110,7 @@ def ssi_cov_poles(data: np.ndarray, fs_hz: float, orders: Sequence[int], block_r
             f"{n_samples}, need at least {need}")
     scale = channel_scales(y, scaling, "SSI-cov")
     R = covariances((y - y.mean(axis=0)) / scale, 2 * i - 1)
-    return ssi_cov_poles_from_covariances(R, scale, fs_hz, orders, i, progress)
+    return ssi_cov_poles_from_covariances(R, scale, fs_hz, orders, i, progress, rank_out)
 
 
 def _check_orders(orders: Sequence[int]) -> list[int]:
@@ -109,10 +131,12 @@ def _block_rows(block_rows: int | None, max_order: int, m: int) -> int:
 
 def ssi_cov_poles_from_covariances(R: np.ndarray, scale: np.ndarray, fs_hz: float, orders: Sequence[int],
                                    block_rows: int,
-                                   progress: Callable[[int, int], None] | None = None) -> list[PoleSet]:
+                                   progress: Callable[[int, int], None] | None = None,
+                                   rank_out: list | None = None) -> list[PoleSet]:
     """SSI-cov from covariances ``R`` (lags ``0 .. 2i-1``, (2i, m, m)) of channels scaled by ``scale`` (m,).
 
-    Used directly by the online tracker, which keeps the covariances of its window up to date.
+    Orders above :func:`numerical_rank` use the model of that rank (appended to ``rank_out`` if a list, with the
+    smallest singular value used relative to the largest).
     """
     orders = _check_orders(orders)
     m = R.shape[1]
@@ -120,18 +144,28 @@ def ssi_cov_poles_from_covariances(R: np.ndarray, scale: np.ndarray, fs_hz: floa
     if R.shape[0] < 2 * i:
         raise SignalError(f"SSI-cov: {2 * i} covariance lags needed for {i} block rows, got {R.shape[0]}")
     U, s, _ = scipy.linalg.svd(toeplitz(R, i), full_matrices=False, check_finite=False)
-    nmax = orders[-1]
+    rank = numerical_rank(s)
+    nmax = max(min(orders[-1], rank), 1)
+    if rank_out is not None:
+        rank_out += [rank, float(s[nmax - 1] / s[0]) if s[0] > 0 else 0.0]
     O = U[:, :nmax] * np.sqrt(s[:nmax])
     Q, Rq = scipy.linalg.qr(O[:-m], mode="economic", check_finite=False)
     rhs = Q.T @ O[m:]
     scale = np.asarray(scale, dtype=float)
     out = []
+    capped = None
     for k, n in enumerate(orders):
-        A = scipy.linalg.solve_triangular(Rq[:n, :n], rhs[:n, :n], check_finite=False)
-        mu, psi = np.linalg.eig(A)
-        keep = oscillating(mu)
-        shapes = (O[:m, :n] @ psi[:, keep]).T * scale
-        out.append(pole_set(n, mu[keep], shapes, fs_hz))
+        if n > nmax and capped is not None:  # no more states in the data: the model of the rank again
+            out.append(PoleSet(n, capped.poles, capped.frequencies_hz, capped.damping_ratios, capped.shapes))
+        else:
+            ne = min(n, nmax)
+            A = scipy.linalg.solve_triangular(Rq[:ne, :ne], rhs[:ne, :ne], check_finite=False)
+            mu, psi = np.linalg.eig(A)
+            keep = oscillating(mu)
+            shapes = (O[:m, :ne] @ psi[:, keep]).T * scale
+            out.append(pole_set(n, mu[keep], shapes, fs_hz))
+            if ne == nmax:
+                capped = out[-1]
         if progress is not None:
             progress(k + 1, len(orders))
     return out

@@ -23,7 +23,7 @@ import scipy.linalg
 
 from flexrobot_ros.errors import SignalError
 from flexrobot_ros.oma.poles import PoleSet, oscillating, pole_set
-from flexrobot_ros.oma.signals import channel_scales
+from flexrobot_ros.oma.signals import channel_scales, data_precision
 
 __all__ = ["VarModel", "transient_onset", "var_models", "var_pole_set", "var_poles", "var_min_samples"]
 
@@ -104,9 +104,20 @@ def var_models(data: np.ndarray, orders: Sequence[int], intercept: bool = True, 
     ``data`` (samples, channels). Equations (time rows ``k = p_max .. N-1``) whose residual exceeds
     ``outlier_sigma`` standard deviations in any channel are left out: this is where the VAR model does not hold,
     i.e. the forced part of an impact (the force is an input an output-only model does not know), spikes and
-    glitches. They are found at the largest order (robust scale 1.4826 MAD, at least ``noise_floor`` in data units
-    and 1e-6 of the channel's std; refit up to three times), and for each lower order the rows that fit that order's
-    model are put back by a QR update, since the contamination left by an impact lasts as many samples as the order.
+    glitches. They are found at the largest order (robust scale 1.4826 MAD, refit up to three times), and for each
+    lower order the rows that fit that order's model are put back by a QR update, since the contamination left by
+    an impact lasts as many samples as the order. The scale is bounded below by what the data's own precision
+    gives a residual of the fitted model: the per-channel error std ``e`` = max(``noise_floor``, stored precision
+    of ``data`` / sqrt 3 (:func:`~flexrobot_ros.oma.signals.data_precision`)) propagated through the equation,
+    ``sqrt(e_c^2 + sum_i sum_j A_i[c, j]^2 e_j^2)``; no level of measurement noise is assumed, so a noise-free
+    record (simulation output, exported with any number of digits) is judged by its precision.
+
+    Noise-free data of a system with ``n`` states make the regressor exactly rank deficient (rank ``n + 1`` of
+    ``1 + m p`` columns). Its singular values below the precision (``e`` times ``sqrt(rows) + sqrt(columns)``,
+    what the stored digits alone leave) carry no information: where the triangular factor has such a direction the
+    coefficients are the minimum-norm least-squares solution without it (truncated SVD), instead of rounding
+    errors amplified by ``1 / r_min`` (which made the residuals heavy tailed and the outlier test refuse the
+    record). Noisy data never reach that test (their noise directions lie far above the precision).
     A record that starts at rest (an impact test with a pre-trigger, :func:`transient_onset`) starts with the rows
     from the onset to ``excitation_samples`` samples (the longest expected force pulse) plus the largest order after
     it left out, since a high-order model absorbs the forced response; they come back order by order where they fit.
@@ -118,9 +129,9 @@ def var_models(data: np.ndarray, orders: Sequence[int], intercept: bool = True, 
     n, m = y.shape
     mean = y.mean(axis=0)
     scale = channel_scales(y, scaling, "VAR")
+    precision = data_precision(y)
     y = (y - mean) / scale
-    floor = np.maximum(np.broadcast_to(np.asarray(noise_floor, dtype=float), (m,)) / scale,
-                       1e-6 * y.std(axis=0))
+    error = np.maximum(np.broadcast_to(np.asarray(noise_floor, dtype=float), (m,)), precision / np.sqrt(3.0)) / scale
     pmax = orders[-1]
     rows = n - pmax
     c0 = int(intercept)
@@ -141,12 +152,16 @@ def var_models(data: np.ndarray, orders: Sequence[int], intercept: bool = True, 
         allowed = ~((target > onset) & (target <= onset + excitation_samples + pmax))
     keep = allowed.copy()
     R = _r_factor(X[keep])
+    column_error = np.concatenate([np.zeros(c0), np.tile(error, pmax)])
     for _ in range(3 if outlier_sigma is not None else 0):
-        theta = scipy.linalg.solve_triangular(R[:qmax, :qmax], R[:qmax, -m:], check_finite=False)
+        theta = _coefficients(R, qmax, m, _rank_tolerance(error, int(keep.sum()), qmax))
         resid = X[:, -m:] - X[:, :qmax] @ theta
-        dev = np.abs(resid[keep] - np.median(resid[keep], axis=0))
-        sigma = np.maximum(1.4826 * np.median(dev, axis=0), floor)
-        new_keep = allowed & ~np.any(np.abs(resid) > outlier_sigma * sigma, axis=1)
+        # robust location and scale: a noise-free record's residuals are rounding, and the few rows a force
+        # contaminates shift all of them by a common offset that is far above that scale
+        center = np.median(resid[keep], axis=0)
+        dev = np.abs(resid - center)
+        sigma = np.maximum(1.4826 * np.median(dev[keep], axis=0), _residual_floor(theta, error, column_error))
+        new_keep = allowed & ~np.any(dev > outlier_sigma * sigma, axis=1)
         if np.array_equal(new_keep, keep):
             break
         keep = new_keep
@@ -165,18 +180,19 @@ def var_models(data: np.ndarray, orders: Sequence[int], intercept: bool = True, 
         if q < q_cur:
             R = _drop_columns(R, q, q_cur, m)
             q_cur = q
-        theta, resid_cov = _solve(R, q, m, n_rows)
+        tol = _rank_tolerance(error, n_rows, q)
+        theta, resid_cov = _solve(R, q, m, n_rows, tol)
         if len(out_rows) and outlier_sigma is not None:
             cols = np.r_[0:q, X.shape[1] - m:X.shape[1]]
             Z = X[np.ix_(out_rows, cols)]
             e = Z[:, q:] - Z[:, :q] @ theta
-            sigma = np.maximum(np.sqrt(np.diag(resid_cov)), floor)
+            sigma = np.maximum(np.sqrt(np.diag(resid_cov)), _residual_floor(theta, error, column_error[:q]))
             fits = ~np.any(np.abs(e) > outlier_sigma * sigma, axis=1)
             if fits.any():
                 R = _r_factor(np.vstack([R, Z[fits]]))
                 out_rows = out_rows[~fits]
                 n_rows += int(fits.sum())
-                theta, resid_cov = _solve(R, q, m, n_rows)
+                theta, resid_cov = _solve(R, q, m, n_rows, _rank_tolerance(error, n_rows, q))
         models.append(VarModel(
             order=p,
             coefficients=theta[c0:].reshape(p, m, m).transpose(0, 2, 1),  # A_i = theta_i^T
@@ -188,11 +204,39 @@ def var_models(data: np.ndarray, orders: Sequence[int], intercept: bool = True, 
     return models[::-1]
 
 
-def _solve(R: np.ndarray, q: int, m: int, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
-    """Least-squares coefficients (q, m) and residual covariance (m, m) from ``R`` of ``[X_q | Y]``."""
-    theta = scipy.linalg.solve_triangular(R[:q, :q], R[:q, q:q + m], check_finite=False)
+def _rank_tolerance(error: np.ndarray, rows: int, columns: int) -> float:
+    """Singular value of the (scaled) regressor below which a direction is the data's rounding, not signal: the
+    largest singular value a ``rows`` x ``columns`` matrix of errors of std ``max(error)`` reaches."""
+    return float(np.max(error)) * (np.sqrt(rows) + np.sqrt(columns))
+
+
+def _residual_floor(theta: np.ndarray, error: np.ndarray, column_error: np.ndarray) -> np.ndarray:
+    """Std (m,) of the residual that errors of std ``error`` (m,) in the data leave in the equations of the model
+    ``theta`` (q, m): ``sqrt(e_c^2 + sum_k theta[k, c]^2 e_col(k)^2)``."""
+    return np.sqrt(error**2 + (column_error[:theta.shape[0], None] ** 2 * theta**2).sum(axis=0))
+
+
+def _coefficients(R: np.ndarray, q: int, m: int, tol: float) -> np.ndarray:
+    """Least-squares coefficients (q, m) from ``R`` of ``[X_q | Y]``: a triangular solve when the leading factor's
+    smallest singular value is certainly above ``tol`` (LAPACK's condition estimate), otherwise the minimum-norm
+    solution that leaves out the directions whose singular value is at most ``tol`` (truncated SVD)."""
+    Rq = R[:q, :q]
+    norm1 = float(np.max(np.sum(np.abs(Rq), axis=0)))
+    rcond, info = scipy.linalg.lapack.dtrcon(Rq, norm="1", uplo="U", diag="N")
+    if info == 0 and rcond * norm1 / np.sqrt(q) > max(tol, np.finfo(float).eps * q * norm1):
+        return scipy.linalg.solve_triangular(Rq, R[:q, q:q + m], check_finite=False)
+    u, s, vh = scipy.linalg.svd(Rq, check_finite=False)
+    keep = s > max(tol, np.finfo(float).eps * q * s[0])
+    return vh[keep].T @ ((u[:, keep].T @ R[:q, q:q + m]) / s[keep, None])
+
+
+def _solve(R: np.ndarray, q: int, m: int, n_rows: int, tol: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+    """Least-squares coefficients (q, m) (see :func:`_coefficients`) and residual covariance (m, m) from ``R`` of
+    ``[X_q | Y]``."""
+    theta = _coefficients(R, q, m, tol)
+    top = R[:q, q:q + m] - R[:q, :q] @ theta  # zero unless directions were left out
     resid = R[q:, q:q + m]
-    return theta, resid.T @ resid / max(n_rows - q, 1)
+    return theta, (resid.T @ resid + top.T @ top) / max(n_rows - q, 1)
 
 
 def _drop_columns(R: np.ndarray, q: int, q_cur: int, m: int) -> np.ndarray:
