@@ -160,7 +160,8 @@ def test_every_observable_mode_and_nothing_else(model, records, method, name):
     result = identify_modes(prepared.data, prepared.fs_hz, method, channels=prepared.channels,
                             noise_floor=prepared.noise_floor)
     check_modes(model, fs, result.frequencies_hz, result.damping_ratios, f"{name}, {method}")
-    assert all(m.confidence >= 0.6 * max(n.confidence for n in result.modes) for m in result.modes)
+    if method == "var":
+        assert not result.uncertain  # VAR gives these records no spurious pole to set apart
 
 
 def test_cli_quoted_failures(records, model, capsys):
@@ -177,12 +178,16 @@ def test_cli_quoted_failures(records, model, capsys):
         assert main(["oma", str(path), "--method", "ssi-cov", "--json"]) == 0
         doc = json.loads(capsys.readouterr().out)
         check_modes(model, fs, doc["frequencies_hz"], doc["damping_ratios"], f"CLI {name}")
-        assert all(u["confidence"] < 0.6 * max(doc["confidence"]) for u in doc["uncertain"])
+        for pole in doc["uncertain"]:  # recurs in few orders and its damping wanders (selection's test)
+            assert pole["confidence"] < 0.6 * max(doc["confidence"])
+            assert pole["damping_std"] > 0.05 * pole["damping_ratio"]
         assert main(["oma", str(path), "--method", "ssi-cov"]) == 0
         text = capsys.readouterr().out
         table = text.split("MPC\n", 1)[1].split("uncertain poles", 1)[0]
         assert len([line for line in table.splitlines() if line[:4].strip().isdigit()]) == 11
         assert ("uncertain poles, not modes" in text) == bool(doc["uncertain"])
+        if name == "thesis_pulse":  # the spurious pole near 425 Hz is reported, apart from the modes
+            assert any(abs(pole["frequency_hz"] - 425) < 5 for pole in doc["uncertain"]), doc["uncertain"]
 
 
 def test_tracker_converges_on_clean_record(model, records):

@@ -32,10 +32,12 @@ class OmaResult:
     ``modes`` sorted by frequency; ``method`` ("var" | "ssi-cov"); ``fs_hz`` sampling rate of the analysed
     signals; ``channels`` their names; ``orders`` evaluated model orders; ``elapsed_s`` wall time of the
     identification; ``notes`` remarks on the data or the run (equations dropped, ...); ``uncertain``: pole
-    clusters that passed every selection test but confidence (stable in fewer orders than
-    ``SelectionOptions.min_confidence`` times the most confident mode), sorted by frequency: not modes, listed
-    apart. Applied to noise-free records only (model residual :data:`CLEAN_RESIDUAL` below the signal): there
-    the poles models of too high an order give to rounding recur over fewer orders than any mode.
+    clusters that passed every selection test but consistency (stable in fewer orders than
+    ``SelectionOptions.min_confidence`` times the most confident mode, with a damping spread over the orders
+    above ``SelectionOptions.max_damping_spread``), sorted by frequency: not modes, listed
+    apart. Applied only where SSI-cov finds the covariances rank deficient in float64 (noise-free records): there
+    the poles that models above the signal's states give to rounding recur over fewer orders than the modes and
+    their damping wanders; elsewhere (VAR, noisy records) ``uncertain`` stays empty.
     """
 
     modes: tuple[Mode, ...]
@@ -110,10 +112,6 @@ def parse_orders(spec: str | Sequence[int]) -> tuple[int, ...]:
     return orders
 
 
-#: A record whose model residual (VAR: innovation variance; SSI-cov: smallest singular value used) is this far
-#: below its signal (relative power, 100 dB) is noise-free: simulation output, possibly rounded to many digits.
-CLEAN_RESIDUAL = 1e-10
-
 #: Default model orders per method: VAR orders are lags (m * p states: 240 for six channels at p = 40), SSI-cov
 #: orders are states. The thesis ran VAR over 2..100, which works too but costs 99 companion eigenproblems up to
 #: 600 x 600 and, on a weakly nonlinear response, models its combination tones as well.
@@ -162,7 +160,7 @@ def identify_modes(data: np.ndarray, fs_hz: float, method: str = "var", orders: 
                 pole_sets.append(var_pole_set(model, fs_hz))
                 if progress is not None:
                     progress(k + 1, len(models))
-            residual = float(np.trace(models[-1].residual_covariance)) / y.shape[1]  # scaled: mean variance 1
+            clean = False
             dropped = models[-1].excluded_rows
             if dropped:
                 notes.append(f"VAR: {dropped} of {y.shape[0] - order_list[-1]} equations left out at order "
@@ -171,16 +169,16 @@ def identify_modes(data: np.ndarray, fs_hz: float, method: str = "var", orders: 
             rank: list[int] = []
             pole_sets = ssi_cov_poles(y, fs_hz, order_list, block_rows=block_rows, scaling=scaling,
                                       progress=progress, rank_out=rank)
-            residual = rank[1]
-            if rank[0] < order_list[-1]:
-                notes.append(f"SSI-cov: the covariances have numerical rank {rank[0]} (the other singular values are "
-                             f"float64 rounding: noise-free data); orders above {rank[0]} repeat that model")
+            clean = rank[0] < order_list[-1]
+            if clean:
+                notes.append(f"SSI-cov: the covariances have float64 rank {rank[0]} (noise-free data): poles that "
+                             f"recur in few orders with wandering damping are listed apart as uncertain")
         else:
             raise SignalError(f"OMA: unknown method {method!r}, expected one of {', '.join(METHODS)}")
         diagram = stabilization_diagram(pole_sets, fs_hz, criteria)
         uncertain: list[Mode] = []
         selection = SelectionOptions() if selection is None else selection
-        if residual >= CLEAN_RESIDUAL:  # noisy: weak modes are legitimately less consistent over the orders
+        if not clean:  # noisy: weak modes are legitimately less consistent over the orders
             selection = replace(selection, min_confidence=0.0)
         modes = select_modes(diagram, selection, uncertain)
     elapsed = time.perf_counter() - start

@@ -11,14 +11,14 @@ handled. One SVD and one QR of ``O_up`` (all ``n_max`` columns) serve every orde
 for the first ``n`` columns is a triangular solve on the leading block. Channels are scaled by a common factor
 (or each to unit variance); mode shapes are returned in the original units.
 
-Noise-free data (simulation output) make ``T`` exactly rank deficient: its rank is the number of states the
-record excites, and the singular values beyond it are float64 rounding. The columns of ``O`` they give are
-directions of rounding error, and orders above the rank model them with poles that are not the system's,
-nested over the orders (one SVD serves all of them), so some of them look stable. :func:`numerical_rank` finds
-the float64 rank; orders above it use the model of that rank (they carry no more information; the batch
-pipeline says so in its notes). Noisy data are full rank and not affected. Records whose stored digits leave
-rounding above float64's (e.g. 12 digits of a large set point) are full rank too: their rounding poles are
-recognized by the mode selection's confidence test (:mod:`~flexrobot_ros.oma.selection`).
+Noise-free data (simulation output) make ``T`` rank deficient: its rank is about the number of states the
+record excites, and the singular values beyond it are rounding (of float64, or of the digits the record was
+stored with). The columns of ``O`` they give are directions of rounding error, and orders above the rank model
+them with poles that are not the system's, nested over the orders (one SVD serves all of them), so some of them
+are stable over a third of the orders or more. :func:`numerical_rank` reports the float64 rank; the batch
+pipeline uses it to recognize a noise-free record and then keeps such poles apart from the modes (see
+:func:`~flexrobot_ros.oma.selection.select_modes`). Repeating the rank's model for the higher orders instead was
+tried and rejected: it makes every pole of that one model, spurious ones included, stable in all higher orders.
 """
 from __future__ import annotations
 
@@ -91,9 +91,8 @@ def ssi_cov_poles(data: np.ndarray, fs_hz: float, orders: Sequence[int], block_r
     ``block_rows`` is ``i`` (default :func:`default_block_rows`). The mean of each channel is removed (what
     remains of a set point in a free decay is a constant, i.e. one more real state); ``scaling`` as in
     :func:`~flexrobot_ros.oma.signals.channel_scales`. Returns one :class:`PoleSet` per order, ascending.
-    ``progress(done, total)`` is called after each order. Orders above the states the record determines
-    (:func:`numerical_rank`) repeat the model of that rank; ``rank_out``: if a list, that rank and the smallest
-    singular value used, relative to the largest, are appended to it.
+    ``progress(done, total)`` is called after each order. ``rank_out``: if a list, the float64 rank of the
+    Toeplitz matrix (:func:`numerical_rank`) is appended to it.
     """
     y = np.asarray(data, dtype=float)
     if y.ndim == 1:
@@ -135,8 +134,7 @@ def ssi_cov_poles_from_covariances(R: np.ndarray, scale: np.ndarray, fs_hz: floa
                                    rank_out: list | None = None) -> list[PoleSet]:
     """SSI-cov from covariances ``R`` (lags ``0 .. 2i-1``, (2i, m, m)) of channels scaled by ``scale`` (m,).
 
-    Orders above :func:`numerical_rank` use the model of that rank (appended to ``rank_out`` if a list, with the
-    smallest singular value used relative to the largest).
+    ``rank_out``: if a list, the float64 rank of the Toeplitz matrix (:func:`numerical_rank`) is appended to it.
     """
     orders = _check_orders(orders)
     m = R.shape[1]
@@ -145,27 +143,20 @@ def ssi_cov_poles_from_covariances(R: np.ndarray, scale: np.ndarray, fs_hz: floa
         raise SignalError(f"SSI-cov: {2 * i} covariance lags needed for {i} block rows, got {R.shape[0]}")
     U, s, _ = scipy.linalg.svd(toeplitz(R, i), full_matrices=False, check_finite=False)
     rank = numerical_rank(s)
-    nmax = max(min(orders[-1], rank), 1)
     if rank_out is not None:
-        rank_out += [rank, float(s[nmax - 1] / s[0]) if s[0] > 0 else 0.0]
+        rank_out.append(rank)
+    nmax = orders[-1]
     O = U[:, :nmax] * np.sqrt(s[:nmax])
     Q, Rq = scipy.linalg.qr(O[:-m], mode="economic", check_finite=False)
     rhs = Q.T @ O[m:]
     scale = np.asarray(scale, dtype=float)
     out = []
-    capped = None
     for k, n in enumerate(orders):
-        if n > nmax and capped is not None:  # no more states in the data: the model of the rank again
-            out.append(PoleSet(n, capped.poles, capped.frequencies_hz, capped.damping_ratios, capped.shapes))
-        else:
-            ne = min(n, nmax)
-            A = scipy.linalg.solve_triangular(Rq[:ne, :ne], rhs[:ne, :ne], check_finite=False)
-            mu, psi = np.linalg.eig(A)
-            keep = oscillating(mu)
-            shapes = (O[:m, :ne] @ psi[:, keep]).T * scale
-            out.append(pole_set(n, mu[keep], shapes, fs_hz))
-            if ne == nmax:
-                capped = out[-1]
+        A = scipy.linalg.solve_triangular(Rq[:n, :n], rhs[:n, :n], check_finite=False)
+        mu, psi = np.linalg.eig(A)
+        keep = oscillating(mu)
+        shapes = (O[:m, :n] @ psi[:, keep]).T * scale
+        out.append(pole_set(n, mu[keep], shapes, fs_hz))
         if progress is not None:
             progress(k + 1, len(orders))
     return out

@@ -25,7 +25,11 @@ from flexrobot_ros.errors import SignalError
 from flexrobot_ros.oma.poles import PoleSet, oscillating, pole_set
 from flexrobot_ros.oma.signals import channel_scales, data_precision
 
-__all__ = ["VarModel", "transient_onset", "var_models", "var_pole_set", "var_poles", "var_min_samples"]
+#: Relative accuracy (of each channel's std) below which a residual is not taken as a misfit: the linear model of a
+#: physical response is not more exact than that (weak nonlinearity, integration error of a simulated record).
+MODEL_ACCURACY = 1e-6
+
+__all__ = ["MODEL_ACCURACY", "VarModel", "transient_onset", "var_models", "var_pole_set", "var_poles", "var_min_samples"]
 
 
 @dataclass(frozen=True)
@@ -109,8 +113,11 @@ def var_models(data: np.ndarray, orders: Sequence[int], intercept: bool = True, 
     an impact lasts as many samples as the order. The scale is bounded below by what the data's own precision
     gives a residual of the fitted model: the per-channel error std ``e`` = max(``noise_floor``, stored precision
     of ``data`` / sqrt 3 (:func:`~flexrobot_ros.oma.signals.data_precision`)) propagated through the equation,
-    ``sqrt(e_c^2 + sum_i sum_j A_i[c, j]^2 e_j^2)``; no level of measurement noise is assumed, so a noise-free
-    record (simulation output, exported with any number of digits) is judged by its precision.
+    ``sqrt(e_c^2 + sum_i sum_j A_i[c, j]^2 e_j^2)``, and by :data:`MODEL_ACCURACY` (1e-6) of the channel's std,
+    the accuracy of a linear model of a physical (weakly nonlinear, or numerically integrated) response; no
+    level of measurement noise is assumed. The test is centred on the residuals' median: on a noise-free record
+    the few rows a force contaminates shift every residual of the first fit by a common offset far above the
+    rounding scale, which must not make every row an outlier.
 
     Noise-free data of a system with ``n`` states make the regressor exactly rank deficient (rank ``n + 1`` of
     ``1 + m p`` columns). Its singular values below the precision (``e`` times ``sqrt(rows) + sqrt(columns)``,
@@ -132,6 +139,7 @@ def var_models(data: np.ndarray, orders: Sequence[int], intercept: bool = True, 
     precision = data_precision(y)
     y = (y - mean) / scale
     error = np.maximum(np.broadcast_to(np.asarray(noise_floor, dtype=float), (m,)), precision / np.sqrt(3.0)) / scale
+    model_floor = MODEL_ACCURACY * y.std(axis=0)
     pmax = orders[-1]
     rows = n - pmax
     c0 = int(intercept)
@@ -160,7 +168,8 @@ def var_models(data: np.ndarray, orders: Sequence[int], intercept: bool = True, 
         # contaminates shift all of them by a common offset that is far above that scale
         center = np.median(resid[keep], axis=0)
         dev = np.abs(resid - center)
-        sigma = np.maximum(1.4826 * np.median(dev[keep], axis=0), _residual_floor(theta, error, column_error))
+        sigma = np.maximum(1.4826 * np.median(dev[keep], axis=0),
+                           np.maximum(_residual_floor(theta, error, column_error), model_floor))
         new_keep = allowed & ~np.any(dev > outlier_sigma * sigma, axis=1)
         if np.array_equal(new_keep, keep):
             break
@@ -186,7 +195,8 @@ def var_models(data: np.ndarray, orders: Sequence[int], intercept: bool = True, 
             cols = np.r_[0:q, X.shape[1] - m:X.shape[1]]
             Z = X[np.ix_(out_rows, cols)]
             e = Z[:, q:] - Z[:, :q] @ theta
-            sigma = np.maximum(np.sqrt(np.diag(resid_cov)), _residual_floor(theta, error, column_error[:q]))
+            sigma = np.maximum(np.sqrt(np.diag(resid_cov)),
+                               np.maximum(_residual_floor(theta, error, column_error[:q]), model_floor))
             fits = ~np.any(np.abs(e) > outlier_sigma * sigma, axis=1)
             if fits.any():
                 R = _r_factor(np.vstack([R, Z[fits]]))
