@@ -36,7 +36,6 @@ __all__ = ["covariances", "default_block_rows", "numerical_rank", "ssi_cov_poles
            "ssi_cov_poles_from_covariances", "ssi_cov_min_samples"]
 
 
-
 def default_block_rows(max_order: int, channels: int) -> int:
     """Default number of block rows ``i``: enough rows for ``max_order`` states plus margin, and at least 10.
 
@@ -134,7 +133,8 @@ def ssi_cov_poles_from_covariances(R: np.ndarray, scale: np.ndarray, fs_hz: floa
                                    rank_out: list | None = None) -> list[PoleSet]:
     """SSI-cov from covariances ``R`` (lags ``0 .. 2i-1``, (2i, m, m)) of channels scaled by ``scale`` (m,).
 
-    ``rank_out``: if a list, the float64 rank of the Toeplitz matrix (:func:`numerical_rank`) is appended to it.
+    Used directly by the online tracker, which keeps the covariances of its window up to date. ``rank_out``: if
+    a list, the float64 rank of the Toeplitz matrix (:func:`numerical_rank`) is appended to it.
     """
     orders = _check_orders(orders)
     m = R.shape[1]

@@ -29,7 +29,8 @@ from flexrobot_ros.oma.signals import channel_scales, data_precision
 #: physical response is not more exact than that (weak nonlinearity, integration error of a simulated record).
 MODEL_ACCURACY = 1e-6
 
-__all__ = ["MODEL_ACCURACY", "VarModel", "transient_onset", "var_models", "var_pole_set", "var_poles", "var_min_samples"]
+__all__ = ["MODEL_ACCURACY", "VarModel", "transient_onset", "var_models", "var_pole_set", "var_poles",
+           "var_min_samples"]
 
 
 @dataclass(frozen=True)
@@ -120,11 +121,12 @@ def var_models(data: np.ndarray, orders: Sequence[int], intercept: bool = True, 
     rounding scale, which must not make every row an outlier.
 
     Noise-free data of a system with ``n`` states make the regressor exactly rank deficient (rank ``n + 1`` of
-    ``1 + m p`` columns). Its singular values below the precision (``e`` times ``sqrt(rows) + sqrt(columns)``,
-    what the stored digits alone leave) carry no information: where the triangular factor has such a direction the
+    ``1 + m p`` columns). Its singular values below a tenth of what errors of std ``e`` give a matrix of that many
+    rows (``e sqrt(rows)``) carry no information: where the triangular factor has such a direction the
     coefficients are the minimum-norm least-squares solution without it (truncated SVD), instead of rounding
-    errors amplified by ``1 / r_min`` (which made the residuals heavy tailed and the outlier test refuse the
-    record). Noisy data never reach that test (their noise directions lie far above the precision).
+    errors amplified by ``1 / r_min`` (coefficients of order 1e6 on a noise-free Scompi record, whose residuals
+    were then heavy tailed). Noisy data never reach that test (their noise directions lie at ``e sqrt(rows)``
+    or above).
     A record that starts at rest (an impact test with a pre-trigger, :func:`transient_onset`) starts with the rows
     from the onset to ``excitation_samples`` samples (the longest expected force pulse) plus the largest order after
     it left out, since a high-order model absorbs the forced response; they come back order by order where they fit.
@@ -162,7 +164,7 @@ def var_models(data: np.ndarray, orders: Sequence[int], intercept: bool = True, 
     R = _r_factor(X[keep])
     column_error = np.concatenate([np.zeros(c0), np.tile(error, pmax)])
     for _ in range(3 if outlier_sigma is not None else 0):
-        theta = _coefficients(R, qmax, m, _rank_tolerance(error, int(keep.sum()), qmax))
+        theta = _coefficients(R, qmax, m, _rank_tolerance(error, int(keep.sum())))
         resid = X[:, -m:] - X[:, :qmax] @ theta
         # robust location and scale: a noise-free record's residuals are rounding, and the few rows a force
         # contaminates shift all of them by a common offset that is far above that scale
@@ -189,7 +191,7 @@ def var_models(data: np.ndarray, orders: Sequence[int], intercept: bool = True, 
         if q < q_cur:
             R = _drop_columns(R, q, q_cur, m)
             q_cur = q
-        tol = _rank_tolerance(error, n_rows, q)
+        tol = _rank_tolerance(error, n_rows)
         theta, resid_cov = _solve(R, q, m, n_rows, tol)
         if len(out_rows) and outlier_sigma is not None:
             cols = np.r_[0:q, X.shape[1] - m:X.shape[1]]
@@ -202,7 +204,7 @@ def var_models(data: np.ndarray, orders: Sequence[int], intercept: bool = True, 
                 R = _r_factor(np.vstack([R, Z[fits]]))
                 out_rows = out_rows[~fits]
                 n_rows += int(fits.sum())
-                theta, resid_cov = _solve(R, q, m, n_rows, _rank_tolerance(error, n_rows, q))
+                theta, resid_cov = _solve(R, q, m, n_rows, _rank_tolerance(error, n_rows))
         models.append(VarModel(
             order=p,
             coefficients=theta[c0:].reshape(p, m, m).transpose(0, 2, 1),  # A_i = theta_i^T
@@ -214,10 +216,11 @@ def var_models(data: np.ndarray, orders: Sequence[int], intercept: bool = True, 
     return models[::-1]
 
 
-def _rank_tolerance(error: np.ndarray, rows: int, columns: int) -> float:
-    """Singular value of the (scaled) regressor below which a direction is the data's rounding, not signal: the
-    largest singular value a ``rows`` x ``columns`` matrix of errors of std ``max(error)`` reaches."""
-    return float(np.max(error)) * (np.sqrt(rows) + np.sqrt(columns))
+def _rank_tolerance(error: np.ndarray, rows: int) -> float:
+    """Singular value of the (scaled) regressor below which a direction carries no information: a tenth of what a
+    ``rows``-row matrix of errors of std ``max(error)`` gives (``max(error) sqrt(rows)``), so that directions of
+    noise or quantization are never cut."""
+    return 0.1 * float(np.max(error)) * np.sqrt(rows)
 
 
 def _residual_floor(theta: np.ndarray, error: np.ndarray, column_error: np.ndarray) -> np.ndarray:
