@@ -232,7 +232,7 @@ def data_precision(x: np.ndarray, max_digits: int = 15) -> np.ndarray:
     digits = significant_digits(x, max_digits)
     with np.errstate(divide="ignore"):
         exponent = np.floor(np.log10(np.where(peak > 0, peak, 1.0)))
-    decimal = np.where(digits > 0, 0.5 * 10.0 ** (exponent - digits + 1), 0.0)
+    decimal = np.where((digits > 0) & (peak > 0), 0.5 * 10.0 ** (exponent - digits + 1), 0.0)
     return np.maximum(decimal, np.finfo(float).eps * peak)
 
 
