@@ -23,7 +23,7 @@ damping of its poles, their standard deviations (the spread over model orders), 
 deviation above ``max_damping_spread`` = 5 % of the damping, the stability tolerance) is an uncertain pole, not
 a mode: it is left out (or handed back apart, see :func:`select_modes`). On noise-free Scompi records (test
 test_oma_clean_data) the poles that SSI-cov models above the signal's states give to rounding have confidence
-0.35-0.40 of the best mode's and damping spreads of 10-26 %; the physical modes, even a weakly excited one at
+0.37-0.43 of the best mode's and damping spreads of 10-26 %; the physical modes, even a weakly excited one at
 0.44 of the best, spread by at most 2.5 %. The batch pipeline applies the test only to records SSI-cov finds
 noise-free (:func:`~flexrobot_ros.oma.identify.identify_modes`): in noisy ones a weak physical mode can look
 like that.
