@@ -234,6 +234,12 @@ def run(args: argparse.Namespace) -> int:
     for k, m in enumerate(result.modes, 1):
         print(f"{k:>4} {m.frequency_hz:>10.4f} {100 * m.damping_ratio:>9.4f} {m.frequency_std_hz:>8.4f} "
               f"{100 * m.damping_std:>9.4f} {m.confidence:>5.2f} {m.mpc:>5.2f}")
+    if result.uncertain:
+        print(f"uncertain poles, not modes (confidence below {selection.min_confidence:.0%} of the best mode's, "
+              f"damping spread above {selection.max_damping_spread:.0%}):")
+        for m in result.uncertain:
+            print(f"{'-':>4} {m.frequency_hz:>10.4f} {100 * m.damping_ratio:>9.4f} {m.frequency_std_hz:>8.4f} "
+                  f"{100 * m.damping_std:>9.4f} {m.confidence:>5.2f} {m.mpc:>5.2f}")
     for note in notes:
         print(f"note: {note}")
     for what, path in outputs.items():

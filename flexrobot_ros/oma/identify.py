@@ -7,7 +7,7 @@ stabilization diagram and selects the modes, returning an :class:`OmaResult`.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Sequence
 
 import numpy as np
@@ -31,7 +31,13 @@ class OmaResult:
 
     ``modes`` sorted by frequency; ``method`` ("var" | "ssi-cov"); ``fs_hz`` sampling rate of the analysed
     signals; ``channels`` their names; ``orders`` evaluated model orders; ``elapsed_s`` wall time of the
-    identification; ``notes`` remarks on the data or the run (equations dropped, ...).
+    identification; ``notes`` remarks on the data or the run (equations dropped, ...); ``uncertain``: pole
+    clusters that passed every selection test but consistency (stable in fewer orders than
+    ``SelectionOptions.min_confidence`` times the most confident mode, with a damping spread over the orders
+    above ``SelectionOptions.max_damping_spread``), sorted by frequency: not modes, listed
+    apart. Applied only where SSI-cov finds the covariances rank deficient in float64 (noise-free records): there
+    the poles that models above the signal's states give to rounding recur over fewer orders than the modes and
+    their damping wanders; elsewhere (VAR, noisy records) ``uncertain`` stays empty.
     """
 
     modes: tuple[Mode, ...]
@@ -42,6 +48,7 @@ class OmaResult:
     orders: tuple[int, ...]
     elapsed_s: float
     notes: tuple[str, ...] = field(default_factory=tuple)
+    uncertain: tuple[Mode, ...] = field(default_factory=tuple)
 
     @property
     def frequencies_hz(self) -> np.ndarray:
@@ -76,6 +83,9 @@ class OmaResult:
             "mpc": [m.mpc for m in self.modes],
             "elapsed_s": self.elapsed_s,
             "notes": list(self.notes),
+            "uncertain": [{"frequency_hz": m.frequency_hz, "damping_ratio": m.damping_ratio,
+                           "confidence": m.confidence, "frequency_std_hz": m.frequency_std_hz,
+                           "damping_std": m.damping_std, "mpc": m.mpc} for m in self.uncertain],
         }
 
 
@@ -119,7 +129,10 @@ def identify_modes(data: np.ndarray, fs_hz: float, method: str = "var", orders: 
     optional); ``orders`` as in :func:`parse_orders` (default :data:`DEFAULT_ORDERS` of the method); ``criteria`` and
     ``selection`` default to the documented defaults of :mod:`~flexrobot_ros.oma.stabilization` and
     :mod:`~flexrobot_ros.oma.selection`. ``noise_floor`` (data units, per channel or scalar; e.g. the encoder
-    quantization step / sqrt(12)) bounds the VAR outlier test from below. ``scaling``: ``"common"`` or
+    quantization step / sqrt(12), or :attr:`~flexrobot_ros.oma.signals.PreparedSignals.noise_floor`, which also
+    holds the precision of the stored digits) is the least error the values carry: it bounds the VAR outlier
+    test from below; the precision of ``data`` itself (:func:`~flexrobot_ros.oma.signals.data_precision`) is
+    always taken into account. ``scaling``: ``"common"`` or
     ``"channel"`` (see :func:`~flexrobot_ros.oma.signals.channel_scales`). ``progress(done, total)`` is called
     after each model order.
     """
@@ -147,16 +160,27 @@ def identify_modes(data: np.ndarray, fs_hz: float, method: str = "var", orders: 
                 pole_sets.append(var_pole_set(model, fs_hz))
                 if progress is not None:
                     progress(k + 1, len(models))
+            clean = False
             dropped = models[-1].excluded_rows
             if dropped:
                 notes.append(f"VAR: {dropped} of {y.shape[0] - order_list[-1]} equations left out at order "
                              f"{order_list[-1]} (they do not fit the model: impact or glitches)")
         elif method == "ssi-cov":
+            rank: list[int] = []
             pole_sets = ssi_cov_poles(y, fs_hz, order_list, block_rows=block_rows, scaling=scaling,
-                                      progress=progress)
+                                      progress=progress, rank_out=rank)
+            clean = rank[0] < order_list[-1]
+            if clean:
+                notes.append(f"SSI-cov: the covariances have float64 rank {rank[0]} (noise-free data): poles that "
+                             f"recur in few orders with wandering damping are listed apart as uncertain")
         else:
             raise SignalError(f"OMA: unknown method {method!r}, expected one of {', '.join(METHODS)}")
         diagram = stabilization_diagram(pole_sets, fs_hz, criteria)
-        modes = select_modes(diagram, selection)
+        uncertain: list[Mode] = []
+        selection = SelectionOptions() if selection is None else selection
+        if not clean:  # noisy: weak modes are legitimately less consistent over the orders
+            selection = replace(selection, min_confidence=0.0)
+        modes = select_modes(diagram, selection, uncertain)
     elapsed = time.perf_counter() - start
-    return OmaResult(tuple(modes), diagram, method, float(fs_hz), names, order_list, elapsed, tuple(notes))
+    return OmaResult(tuple(modes), diagram, method, float(fs_hz), names, order_list, elapsed, tuple(notes),
+                     tuple(uncertain))

@@ -13,7 +13,9 @@ what the identification methods need, uniformly sampled data:
    by default, or the longest gap-free segment is kept (``on_gap="longest"``), with a warning;
 3. jittered timestamps are resampled onto a uniform grid (cubic interpolation) at the median rate;
 4. encoder quantization is detected (values on a grid of step ``q``); the step gives a noise floor
-   ``q / sqrt(12)`` and a warning when a channel moves over only a few steps;
+   ``q / sqrt(12)`` and a warning when a channel moves over only a few steps; the precision the values were
+   stored with (:func:`data_precision`: significant decimal digits of a text export, else float64 rounding) gives
+   a floor too, so noise-free records (simulation output) are judged by their own precision;
 5. set-point removal: subtract a reference channel per channel, then ``detrend`` ``"constant"`` (mean),
    ``"linear"``, ``"none"`` or a zero-phase high-pass (``highpass_hz``) for slow set-point motion;
 6. decimation with a zero-phase FIR anti-alias filter (``decimate`` factor), and a check that the sampling
@@ -35,7 +37,8 @@ from flexrobot_ros.errors import SignalError
 from flexrobot_ros.timeseries import SUFFIXES, read_timeseries
 
 __all__ = ["Signals", "PreparedSignals", "SignalWarning", "read_signals", "register_reader", "readers",
-           "select_channels", "find_gaps", "quantization_step", "channel_scales", "prepare"]
+           "select_channels", "find_gaps", "quantization_step", "data_precision", "significant_digits",
+           "channel_scales", "prepare"]
 
 
 class SignalWarning(UserWarning):
@@ -80,7 +83,9 @@ class PreparedSignals:
 
     ``data`` (samples, channels), ``fs_hz`` sampling rate [Hz], ``t0`` time of the first sample [s],
     ``channels`` names, ``quantization_steps`` (channels,) detected encoder steps (NaN: not quantized),
-    ``noise_floor`` (channels,) quantization noise std ``q / sqrt(12)`` (0 if not quantized), ``gaps`` list
+    ``noise_floor`` (channels,) the std of the error the values carry at least: quantization noise ``q / sqrt(12)``
+    or the rounding of the stored digits ``precision / sqrt(3)``, whichever is larger; ``precision`` (channels,)
+    half-width of that rounding (:func:`data_precision` of the raw values, data units); ``gaps`` list
     of ``(t_start, t_end)`` [s], ``dropped`` channels, ``resampled`` whether timestamps were regridded,
     ``decimation`` factor applied, ``notes`` every warning issued while preparing.
     """
@@ -96,6 +101,7 @@ class PreparedSignals:
     resampled: bool = False
     decimation: int = 1
     notes: tuple[str, ...] = field(default_factory=tuple)
+    precision: np.ndarray | None = None
 
 
 # --------------------------------------------------------------------------------------------------- readers
@@ -177,6 +183,59 @@ def quantization_step(x: np.ndarray, max_levels_fraction: float = 0.5) -> float:
     return float(step) if np.max(np.abs(ratio - np.round(ratio))) < 0.01 else float("nan")
 
 
+def significant_digits(x: np.ndarray, max_digits: int = 15) -> np.ndarray:
+    """Significant decimal digits each channel of ``x`` (samples, channels) was stored with, or 0 when its values
+    need more than ``max_digits`` (full float64 values, not a decimal export).
+
+    A channel has ``d`` digits when every value equals itself rounded to ``d`` significant digits (within two
+    float64 roundings), the way ``"%.{d}g"`` text written by a simulator or a spreadsheet reads back.
+    """
+    x = np.asarray(x, dtype=float)
+    x = x[:, None] if x.ndim == 1 else x
+    out = np.zeros(x.shape[1], dtype=int)
+    probe = x[np.linspace(0, len(x) - 1, min(len(x), 256)).astype(int)] if len(x) else x
+    for c in range(x.shape[1]):
+        d = 1
+        while d <= max_digits:
+            d = _digits_of(probe[:, c], d, max_digits)  # cheap: the fewest digits a few hundred values need
+            if d == 0 or _digits_of(x[:, c], d, d) == d:
+                break
+            d += 1
+        out[c] = d if d <= max_digits else 0
+    return out
+
+
+def _digits_of(x: np.ndarray, first: int, last: int) -> int:
+    """The fewest significant digits in ``first .. last`` that represent every value of ``x``, else 0."""
+    mag = np.abs(x)
+    with np.errstate(divide="ignore"):
+        exponent = np.floor(np.log10(np.where(mag > 0, mag, 1.0)))
+    tol = 4.0 * np.finfo(float).eps * mag
+    for d in range(first, last + 1):
+        factor = 10.0 ** (d - 1 - exponent)
+        if np.all(np.abs(np.round(x * factor) / factor - x) <= tol):
+            return d
+    return 0
+
+
+def data_precision(x: np.ndarray, max_digits: int = 15) -> np.ndarray:
+    """Half-width (channels,) of the rounding error the stored values of ``x`` (samples, channels) carry, in data
+    units: ``0.5 * 10^(e - d + 1)`` for values written with ``d`` significant digits whose largest magnitude has
+    decimal exponent ``e`` (:func:`significant_digits`), and at least the float64 rounding ``eps * max|x|``.
+
+    This is the precision of a noise-free record (simulation output exported as text): what its residuals can
+    reach at best, whatever the model.
+    """
+    x = np.asarray(x, dtype=float)
+    x = x[:, None] if x.ndim == 1 else x
+    peak = np.max(np.abs(x), axis=0) if len(x) else np.zeros(x.shape[1])
+    digits = significant_digits(x, max_digits)
+    with np.errstate(divide="ignore"):
+        exponent = np.floor(np.log10(np.where(peak > 0, peak, 1.0)))
+    decimal = np.where((digits > 0) & (peak > 0), 0.5 * 10.0 ** (exponent - digits + 1), 0.0)
+    return np.maximum(decimal, np.finfo(float).eps * peak)
+
+
 def channel_scales(y: np.ndarray, scaling: str = "common", what: str = "OMA") -> np.ndarray:
     """Factors (channels,) dividing the mean-free channels before identification (poles do not depend on them).
 
@@ -231,6 +290,7 @@ def prepare(signals: Signals, detrend: str = "constant", highpass_hz: float | No
         k = int(np.flatnonzero(bad[:, c])[0])
         raise SignalError(f"{src}: channel {names[c]!r} has {int(bad[:, c].sum())} non-finite value(s), first "
                           f"at sample {k} (t = {t[k]:.6g} s): {data[k, c]}")
+    precision = data_precision(data)
     if references:
         data = data.copy()
         for name, ref in references.items():
@@ -240,6 +300,8 @@ def prepare(signals: Signals, detrend: str = "constant", highpass_hz: float | No
             if ref.shape != t.shape or not np.all(np.isfinite(ref)):
                 raise SignalError(f"{src}: reference of {name!r} must be finite with {len(t)} samples")
             data[:, names.index(name)] -= ref
+            k = names.index(name)
+            precision[k] = np.hypot(precision[k], data_precision(ref)[0])
     constant = [i for i in range(data.shape[1]) if np.ptp(data[:, i]) == 0]
     if constant:
         dropped = tuple(names[i] for i in constant)
@@ -247,7 +309,7 @@ def prepare(signals: Signals, detrend: str = "constant", highpass_hz: float | No
             raise SignalError(f"{src}: every channel is constant ({', '.join(dropped)}); nothing to identify")
         _warn(notes, f"{src}: constant channel(s) dropped: {', '.join(dropped)}")
         keep = [i for i in range(data.shape[1]) if i not in constant]
-        data, names = data[:, keep], [names[i] for i in keep]
+        data, names, precision = data[:, keep], [names[i] for i in keep], precision[keep]
     else:
         dropped = ()
     gaps = find_gaps(t, gap_factor)
@@ -311,7 +373,7 @@ def prepare(signals: Signals, detrend: str = "constant", highpass_hz: float | No
         if np.isfinite(steps[i]) and std[i] < min_quantization_steps * steps[i]:
             _warn(notes, f"{src}: channel {name!r} moves over only {std[i] / steps[i]:.3g} encoder steps "
                          f"(step {steps[i]:.3g}, std {std[i]:.3g}); quantization noise will bias weak modes")
-    floor = np.where(np.isfinite(steps), steps, 0.0) / np.sqrt(12.0)
+    floor = np.maximum(np.where(np.isfinite(steps), steps, 0.0) / np.sqrt(12.0), precision / np.sqrt(3.0))
     return PreparedSignals(data=np.ascontiguousarray(data), fs_hz=float(fs), t0=float(t[0]), channels=tuple(names),
                            quantization_steps=steps, noise_floor=floor, gaps=gap_times, dropped=dropped,
-                           resampled=resampled, decimation=q, notes=tuple(notes))
+                           resampled=resampled, decimation=q, notes=tuple(notes), precision=precision)

@@ -10,6 +10,15 @@ transient is ``y_t = C A^t x_0``), not only for stationary responses, so impact 
 handled. One SVD and one QR of ``O_up`` (all ``n_max`` columns) serve every order: the least-squares solution
 for the first ``n`` columns is a triangular solve on the leading block. Channels are scaled by a common factor
 (or each to unit variance); mode shapes are returned in the original units.
+
+Noise-free data (simulation output) make ``T`` rank deficient: its rank is about the number of states the
+record excites, and the singular values beyond it are rounding (of float64, or of the digits the record was
+stored with). The columns of ``O`` they give are directions of rounding error, and orders above the rank model
+them with poles that are not the system's, nested over the orders (one SVD serves all of them), so some of them
+are stable over a third of the orders or more. :func:`numerical_rank` reports the float64 rank; the batch
+pipeline uses it to recognize a noise-free record and then keeps such poles apart from the modes (see
+:func:`~flexrobot_ros.oma.selection.select_modes`). Repeating the rank's model for the higher orders instead was
+tried and rejected: it makes every pole of that one model, spurious ones included, stable in all higher orders.
 """
 from __future__ import annotations
 
@@ -23,8 +32,8 @@ from flexrobot_ros.errors import SignalError
 from flexrobot_ros.oma.poles import PoleSet, oscillating, pole_set
 from flexrobot_ros.oma.signals import channel_scales
 
-__all__ = ["covariances", "default_block_rows", "ssi_cov_poles", "ssi_cov_poles_from_covariances",
-           "ssi_cov_min_samples"]
+__all__ = ["covariances", "default_block_rows", "numerical_rank", "ssi_cov_poles",
+           "ssi_cov_poles_from_covariances", "ssi_cov_min_samples"]
 
 
 def default_block_rows(max_order: int, channels: int) -> int:
@@ -63,15 +72,26 @@ def toeplitz(R: np.ndarray, block_rows: int) -> np.ndarray:
     return T
 
 
+def numerical_rank(singular_values: np.ndarray) -> int:
+    """Number of states the block Toeplitz matrix determines: its singular values (descending) above the float64
+    rounding of the largest, ``eps * size * s_max`` (the rank test of ``numpy.linalg.matrix_rank``)."""
+    s = np.asarray(singular_values, dtype=float)
+    if len(s) == 0 or s[0] <= 0:
+        return 0
+    return int(np.sum(s > np.finfo(float).eps * len(s) * s[0]))
+
+
 def ssi_cov_poles(data: np.ndarray, fs_hz: float, orders: Sequence[int], block_rows: int | None = None,
-                  scaling: str = "common", progress: Callable[[int, int], None] | None = None) -> list[PoleSet]:
+                  scaling: str = "common", progress: Callable[[int, int], None] | None = None,
+                  rank_out: list | None = None) -> list[PoleSet]:
     """Poles, frequencies, damping ratios and mode shapes of the SSI-cov models of every order in ``orders``.
 
     ``data`` (samples, channels) sampled uniformly at ``fs_hz`` [Hz]; ``orders`` are state dimensions;
     ``block_rows`` is ``i`` (default :func:`default_block_rows`). The mean of each channel is removed (what
     remains of a set point in a free decay is a constant, i.e. one more real state); ``scaling`` as in
     :func:`~flexrobot_ros.oma.signals.channel_scales`. Returns one :class:`PoleSet` per order, ascending.
-    ``progress(done, total)`` is called after each order.
+    ``progress(done, total)`` is called after each order. ``rank_out``: if a list, the float64 rank of the
+    Toeplitz matrix (:func:`numerical_rank`) is appended to it.
     """
     y = np.asarray(data, dtype=float)
     if y.ndim == 1:
@@ -88,7 +108,7 @@ def ssi_cov_poles(data: np.ndarray, fs_hz: float, orders: Sequence[int], block_r
             f"{n_samples}, need at least {need}")
     scale = channel_scales(y, scaling, "SSI-cov")
     R = covariances((y - y.mean(axis=0)) / scale, 2 * i - 1)
-    return ssi_cov_poles_from_covariances(R, scale, fs_hz, orders, i, progress)
+    return ssi_cov_poles_from_covariances(R, scale, fs_hz, orders, i, progress, rank_out)
 
 
 def _check_orders(orders: Sequence[int]) -> list[int]:
@@ -109,10 +129,12 @@ def _block_rows(block_rows: int | None, max_order: int, m: int) -> int:
 
 def ssi_cov_poles_from_covariances(R: np.ndarray, scale: np.ndarray, fs_hz: float, orders: Sequence[int],
                                    block_rows: int,
-                                   progress: Callable[[int, int], None] | None = None) -> list[PoleSet]:
+                                   progress: Callable[[int, int], None] | None = None,
+                                   rank_out: list | None = None) -> list[PoleSet]:
     """SSI-cov from covariances ``R`` (lags ``0 .. 2i-1``, (2i, m, m)) of channels scaled by ``scale`` (m,).
 
-    Used directly by the online tracker, which keeps the covariances of its window up to date.
+    Used directly by the online tracker, which keeps the covariances of its window up to date. ``rank_out``: if
+    a list, the float64 rank of the Toeplitz matrix (:func:`numerical_rank`) is appended to it.
     """
     orders = _check_orders(orders)
     m = R.shape[1]
@@ -120,6 +142,9 @@ def ssi_cov_poles_from_covariances(R: np.ndarray, scale: np.ndarray, fs_hz: floa
     if R.shape[0] < 2 * i:
         raise SignalError(f"SSI-cov: {2 * i} covariance lags needed for {i} block rows, got {R.shape[0]}")
     U, s, _ = scipy.linalg.svd(toeplitz(R, i), full_matrices=False, check_finite=False)
+    rank = numerical_rank(s)
+    if rank_out is not None:
+        rank_out.append(rank)
     nmax = orders[-1]
     O = U[:, :nmax] * np.sqrt(s[:nmax])
     Q, Rq = scipy.linalg.qr(O[:-m], mode="economic", check_finite=False)
