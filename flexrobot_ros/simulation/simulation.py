@@ -24,7 +24,7 @@ import numpy as np
 from flexrobot_ros.errors import FlexrobotError, SimulationError
 from flexrobot_ros.model import FlexibleRobot
 from flexrobot_ros.simulation.excitation import RectangularPulse
-from flexrobot_ros.simulation.flexible_joint_plant import FlexibleJointPlant
+from flexrobot_ros.extended_joints import extended_joint_plant
 from flexrobot_ros.simulation.integrators import (AccurateIntegration, ClosedLoop, Divergence, ExponentialEuler,
                                                   FixedStepIntegration, integrate_accurate)
 from flexrobot_ros.simulation.plant import Energy, Plant
@@ -122,7 +122,7 @@ class Simulation:
                  fixed: FixedStepIntegration | None = None, accurate: AccurateIntegration | None = None,
                  sensors: Iterable[Any] = (), seed: int = 0, excitations: Iterable[Any] = (),
                  max_speed: float = 1.0e3, max_position: float = 1.0e3):
-        self.plant: Plant = FlexibleJointPlant(robot) if isinstance(robot, FlexibleRobot) else robot
+        self.plant: Plant = extended_joint_plant.plant_for(robot) if isinstance(robot, FlexibleRobot) else robot
         self.robot: FlexibleRobot = self.plant.robot
         if mode not in MODES:
             raise SimulationError(f"simulation mode {mode!r} unknown; use one of {list(MODES)}")
