@@ -107,11 +107,16 @@ class JointReference:
         return 4
 
     def evaluate(self, t: Any, order: int = 2) -> list[np.ndarray]:
-        samples = self.trajectory.evaluate(np.atleast_1d(np.asarray(t, dtype=float)))
-        values = [samples.q, samples.qd, samples.qdd, samples.q3, samples.q4]
+        """[q, qd, ..] up to ``order`` (<= 4) at times t; outside the trajectory's span the reference rests at its
+        end positions (derivatives zero)."""
         if order > 4:
             raise TrajectoryError(f"link-space references give derivatives up to 4, {order} asked")
-        return values[:order + 1]
+        t = np.atleast_1d(np.asarray(t, dtype=float))
+        start, end = self.trajectory.start_time, self.trajectory.end_time
+        samples = self.trajectory.evaluate(np.clip(t, start, end))
+        values = [samples.q, samples.qd, samples.qdd, samples.q3, samples.q4][:order + 1]
+        outside = (t < start) | (t > end)
+        return [v if i == 0 else np.where(outside[:, None], 0.0, v) for i, v in enumerate(values)]
 
 
 def as_reference(reference: Any) -> Any:
