@@ -92,30 +92,38 @@ def solve_fourier_optimization(dae: InverseDae, points: int, h: float, degree: i
     phi, dphi, ddphi = basis(t, degree, harmonics, period)
     nb = phi.shape[1]
     weight = float(np.max(dae.robot.stiffness)) if constraint_weight is None else float(constraint_weight)
-    mu = cs.SX.sym("mu", nb * nc)
-    coefficients = cs.reshape(mu, nb, nc)
-    q, qd, qdd = (cs.mtimes(cs.DM(p), coefficients) for p in (phi, dphi, ddphi))
-    theta = dae.reference.evaluate(t, 0)[0]
-    rows = []
-    for i in range(points):
-        qi, vi, ai = q[i, :].T, qd[i, :].T, qdd[i, :].T
-        rows.append(model.link_residual(qi[:na], vi[:na], ai[:na], qi[na:], vi[na:]))
-        rows.append(weight * (model.output(qi[:na]) - cs.DM(theta[i])))
-    psi = cs.vertcat(*rows)
-    fun = cs.Function("psi", [mu], [psi, cs.jacobian(psi, mu)])
+    c, cd, cdd = (cs.SX.sym(name, nc) for name in ("c", "cd", "cdd"))
+    target = cs.SX.sym("theta", n)
+    phi_row = cs.vertcat(model.link_residual(c[:na], cd[:na], cdd[:na], c[na:], cd[na:]),
+                         weight * (model.output(c[:na]) - target))
+    point = cs.Function("phi", [c, cd, cdd, target],
+                        [phi_row, cs.jacobian(phi_row, c), cs.jacobian(phi_row, cd), cs.jacobian(phi_row, cdd)])
+    points_map = point.map(points)
+    theta = dae.reference.evaluate(t, 0)[0].T
+
+    def psi(mu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Psi (eq. 29, stacked per time) and its Jacobian by the chain rule through the basis."""
+        coefficients = mu.reshape(nc, nb).T
+        r, j0, j1, j2 = (np.array(a) for a in points_map(*(p.dot(coefficients).T for p in (phi, dphi, ddphi)),
+                                                          theta))
+        rows = phi_row.numel()
+        blocks = [j.reshape(rows, points, nc) for j in (j0, j1, j2)]
+        jac = sum(np.einsum("rpc,pb->prcb", block, basis_values)
+                  for block, basis_values in zip(blocks, (phi, dphi, ddphi)))
+        return r.T.ravel(), jac.reshape(points * rows, nc * nb)
+
     q_g = rigid_path(dae, t, q_g_guess)
     rigid = np.zeros((points, nc))
     rigid[:, list(ext.actuated_index)] = q_g
     rigid[:, na:] = dae.robot.transmission * q_g
     start, *_ = np.linalg.lstsq(phi, rigid, rcond=None)
     begin = time.perf_counter()
-    result = scipy.optimize.least_squares(lambda m: np.array(fun(m)[0]).ravel(), start.ravel(order="F"),
-                                          jac=lambda m: np.array(fun(m)[1]), method="lm", xtol=1e-15, ftol=1e-15,
-                                          gtol=1e-15, max_nfev=2000)
+    result = scipy.optimize.least_squares(lambda m: psi(m)[0], start.T.ravel(), jac=lambda m: psi(m)[1],
+                                          method="lm", xtol=1e-15, ftol=1e-15, gtol=1e-15, max_nfev=2000)
     seconds = time.perf_counter() - begin
-    values = np.array(fun(result.x)[0]).ravel()
+    values = psi(result.x)[0]
     solution = FourierSolution(dae=dae, coefficients=result.x.reshape(nc, nb).T, degree=degree, harmonics=harmonics,
                                period=period, residual_max=float(np.abs(values).max()), message=result.message)
-    size = ProblemSize(unknowns=mu.numel(), equations=psi.numel(), paper_unknowns=210, paper_equations=305,
+    size = ProblemSize(unknowns=nb * nc, equations=values.size, paper_unknowns=210, paper_equations=305,
                        seconds=seconds)
     return solution, size
