@@ -15,6 +15,8 @@ compliance. Each list entry of ``extra_elasticities`` is one such pair, in one o
         stiffness: 6.1e+6
         damping: 40.0
         name: joint1_rx      # optional name of the elastic coordinate (default <joint>_r<axis> / <joint>_p<axis>)
+        side: before         # before (default: axis fixed in the parent link, at q = 0) or after the joint's own
+                             # motion (axis fixed in the joint's own link, e.g. a bearing tilt of frame O_i)
         label: O_1           # optional free text (e.g. the paper's name of the frame)
 
 The elastic coordinates rest at q_e = 0 (the URDF pose). Entries are validated here (structure and values);
@@ -30,7 +32,8 @@ import numpy as np
 from flexrobot_ros.errors import ModelError
 from flexrobot_ros.model.schema import finite, non_negative
 
-ENTRY_KEYS = frozenset({"joint", "axis", "type", "stiffness", "damping", "name", "label"})
+ENTRY_KEYS = frozenset({"joint", "axis", "type", "stiffness", "damping", "name", "label", "side"})
+SIDES = ("before", "after")
 AXES = {"x": (1.0, 0.0, 0.0), "y": (0.0, 1.0, 0.0), "z": (0.0, 0.0, 1.0)}
 TYPES = ("revolute", "prismatic")
 
@@ -53,6 +56,7 @@ class ElasticitySpec:
     name: str | None
     label: str
     where: str
+    side: str = "before"
 
 
 def _axis(value: Any, where: str) -> tuple[np.ndarray, str]:
@@ -109,11 +113,16 @@ def parse_elasticities(entries: Sequence[Any], source: str) -> list[ElasticitySp
             raise ModelError(f"{where}.name: expected a non-empty string, got {name!r}")
         if name is None and axis is not None:
             name = f"{joint}_{kind[0]}{suffix}" if suffix != "u" else f"{joint}_{kind[0]}{index}"
+        side = entry.get("side", "before")
+        if side not in SIDES:
+            raise ModelError(f"{where}.side: expected one of {SIDES}, got {side!r}")
+        if axis is None and "side" in entry:
+            raise ModelError(f"{where}.side: only for an elastic DOF inserted with an 'axis'")
         label = entry.get("label", "")
         if not isinstance(label, str):
             raise ModelError(f"{where}.label: expected text, got {label!r}")
         specs.append(ElasticitySpec(joint=joint, axis=axis, kind=kind, stiffness=stiffness, damping=damping,
-                                    name=name, label=label, where=where))
+                                    name=name, label=label, where=where, side=side))
     names = [s.name for s in specs if s.name is not None]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:

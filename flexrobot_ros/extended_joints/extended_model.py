@@ -154,8 +154,8 @@ def _add_frame(model: pin.Model, frame: pin.Frame) -> None:
 
 def extended_pinocchio_model(full: pin.Model, specs: list[ElasticitySpec], source: str) -> pin.Model:
     """A copy of the URDF model ``full`` with a massless elastic joint inserted at the frame of every actuated
-    joint named by an entry with an ``axis`` (in list order, before the joint's own motion). Frames keep their
-    names, order and placements."""
+    joint named by an entry with an ``axis`` (in list order; ``side`` 'before' the joint's own motion, or 'after'
+    it, between the joint and its body). Frames keep their names, order and placements."""
     inserted: dict[str, list[ElasticitySpec]] = {}
     for s in specs:
         if s.axis is not None:
@@ -165,26 +165,33 @@ def extended_pinocchio_model(full: pin.Model, specs: list[ElasticitySpec], sourc
     ext.gravity = full.gravity
     new_id = {0: 0}
     lower, upper, velocity, effort = [], [], [], []
+
+    def add_elastic(parent: int, s: ElasticitySpec, placement: pin.SE3) -> int:
+        if ext.existJointName(s.name) or full.existJointName(s.name):
+            raise ModelError(f"{s.where}.name: {s.name!r} is already a joint name")
+        lower.append(-ELASTIC_RANGE)
+        upper.append(ELASTIC_RANGE)
+        velocity.append(np.inf)
+        effort.append(np.inf)
+        return ext.addJoint(parent, _inserted_joint(s), placement, s.name)
+
     for j in range(1, full.njoints):
         parent = new_id[full.parents[j]]
         placement = full.jointPlacements[j]
-        for s in inserted.get(full.names[j], []):
-            if ext.existJointName(s.name) or full.existJointName(s.name):
-                raise ModelError(f"{s.where}.name: {s.name!r} is already a joint name")
-            parent = ext.addJoint(parent, _inserted_joint(s), placement, s.name)
+        here = inserted.get(full.names[j], [])
+        for s in (s for s in here if s.side == "before"):
+            parent = add_elastic(parent, s, placement)
             placement = pin.SE3.Identity()
-            lower.append(-ELASTIC_RANGE)
-            upper.append(ELASTIC_RANGE)
-            velocity.append(np.inf)
-            effort.append(np.inf)
         iq = full.idx_qs[j]
         joint = ext.addJoint(parent, full.joints[j], placement, full.names[j])
-        ext.appendBodyToJoint(joint, full.inertias[j], pin.SE3.Identity())
-        new_id[j] = joint
         lower.append(full.lowerPositionLimit[iq])
         upper.append(full.upperPositionLimit[iq])
         velocity.append(full.velocityLimit[full.idx_vs[j]])
         effort.append(full.effortLimit[full.idx_vs[j]])
+        for s in (s for s in here if s.side == "after"):
+            joint = add_elastic(joint, s, pin.SE3.Identity())
+        ext.appendBodyToJoint(joint, full.inertias[j], pin.SE3.Identity())
+        new_id[j] = joint
     for frame in list(full.frames)[1:]:
         copy = pin.Frame(frame)
         if hasattr(copy, "parentJoint"):

@@ -1,0 +1,58 @@
+"""Modal linearization with extra elastic DOFs (seed 000 eqs. 2.9-2.11 extended by seed 002 eq. 1c), and the
+KR90 3DOF-joint variant of seed 001 (Table 6 springs about x_i, y_i at joints 1-3).
+
+Checks: with no extra elasticity and D_g = 0 the extended linearization is the flexible-joint one (eqs. 2.9-2.11,
+flexrobot_ros.modal.linearization); the elastic coordinates' equilibrium balances gravity (K_e q_e + g_e = 0, from
+pinocchio's gravity at the deflected pose); kr90_3dof has 2n + ne = 12 modes, four of them below 30 Hz in the
+milling posture where the SDOF model has three, the third one moving joint 1 about its axis and its x axis together (seed 001 section 3:
+the 19.2 Hz mode 'includes ... deformations ... around the axis normal to it (q_x1)'); Table 7 itself is not
+reproduced (documented in config/kr90_3dof.yaml: ~15 % low).
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pinocchio as pin
+
+from flexrobot_ros.extended_joints import rigid_extended
+from flexrobot_ros.extended_joints.linearization import extended_modal_analysis, linearize_extended
+from flexrobot_ros.modal.linearization import linearize
+from flexrobot_ros.modal.modes import modal_analysis
+from flexrobot_ros.model import load_robot
+
+MILLING = np.radians([0.0, 55.0, -100.5])
+
+
+def test_without_extras_it_is_the_flexible_joint_linearization() -> None:
+    robot = load_robot("kr90_3dof")
+    stiff = dataclasses.replace(robot, extended=rigid_extended(robot, 0.0))
+    ours, theirs = linearize_extended(stiff, MILLING), linearize(robot, MILLING)
+    for name in ("M_bar", "D_bar", "K_bar"):
+        np.testing.assert_allclose(getattr(ours, name), getattr(theirs, name), rtol=1e-12, atol=1e-6)
+    np.testing.assert_allclose(ours.q_m, theirs.q_m, rtol=0, atol=1e-14)
+
+
+def test_elastic_equilibrium_carries_gravity() -> None:
+    robot = load_robot("kr90_3dof")
+    lin = linearize_extended(robot, MILLING)
+    ext = robot.extended
+    q_a = ext.full_q(MILLING, lin.q_e)
+    g = pin.computeGeneralizedGravity(ext.model, ext.create_data(), q_a)
+    np.testing.assert_allclose(ext.elastic_stiffness * lin.q_e + g[ext.elastic_index], 0.0, atol=1e-6)
+    assert np.abs(lin.q_e).max() > 1e-5  # the bearings do sag under the arm's weight
+    assert lin.coordinates[6:] == ext.elastic_names
+
+
+def test_kr90_3dof_shows_the_transverse_mode() -> None:
+    robot = load_robot("kr90_3dof")
+    modes = extended_modal_analysis(robot, MILLING)
+    sdof = modal_analysis(robot, MILLING)
+    assert modes.frequencies_hz.size == 12
+    assert np.sum(modes.frequencies_hz < 30.0) == 4 and np.sum(sdof.frequencies_hz < 30.0) == 3
+    shapes = np.abs(modes.mode_shapes)
+    names = list(modes.linearized.coordinates)
+    axial, tilt = names.index("joint1"), names.index("joint1_rx")
+    # mode 3: q_1 and q_x1 together (seed 001: 19.2 Hz measured, 18.7 Hz in Table 7; here 17.8 Hz)
+    assert 15.0 < modes.frequencies_hz[2] < 21.0
+    assert shapes[axial, 2] > 0.5 and shapes[tilt, 2] > 0.5
