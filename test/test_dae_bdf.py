@@ -178,3 +178,20 @@ def test_stiff_limit_motor_positions_equal_the_flexible_joint_inverse(moberg5) -
     assert np.abs(s.tau_m - flat.tau_m).max() < 1e-3 * np.abs(flat.tau_m).max()
     with pytest.raises(DaeError, match="C\\^4"):
         InverseDae(moberg5, Poly9Trajectory([0.3, 1.2], [1.3, -0.4], 0.3), 1, output="joints", ext=ext)
+
+
+def test_index_3_loses_accuracy_as_the_step_shrinks(moberg5) -> None:
+    """Section 4/8.1: F_x_i of eq. 22 is ill-conditioned for small h ('numerical solvability was lost if the stepsize
+    was too small'): with k = 6 the index-3 torque leaves the index-1 one as h shrinks (measured 0.34 % of the peak at
+    h = 1 ms, 2.3 % at 0.5 ms, 17 % at 0.25 ms) while the Newton matrix's condition number grows like h^-3 (1.9e13
+    -> 1.7e14 from 1 to 0.5 ms)."""
+    deviation, condition = [], []
+    for h in (0.001, 0.0005):
+        index_1 = solve_bdf(InverseDae(moberg5, LINE, 1), 0.3, h, 6, q_g_guess=planar_ik(LINE.start))
+        index_3 = solve_bdf(InverseDae(moberg5, LINE, 3), 0.3, h, 6, q_g_guess=planar_ik(LINE.start),
+                            condition=True)
+        assert not index_3.diverged
+        deviation.append(np.abs(index_3.tau_m - index_1.tau_m).max() / np.abs(index_1.tau_m).max())
+        condition.append(np.nanmedian(index_3.condition))
+    assert deviation[0] < 0.006 and deviation[1] > 0.015
+    assert condition[1] > 4 * condition[0]

@@ -47,9 +47,14 @@ class Layout:
     size: int
 
 
-def newton(function: Any, x0: np.ndarray, tol: float = 1e-10, max_iterations: int = 30) -> tuple[np.ndarray, int]:
-    """Solve function(x) -> (residual, jacobian) = 0 from x0 (full Newton steps); raises DaeError on failure."""
+def newton(function: Any, x0: np.ndarray, tol: float = 1e-10, max_iterations: int = 30,
+           floor: float = 1e-6) -> tuple[np.ndarray, int]:
+    """Solve function(x) -> (residual, jacobian) = 0 from x0 (full Newton steps); raises DaeError on failure.
+
+    Converged when a step is below ``tol`` (relative to 1 + |x|), or when the steps stop shrinking (at least
+    halving) below ``floor``: the round-off floor of an ill-conditioned Jacobian (eq. 22 for small h)."""
     x = np.array(x0, dtype=float)
+    previous = np.inf
     for iteration in range(1, max_iterations + 1):
         r, jac = function(x)
         try:
@@ -59,8 +64,10 @@ def newton(function: Any, x0: np.ndarray, tol: float = 1e-10, max_iterations: in
         x += dx
         if not np.all(np.isfinite(x)):
             raise DaeError("Newton: non-finite iterate")
-        if np.abs(dx).max() <= tol * (1.0 + np.abs(x).max()):
+        step = np.abs(dx).max() / (1.0 + np.abs(x).max())
+        if step <= tol or (iteration >= 3 and step <= floor and step > 0.5 * previous):
             return x, iteration
+        previous = step
     raise DaeError(f"Newton: no convergence in {max_iterations} iterations (last step {np.abs(dx).max():.3g})")
 
 
