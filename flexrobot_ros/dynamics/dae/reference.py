@@ -96,15 +96,22 @@ class JointReference:
 
     @property
     def continuity(self) -> int:
-        if isinstance(self.trajectory, Poly9Trajectory):
-            return 4
+        """Continuous derivatives of the reference held at rest outside its span: those of the trajectory inside,
+        limited at both ends by the number of leading derivatives (velocity, acceleration, ..) that vanish there."""
+        inside = 4
         if isinstance(self.trajectory, SplineTrajectory):
             spline = self.trajectory.spline
             k = int(spline.k)
             inner = spline.t[(spline.t > spline.t[k]) & (spline.t < spline.t[-k - 1])]
-            multiplicity = int(np.unique(inner, return_counts=True)[1].max()) if inner.size else 1
-            return k - multiplicity
-        return 4
+            inside = k - (int(np.unique(inner, return_counts=True)[1].max()) if inner.size else 1)
+        ends = self.trajectory.evaluate(np.array([self.trajectory.start_time, self.trajectory.end_time]))
+        scale = 1.0 + float(np.abs(ends.q).max())
+        resting = 0
+        for value in (ends.qd, ends.qdd, ends.q3, ends.q4):
+            if np.abs(value).max() > 1e-9 * scale / self.trajectory.duration ** (resting + 1):
+                return min(inside, resting)
+            resting += 1
+        return inside
 
     def evaluate(self, t: Any, order: int = 2) -> list[np.ndarray]:
         """[q, qd, ..] up to ``order`` (<= 4) at times t; outside the trajectory's span the reference rests at its
