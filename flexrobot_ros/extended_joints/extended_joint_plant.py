@@ -25,7 +25,7 @@ from typing import Any, Sequence
 import numpy as np
 import pinocchio as pin
 
-from flexrobot_ros.extended_joints.extended_model import ExtendedModel, extended_model
+from flexrobot_ros.extended_joints.extended_model import ExtendedModel, elastic_equilibrium, extended_model
 from flexrobot_ros.simulation.plant import Energy, FrameWrench, StateLayout
 
 _LWA = pin.LOCAL_WORLD_ALIGNED
@@ -90,12 +90,13 @@ class ExtendedJointPlant:
         return np.array(self.data.oMf[frame_id].translation)
 
     def state(self, q, q_m, qd=None, qd_m=None, q_e=None, qd_e=None) -> np.ndarray:
-        """``x`` with the given joint positions/rates, elastic coordinates at ``q_e`` (default 0, the rest pose of
-        the springs) and rates ``qd_e`` (default 0), zero energy integrals."""
+        """``x`` with the given joint positions/rates, elastic coordinates at ``q_e`` (default: where their springs
+        carry gravity at q, at rest) and rates ``qd_e`` (default 0), zero energy integrals."""
         robot = self.robot
         zeros = np.zeros(self.ne)
-        parts = [robot.check_q(q, "q"), robot.check_q(q_m, "q_m"),
-                 zeros if q_e is None else np.asarray(q_e, dtype=float).reshape(self.ne),
+        q = robot.check_q(q, "q")
+        parts = [q, robot.check_q(q_m, "q_m"),
+                 elastic_equilibrium(self.ext, q) if q_e is None else np.asarray(q_e, dtype=float).reshape(self.ne),
                  np.zeros(self.n) if qd is None else robot.check_q(qd, "qd"),
                  np.zeros(self.n) if qd_m is None else robot.check_q(qd_m, "qd_m"),
                  zeros if qd_e is None else np.asarray(qd_e, dtype=float).reshape(self.ne), np.zeros(2)]

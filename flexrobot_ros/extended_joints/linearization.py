@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 import pinocchio as pin
 
-from flexrobot_ros.errors import ModalError
-from flexrobot_ros.extended_joints.extended_model import extended_model
+from flexrobot_ros.errors import ModalError, ModelError
+from flexrobot_ros.extended_joints.extended_model import elastic_equilibrium, extended_model
 from flexrobot_ros.modal.eigenproblem import solve_modes
 from flexrobot_ros.modal.linearization import check_pose, joint_vector
 
@@ -61,18 +61,10 @@ def linearize_extended(robot: Any, q_d: Any, kp: Any = None, kd: Any = None) -> 
     model, data = ext.model, ext.create_data()
     n, ne, na = robot.n, ext.ne, ext.na
     act, el = list(ext.actuated_index), list(ext.elastic_index)
-    q_a = ext.full_q(q)
-    for _ in range(50):  # static deflection of the elastic coordinates
-        if not ne:
-            break
-        dg = np.array(pin.computeGeneralizedGravityDerivatives(model, data, q_a))
-        residual = ext.elastic_stiffness * q_a[el] + data.g[el]
-        step = np.linalg.solve(np.diag(ext.elastic_stiffness) + dg[np.ix_(el, el)], -residual)
-        q_a[el] += step
-        if np.abs(step).max() < 1e-15:
-            break
-    else:
-        raise ModalError(f"robot {robot.name}: no static equilibrium of the extra elasticities at q = {q.tolist()}")
+    try:
+        q_a = ext.full_q(q, elastic_equilibrium(ext, q))
+    except ModelError as error:
+        raise ModalError(f"robot {robot.name}: {error}") from None
     dg = np.array(pin.computeGeneralizedGravityDerivatives(model, data, q_a))
     gravity = data.g.copy()
     mass = np.array(pin.crba(model, data, q_a))
