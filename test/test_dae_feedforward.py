@@ -11,7 +11,6 @@ import json
 
 import numpy as np
 import pinocchio as pin
-import pytest
 import yaml
 
 from flexrobot_ros.cli import main

@@ -99,6 +99,7 @@ def extended_modal_analysis(robot: Any, q_d: Any, kp: Any = None, kd: Any = None
     lin = linearize_extended(robot, q_d, kp, kd)
     arrays = solve_modes(lin.M_bar[None], lin.D_bar[None], lin.K_bar[None], shapes=True)
     count = int(arrays.mode_count[0])
-    return ExtendedModes(frequencies_hz=arrays.frequencies_hz[0, :count], damping_ratios=arrays.damping_ratios[0, :count],
+    return ExtendedModes(frequencies_hz=arrays.frequencies_hz[0, :count],
+                         damping_ratios=arrays.damping_ratios[0, :count],
                          eigenvalues=arrays.eigenvalues[0, :count], mode_shapes=arrays.mode_shapes[0, :, :count],
                          linearized=lin)

@@ -120,9 +120,9 @@ def dae_feedforward(robot: Any, reference: Any, *, solver: str = "auto", h: floa
     if unstable.size:
         needed = PRE_ACTUATION_TIME_CONSTANTS / unstable.real.min() if unstable.real.min() > 0 else np.inf
         if start < needed:
-            raise DaeError(f"the reference starts at t = {start:.4g} s; the unstable zero at {unstable.real.min():.4g} "
-                           f"rad/s needs a pre-actuation interval of at least {needed:.4g} s (2 time constants, seed 002 "
-                           "section 10.2): start the motion later")
+            raise DaeError(f"the reference starts at t = {start:.4g} s; the unstable zero at "
+                           f"{unstable.real.min():.4g} rad/s needs a pre-actuation interval of at least {needed:.4g} s "
+                           "(2 time constants, seed 002 section 10.2): start the motion later")
     dae = InverseDae(robot, reference, system or 1, output, tool_axes, symbolic=probe.model)
     steps = int(round(t_end / h))
     solution, size = solve_bdf_optimization(dae, steps, h, k, form, q_g_guess=q_g_guess)

@@ -89,8 +89,8 @@ class InverseDae:
         self.reference = as_reference(reference)
         n, na = robot.n, self.model.na
         if self.reference.dimension != n:
-            raise DaeError(f"reference has {self.reference.dimension} coordinates; robot {robot.name} has {n} actuators "
-                           f"(outputs {self.model.tool_axes or 'q_g'})")
+            raise DaeError(f"reference has {self.reference.dimension} coordinates; robot {robot.name} has {n} "
+                           f"actuators (outputs {self.model.tool_axes or 'q_g'})")
         extra = n if system == 1 else 0
         self.layout = Layout(q_a=slice(0, na), q_m=slice(na, na + n), v_a=slice(na + n, 2 * na + n),
                              v_m=slice(2 * na + n, 2 * na + 2 * n), a_g=slice(2 * na + 2 * n, 2 * na + 2 * n + extra),

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from flexrobot_ros.dynamics.trajectory import Poly9Trajectory, SplineTrajectory, Trajectory
+from flexrobot_ros.dynamics.trajectory import SplineTrajectory, Trajectory
 from flexrobot_ros.errors import TrajectoryError
 
 
