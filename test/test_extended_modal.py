@@ -56,3 +56,19 @@ def test_kr90_3dof_shows_the_transverse_mode() -> None:
     # mode 3: q_1 and q_x1 together (seed 001: 19.2 Hz measured, 18.7 Hz in Table 7; here 17.8 Hz)
     assert 15.0 < modes.frequencies_hz[2] < 21.0
     assert shapes[axial, 2] > 0.5 and shapes[tilt, 2] > 0.5
+
+
+def test_cli_modal_shows_the_extended_modes(capsys) -> None:
+    """`flexrobot modal kr90_3dof` reports the 12 modes of the extended model (same numbers as the Python API) and
+    refuses the options that need the 2n-state result with a message naming them."""
+    import json
+
+    from flexrobot_ros.cli import main
+
+    assert main(["modal", "kr90_3dof", "--q", "0,55*pi/180,-100.5*pi/180", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    modes = extended_modal_analysis(load_robot("kr90_3dof"), MILLING)
+    assert report["model"] == "extended" and len(report["frequencies_hz"]) == 12
+    np.testing.assert_allclose(report["frequencies_hz"], modes.frequencies_hz, rtol=1e-12)
+    assert main(["modal", "kr90_3dof", "--q", "0,1,-1.7", "--undamped"]) == 2
+    assert "--undamped" in capsys.readouterr().err
