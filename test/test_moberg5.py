@@ -151,3 +151,18 @@ def test_table_1_eigenfrequencies_go_down_to_about_2_hz() -> None:
         modes = extended_modal_analysis(robot, [q1, q2], kp=1e13, kd=0.0)
         lowest.append(modes.frequencies_hz[0])
     assert 1.3 < min(lowest) and max(lowest) < 2.4, lowest
+
+
+@pytest.mark.parametrize("name, table", ROBOTS)
+def test_casadi_link_residual_is_the_printed_model(name: str, table: dict) -> None:
+    """Eq. 17a-b as the DAE solvers evaluate it (CasADi, flexrobot_ros.extended_joints.symbolic): residual(q_a, v_a,
+    a_a, q_m, v_m) = M a_a + gamma with the paper's printed M and corrected gamma (1e-12 rel.)."""
+    from flexrobot_ros.extended_joints.symbolic import symbolic_model
+
+    model = symbolic_model(load_robot(name))
+    rng = np.random.default_rng(6)
+    for x in random_states(7, 10):
+        a = rng.uniform(-20, 20, 3)
+        residual = np.array(model.link_residual(x[:3], x[5:8], a, x[3:5], x[8:10])).ravel()
+        expected = paper_mass_matrix(table, x[:3]) @ a + paper_gamma(table, x)
+        np.testing.assert_allclose(residual, expected, rtol=1e-12, atol=1e-12 * np.abs(expected).max())

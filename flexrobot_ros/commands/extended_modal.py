@@ -32,12 +32,12 @@ def run_extended(args: argparse.Namespace, robot, q: np.ndarray, kp, kd) -> int:
                           "frequencies_hz": modes.frequencies_hz.tolist(),
                           "damping_ratios": modes.damping_ratios.tolist(), "coordinates": list(names),
                           "dominant": dominant, "elastic_equilibrium": modes.linearized.q_e.tolist(),
-                          "stable": bool(np.all(modes.eigenvalues.real < 0.0))}, indent=2))
+                          "stable": modes.stable}, indent=2))
         return 0
     print(f"robot {robot.name}{' + tool' if robot.tool else ''} (extended model, {len(names)} coordinates) at "
           f"q = {np.round(q, 6).tolist()}")
     print(f"{'mode':>4} {'f [Hz]':>12} {'zeta [%]':>10}  dominant coordinate")
     for k, (f, zeta) in enumerate(zip(modes.frequencies_hz, modes.damping_ratios)):
         print(f"{k + 1:>4} {f:>12.4f} {100 * zeta:>10.4f}  {dominant[k]}")
-    print(f"verdict: {'stable' if np.all(modes.eigenvalues.real < 0.0) else 'not stable'}")
+    print(f"verdict: {'stable' if modes.stable else 'not stable'}")
     return 0

@@ -50,6 +50,15 @@ class ExtendedModes:
     mode_shapes: np.ndarray
     linearized: ExtendedLinearization
 
+    @property
+    def n_modes(self) -> int:
+        return int(self.frequencies_hz.size)
+
+    @property
+    def stable(self) -> bool:
+        """Every eigenvalue in the open left half-plane."""
+        return bool(np.all(self.eigenvalues.real < 0.0))
+
 
 def linearize_extended(robot: Any, q_d: Any, kp: Any = None, kd: Any = None) -> ExtendedLinearization:
     """The linearized closed loop of the module docstring at link set point ``q_d`` with motor PD gains
