@@ -72,3 +72,28 @@ def test_cli_modal_shows_the_extended_modes(capsys) -> None:
     np.testing.assert_allclose(report["frequencies_hz"], modes.frequencies_hz, rtol=1e-12)
     assert main(["modal", "kr90_3dof", "--q", "0,1,-1.7", "--undamped"]) == 2
     assert "--undamped" in capsys.readouterr().err
+
+
+def test_modal_monitor_node_publishes_the_extended_modes() -> None:
+    """modal_monitor_node on kr90_3dof: modal/frequencies are the extended model's 12 modes at the received pose and
+    modal/mode_shapes carries the q_e.<name> coordinates (in-process harness, as test_nodes_modal_monitor)."""
+    from node_harness import Harness, Probe
+
+    from flexrobot_ros.nodes.convert import joint_state
+    from flexrobot_ros.nodes.modal_monitor_node import ModalMonitorNode
+
+    with Harness() as harness:
+        node = harness.node("modal_monitor_node", {"robot": "kr90_3dof", "tool": False})
+        app = ModalMonitorNode(node)
+        probe_node = harness.node("probe")
+        probe = Probe(probe_node, {"/modal/frequencies": "std_msgs/msg/Float64MultiArray"},
+                      latched=["/modal/frequencies"])
+        publisher = probe_node.create_publisher(probe_node.types.sensor_msgs.msg.JointState, "/joint_states")
+        harness.spin(5.0, lambda: publisher.get_subscription_count() > 0)
+        publisher.publish(joint_state(probe_node.types, probe_node.stamp(1.0e9), ["joint1", "joint2", "joint3"],
+                                      MILLING))
+        assert harness.spin(10.0, lambda: probe.array("/modal/frequencies") is not None)
+        frequencies = probe.array("/modal/frequencies")
+    expected = extended_modal_analysis(load_robot("kr90_3dof"), MILLING)
+    np.testing.assert_allclose(frequencies, expected.frequencies_hz, rtol=1e-9)
+    assert app.coordinates[-6:] == [f"q_e.{name}" for name in load_robot("kr90_3dof").extended.elastic_names]

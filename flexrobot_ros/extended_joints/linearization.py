@@ -55,9 +55,15 @@ class ExtendedModes:
         return int(self.frequencies_hz.size)
 
     @property
+    def verdict(self) -> str:
+        """'stable' | 'unstable' | 'marginal' (the rule of :func:`flexrobot_ros.modal.modes.stability_verdict`)."""
+        from flexrobot_ros.modal.modes import stability_verdict
+
+        return stability_verdict(self.eigenvalues)[0]
+
+    @property
     def stable(self) -> bool:
-        """Every eigenvalue in the open left half-plane."""
-        return bool(np.all(self.eigenvalues.real < 0.0))
+        return self.verdict == "stable"
 
 
 def linearize_extended(robot: Any, q_d: Any, kp: Any = None, kd: Any = None) -> ExtendedLinearization:
@@ -112,3 +118,10 @@ def extended_modal_analysis(robot: Any, q_d: Any, kp: Any = None, kd: Any = None
                          damping_ratios=arrays.damping_ratios[0, :count],
                          eigenvalues=arrays.eigenvalues[0, :count], mode_shapes=arrays.mode_shapes[0, :, :count],
                          linearized=lin)
+
+
+def extended_analysis(robot: Any) -> Any:
+    """:func:`extended_modal_analysis` for a robot with extra elastic DOFs, None otherwise (the caller keeps the
+    flexible-joint :func:`~flexrobot_ros.modal.modes.modal_analysis`)."""
+    ext = getattr(robot, "extended", None)
+    return extended_modal_analysis if ext is not None and ext.ne else None
