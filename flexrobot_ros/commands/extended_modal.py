@@ -22,8 +22,9 @@ def run_extended(args: argparse.Namespace, robot, q: np.ndarray, kp, kd) -> int:
     """Modes of ``robot``'s extended model at link set point ``q`` with motor gains ``kp``, ``kd``."""
     given = [f"--{name.replace('_', '-')}" for name in UNSUPPORTED if getattr(args, name, None)]
     if given:
-        raise ModalError(f"robot {robot.name} has extra elasticities {list(robot.extended.elastic_names)}: "
-                         f"{', '.join(given)} are not available for the extended model yet")
+        raise ModalError(f"robot {robot.name} has an extended model (extra elasticities "
+                         f"{list(robot.extended.elastic_names)}, gear dampers D_g): {', '.join(given)} are not "
+                         "available for it yet")
     modes = extended_modal_analysis(robot, q, kp, kd)
     names = modes.linearized.coordinates
     dominant = [names[int(np.argmax(np.abs(modes.mode_shapes[:, k])))] for k in range(modes.frequencies_hz.size)]

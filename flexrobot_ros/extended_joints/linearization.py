@@ -121,7 +121,6 @@ def extended_modal_analysis(robot: Any, q_d: Any, kp: Any = None, kd: Any = None
 
 
 def extended_analysis(robot: Any) -> Any:
-    """:func:`extended_modal_analysis` for a robot with extra elastic DOFs, None otherwise (the caller keeps the
-    flexible-joint :func:`~flexrobot_ros.modal.modes.modal_analysis`)."""
-    ext = getattr(robot, "extended", None)
-    return extended_modal_analysis if ext is not None and ext.ne else None
+    """:func:`extended_modal_analysis` for a robot with an extended model (extra elastic DOFs or gear dampers D_g),
+    None otherwise (the caller keeps the flexible-joint :func:`~flexrobot_ros.modal.modes.modal_analysis`)."""
+    return extended_modal_analysis if getattr(robot, "extended", None) is not None else None
