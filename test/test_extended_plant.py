@@ -74,3 +74,16 @@ def test_without_extras_and_transmission_damping_it_is_the_flexible_joint_plant(
         x = _random_state(flexible, rng)
         tau = rng.normal(size=3) * 1e3
         np.testing.assert_allclose(extended.derivative(x, tau), flexible.derivative(x, tau), rtol=1e-12, atol=1e-9)
+
+
+def test_divergence_in_an_elastic_block_is_reported_by_name() -> None:
+    """A state bound hit by an extra elastic coordinate names it (q_e[joint3]) instead of failing."""
+    import pytest
+
+    from flexrobot_ros.errors import SimulationError
+
+    robot = load_robot("moberg5")
+    sim = Simulation(robot, TorqueInput(robot, [0.0, 0.0]), q0=[0.0, 0.0], q_m0=[0.0, 0.0], max_position=0.05)
+    sim._x[sim.plant.layout["qd_e"]] = 5.0  # a knock on the tool body: it swings ~0.1 rad, past the bound
+    with pytest.raises(SimulationError, match=r"q_e\[joint3\]"):
+        sim.advance(0.2)
