@@ -127,3 +127,17 @@ def test_prismatic_and_unaligned_inserted_dofs(tmp_path: Path) -> None:
     assert ext.coordinate_names == ("joint1", "joint2_pz", "root2_tilt", "joint2", "joint3")
     np.testing.assert_array_equal(ext.actuated_index, [0, 3])
     np.testing.assert_array_equal(ext.elastic_index, [4, 1, 2])
+
+
+def test_info_reports_the_extended_model(capsys) -> None:
+    """`flexrobot info moberg5 --json`: the non-actuated joint and the gear dampers of seed 002 Table 1."""
+    import json
+
+    from flexrobot_ros.cli import main
+
+    assert main(["info", "moberg5", "--json"]) == 0
+    extended = json.loads(capsys.readouterr().out)["extended"]
+    assert extended["spring_damping"] == [250.0, 250.0]
+    assert extended["elastic"] == [{"name": "joint3", "type": "revolute", "stiffness": 1e5, "damping": 250.0}]
+    assert main(["info", "scompi", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["extended"] is None
