@@ -52,6 +52,11 @@ def summary(robot: FlexibleRobot) -> dict:
         "tool": None if robot.tool is None else {"mass": robot.tool.mass, "frame": robot.tool.frame,
                                                   "com": robot.tool.com.tolist()},
         "tool_frame": robot.tool_frame,
+        "extended": None if robot.extended is None else {  # seed 002: extra elastic DOFs and gear dampers
+            "elastic": [{"name": name, "type": kind, "stiffness": float(k), "damping": float(d)}
+                        for name, kind, k, d in zip(robot.extended.elastic_names, robot.extended.elastic_types,
+                                                    robot.extended.elastic_stiffness, robot.extended.elastic_damping)],
+            "spring_damping": robot.extended.spring_damping.tolist()},
     }
 
 
@@ -76,4 +81,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"{j['name']:<12}{j['type']:<11}{j['stiffness']:>12.6g}{j['motor_inertia']:>12.5g}"
               f"{j['gear_ratio']:>7.4g}{j['transmission']:>9.4g}{j['link_damping']:>10.4g}{j['motor_damping']:>10.3g}"
               f"{j['kp']:>11.5g}{j['kd']:>11.5g}")
+    if info["extended"]:
+        print(f"extended model: gear dampers D_g {info['extended']['spring_damping']} N m s/rad; extra elasticities "
+              + (", ".join(f"{e['name']} ({e['type']}, K_e {e['stiffness']:.4g}, D_e {e['damping']:.4g})"
+                           for e in info["extended"]["elastic"]) or "none"))
     return 0

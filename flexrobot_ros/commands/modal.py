@@ -90,6 +90,9 @@ def run(args: argparse.Namespace) -> int:
     robot = load_robot(args.robot, tool=args.tool)
     q = number_list(args.q, "--q")
     wrench = number_list(args.wrench, "--wrench") if args.wrench else None
+    if robot.extended is not None:  # extra elasticities or gear dampers: the extended model's modes
+        from flexrobot_ros.commands.extended_modal import run_extended
+        return run_extended(args, robot, q, gains(args.kp, "--kp"), gains(args.kd, "--kd"))
     result = modal_analysis(robot, q, kp=gains(args.kp, "--kp"), kd=gains(args.kd, "--kd"), wrench=wrench,
                             frame=args.frame)
     tol = stability_tolerance(np.concatenate([result.eigenvalues, result.offending_eigenvalues])[None])[0]

@@ -21,7 +21,7 @@ from flexrobot_ros.dynamics.serial_chain import SerialChain
 from flexrobot_ros.dynamics.trajectory import Trajectory, TrajectorySamples
 from flexrobot_ros.errors import TrajectoryError
 
-METHODS = ("sdrnea", "ejnea")
+METHODS = ("sdrnea", "ejnea", "dae")
 #: Position-limit tolerance [rad or m]: trajectories that touch a limit (the thesis' LWR4 case) pass.
 LIMIT_TOLERANCE = 1e-9
 #: Quantities of a result, in column order, each (samples, n).
@@ -75,12 +75,20 @@ def feedforward(robot: Any, trajectory: Trajectory | TrajectorySamples, method: 
         robot: :class:`flexrobot_ros.model.FlexibleRobot` (serial chain of revolute/prismatic joints).
         trajectory: a :class:`Trajectory` (sampled at ``t`` or at ``rate_hz``) or already sampled
             :class:`TrajectorySamples`.
-        method: 'sdrnea' (compiled generated code, cached per robot) or 'ejnea' (numeric recursion).
+        method: 'sdrnea' (compiled generated code, cached per robot), 'ejnea' (numeric recursion) or 'dae' (the
+            extended flexible-joint model's inverse dynamics as a DAE, seed 002: a BDF step of 1 / ``rate_hz``,
+            :mod:`flexrobot_ros.dynamics.dae.dae_feedforward`; ``trajectory`` may also be a CartesianLine).
         check_limits: raise :class:`TrajectoryError` when a sample leaves the URDF position limits (tolerance
             ``LIMIT_TOLERANCE``) and warn (``RuntimeWarning``) when a speed exceeds the URDF velocity limit.
     """
     if method not in METHODS:
         raise TrajectoryError(f"method: {method!r}; expected one of {METHODS}")
+    if method == "dae":
+        from flexrobot_ros.dynamics.dae.dae_feedforward import dae_feedforward, feedforward_result
+
+        if isinstance(trajectory, Trajectory):
+            _samples(robot, trajectory, rate_hz, t, check_limits)  # joint count and limits, as for the others
+        return feedforward_result(robot, dae_feedforward(robot, trajectory, h=1.0 / rate_hz))
     samples = _samples(robot, trajectory, rate_hz, t, check_limits)
     chain = SerialChain.from_model(robot.model)
     flexibility = JointFlexibility.from_robot(robot)

@@ -84,6 +84,9 @@ class FlexibleRobot:
     effort_limits: np.ndarray
     flexible_links: dict[str, Any] = field(default_factory=dict)
     extra_elasticities: list[Any] = field(default_factory=list)
+    #: The extended flexible-joint model (flexrobot_ros.extended_joints.ExtendedModel) when the YAML has
+    #: extra_elasticities or spring_damping, else None; ``model`` stays the actuated-joint model (nq = n).
+    extended: Any = None
 
     # ------------------------------------------------------------------ derived quantities
     @property
@@ -198,6 +201,8 @@ class FlexibleRobot:
             digest.update(np.ascontiguousarray(getattr(self, key)).tobytes())
         digest.update(self.gravity.tobytes())
         digest.update(repr(self.coulomb_width).encode())
+        if self.extended is not None:
+            digest.update(self.extended.digest().encode())
         return digest.hexdigest()
 
 
@@ -223,6 +228,9 @@ def build_robot(spec: FlexibilitySpec, model: pin.Model, urdf_path: Path, yaml_p
                 with_tool: bool) -> FlexibleRobot:
     """Match a validated flexibility spec against a parsed URDF model and assemble the robot (all-or-nothing)."""
     source = str(yaml_path) if yaml_path else spec.robot
+    from flexrobot_ros.extended_joints.extended_model import attach_extended, lock_urdf_elasticities
+
+    full_model, model = model, lock_urdf_elasticities(spec, model, source)
     if model.nq != model.nv:
         raise ModelError(f"{urdf_path}: nq = {model.nq} != nv = {model.nv}; continuous or multi-DoF joints are "
                          "not supported as elastic joints")
@@ -252,7 +260,7 @@ def build_robot(spec: FlexibilitySpec, model: pin.Model, urdf_path: Path, yaml_p
             raise ModelError(f"{source}: a tool was requested but the file has no 'tool' section")
         _merge_tool(model, spec.tool, source)
     column = lambda attribute: _readonly([getattr(s, attribute) for s in specs])  # noqa: E731
-    return FlexibleRobot(
+    robot = FlexibleRobot(
         name=spec.robot,
         model=model,
         urdf_path=urdf_path,
@@ -281,6 +289,7 @@ def build_robot(spec: FlexibilitySpec, model: pin.Model, urdf_path: Path, yaml_p
         flexible_links=spec.flexible_links,
         extra_elasticities=spec.extra_elasticities,
     )
+    return attach_extended(robot, spec, full_model, source)
 
 
 def angle_or_length(kind: str) -> str:

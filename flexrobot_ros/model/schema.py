@@ -20,6 +20,7 @@ reduced (Spong) model of seed 000, eq. 2.1::
         rotor_inertia: 1.71e-4        # I_r [kg m^2]: B = N^2 I_r ...
         # reflected_inertia: 0.44     # ... or B [kg m^2] directly (then rotor_inertia must be absent)
         transmission_radius: 0.057    # r [m] of the rack/ball screw; prismatic joints only (W = 1/r)
+        spring_damping: 0.0           # D_g [N m s/rad] parallel to the spring (extended model, seed 002 eq. 1b)
     controller:                       # default motor-side PD gains: a number for all joints or a list of n
       kp: 15000.0                     # [N m/rad]
       kd: 52.0                        # [N m s/rad]
@@ -29,7 +30,7 @@ reduced (Spong) model of seed 000, eq. 2.1::
       com: [0.0, 0.0, 0.0]            # m, in that frame
       inertia: [0, 0, 0, 0, 0, 0]     # ixx ixy ixz iyy iyz izz [kg m^2] about the CoM, frame axes
     flexible_links: {}                # reserved for flexible links (assumed modes / finite elements)
-    extra_elasticities: []            # reserved for non-actuated elasticities
+    extra_elasticities: []            # non-actuated elastic DOFs: flexrobot_ros/extended_joints/elasticities.py
 
 Every error names the file, the field (and joint) and what was expected; nothing partial is ever returned.
 """
@@ -50,7 +51,7 @@ TOP_KEYS = frozenset(
 REQUIRED_TOP_KEYS = ("urdf", "joints")
 JOINT_KEYS = frozenset(
     {"stiffness", "link_damping", "link_coulomb", "motor_damping", "motor_coulomb", "gear_ratio", "rotor_inertia",
-     "reflected_inertia", "transmission_radius"}
+     "reflected_inertia", "transmission_radius", "spring_damping"}
 )
 TOOL_KEYS = frozenset({"mass", "frame", "com", "inertia"})
 CONTROLLER_KEYS = frozenset({"kp", "kd"})

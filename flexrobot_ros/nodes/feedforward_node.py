@@ -35,7 +35,7 @@ PARAMETERS = (
     ParameterSpec("robot", "scompi", "shipped robot name or path of a flexibility YAML", read_only=True),
     ParameterSpec("tool", False, "add the tool described in the flexibility YAML", read_only=True),
     ParameterSpec("method", "sdrnea", "inverse dynamics: 'sdrnea' (generated C code) or 'ejnea' (numeric)",
-                  choices=("sdrnea", "ejnea")),
+                  choices=("sdrnea", "ejnea", "dae")),
     ParameterSpec("output_rate_hz", 250.0, "sample rate of motor_trajectory points and the torque streams [Hz]",
                   range=(1.0, 10000.0)),
     ParameterSpec("stream_torques", True, "publish motor_torque and link_torque while a trajectory runs"),

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from flexrobot_ros.errors import RuntimeLayerError
+from flexrobot_ros.extended_joints.linearization import extended_analysis
 from flexrobot_ros.kinematics import chain_links, frame_origins
 from flexrobot_ros.modal import modal_analysis
 from flexrobot_ros.modal.maps import grid_map, save_map
@@ -81,6 +82,9 @@ class ModalMonitorNode:
         self.computations, self.republished = 0, 0
         self.published: list[tuple[Counted, Any]] = []  # (publisher, message) of the current modes
         self.coordinates = [f"{side}.{joint}" for side in ("q", "q_m") for joint in self.robot.joint_names]
+        self.analysis = extended_analysis(self.robot) or modal_analysis  # extra elasticities: q_e coordinates too
+        if self.analysis is not modal_analysis:
+            self.coordinates += [f"q_e.{name}" for name in self.robot.extended.elastic_names]
         types = node.types
         array_type = types.std_msgs.msg.Float64MultiArray
         self.frequencies = Counted(node.create_publisher(array_type, "modal/frequencies", QOS_LATCHED))
@@ -109,7 +113,7 @@ class ModalMonitorNode:
         pose = self.pose
         if pose is None or (self.computed is not None and np.abs(pose - self.computed).max() <= self.p["threshold"]):
             return
-        self.result, self.computed = modal_analysis(self.robot, pose, self.kp, self.kd), pose
+        self.result, self.computed = self.analysis(self.robot, pose, self.kp, self.kd), pose
         self.computations += 1
         self._publish(self.result)
 

@@ -22,9 +22,9 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from flexrobot_ros.errors import FlexrobotError, SimulationError
+from flexrobot_ros.extended_joints import extended_joint_plant
 from flexrobot_ros.model import FlexibleRobot
 from flexrobot_ros.simulation.excitation import RectangularPulse
-from flexrobot_ros.simulation.flexible_joint_plant import FlexibleJointPlant
 from flexrobot_ros.simulation.integrators import (AccurateIntegration, ClosedLoop, Divergence, ExponentialEuler,
                                                   FixedStepIntegration, integrate_accurate)
 from flexrobot_ros.simulation.plant import Energy, Plant
@@ -122,7 +122,7 @@ class Simulation:
                  fixed: FixedStepIntegration | None = None, accurate: AccurateIntegration | None = None,
                  sensors: Iterable[Any] = (), seed: int = 0, excitations: Iterable[Any] = (),
                  max_speed: float = 1.0e3, max_position: float = 1.0e3):
-        self.plant: Plant = FlexibleJointPlant(robot) if isinstance(robot, FlexibleRobot) else robot
+        self.plant: Plant = extended_joint_plant.plant_for(robot) if isinstance(robot, FlexibleRobot) else robot
         self.robot: FlexibleRobot = self.plant.robot
         if mode not in MODES:
             raise SimulationError(f"simulation mode {mode!r} unknown; use one of {list(MODES)}")
@@ -305,10 +305,11 @@ class Simulation:
         layout, x = self.plant.layout, stop.x
         outside = np.flatnonzero(~(np.abs(x) < self._bound))
         bad = int(outside[0]) if outside.size else int(np.argmax(np.abs(x) / self._bound))
-        block = next(name for name in ("q", "q_m", "qd", "qd_m", "dissipated", "work_in")
-                     if layout[name].start <= bad < layout[name].stop)
+        block = next(name for name in layout.slices if name not in ("positions", "velocities")
+                     and layout[name].start <= bad < layout[name].stop)  # plants may add blocks (e.g. q_e)
         offset = bad - layout[block].start
-        label = self.plant.joint_names[offset] if block in ("q", "q_m", "qd", "qd_m") else block
+        label = self.plant.joint_names[offset] if block in ("q", "q_m", "qd", "qd_m") else (
+            getattr(self.plant, "elastic_names", None) or [block] * (offset + 1))[offset]
         message = (f"robot {self.robot.name}: the simulated state left the valid range at t = {stop.t:.6g} s: "
                    f"{block}[{label}] = {x[bad]:.6g} (bound {self._bound[bad]:g}); stopped, the simulation stays at "
                    f"t = {self.t:.6g} s.")

@@ -1,0 +1,2 @@
+"""Inverse dynamics of the extended flexible-joint model as a DAE (seed 002): k-step BDF on the index-3/2/1
+systems (eqs. 17-19), the discretized-DAE optimization (eqs. 25-26) and the continuous one (eqs. 27-29)."""

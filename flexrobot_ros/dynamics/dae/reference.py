@@ -1,0 +1,137 @@
+"""References for the DAE inverse dynamics: the rest-to-rest polynomial p(t) and straight Cartesian lines
+(seed 002, section 9.1, eq. 24), and link-space trajectories.
+
+``p(s) = a_6 s^6 + .. + a_11 s^11`` on s = (t - t_0) / T in [0, 1] has p^[i](0) = 0 for i = 0..5 and p(1) = 1,
+p^[i](1) = 0 for i = 1..5 (the paper's polynomial, here in normalized time): the reference is five times
+continuously differentiable across its start and end (``continuity`` = 5), enough for an inverse-dynamics DAE of
+differential index up to 5 (section 9.1: the reference must be at least nu_0 times differentiable). Before t_0
+and after t_0 + T the reference rests.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import factorial
+from typing import Any
+
+import numpy as np
+
+from flexrobot_ros.dynamics.trajectory import SplineTrajectory, Trajectory
+from flexrobot_ros.errors import TrajectoryError
+
+
+def rest_to_rest_coefficients(continuity: int = 5) -> np.ndarray:
+    """Coefficients c_0..c_{2r+1} (ascending powers of s) of the rest-to-rest polynomial with r = ``continuity``
+    vanishing derivatives at both ends; r = 5 gives the paper's degree-11 p with c_0..c_5 = 0."""
+    r = int(continuity)
+    degree = 2 * r + 1
+    rows, rhs = [], []
+    for end, value in ((0.0, 0.0), (1.0, 1.0)):
+        for i in range(r + 1):
+            row = np.zeros(degree + 1)
+            for m in range(i, degree + 1):
+                row[m] = factorial(m) / factorial(m - i) * end ** (m - i)
+            rows.append(row)
+            rhs.append(value if i == 0 else 0.0)
+    return np.linalg.solve(np.array(rows), np.array(rhs))
+
+
+@dataclass(frozen=True)
+class CartesianLine:
+    """theta(t) = start + p((t - t0) / duration) (end - start) (eq. 24) [m], a straight line between two tool
+    points with the rest-to-rest polynomial of ``continuity`` (default 5: the paper's degree 11)."""
+
+    start: np.ndarray
+    end: np.ndarray
+    t0: float
+    duration: float
+    continuity: int = 5
+
+    def __post_init__(self) -> None:
+        start, end = (np.asarray(v, dtype=float).ravel() for v in (self.start, self.end))
+        if start.shape != end.shape or not (np.all(np.isfinite(start)) and np.all(np.isfinite(end))):
+            raise TrajectoryError(f"CartesianLine: start {start.tolist()} and end {end.tolist()} must be finite "
+                                  "points of the same dimension")
+        if not (np.isfinite(self.duration) and self.duration > 0 and np.isfinite(self.t0)):
+            raise TrajectoryError(f"CartesianLine: duration {self.duration!r} s must be > 0, t0 {self.t0!r} finite")
+        object.__setattr__(self, "start", start)
+        object.__setattr__(self, "end", end)
+        object.__setattr__(self, "_c", rest_to_rest_coefficients(self.continuity))
+
+    @property
+    def dimension(self) -> int:
+        return self.start.size
+
+    @property
+    def length(self) -> float:
+        """Length of the line [m]."""
+        return float(np.linalg.norm(self.end - self.start))
+
+    def profile(self, t: Any, order: int = 0) -> np.ndarray:
+        """d^order p / dt^order at times t [s] (0 outside the motion for order >= 1)."""
+        t = np.atleast_1d(np.asarray(t, dtype=float))
+        s = np.clip((t - self.t0) / self.duration, 0.0, 1.0)
+        c = np.polynomial.polynomial.polyder(self._c, order) if order else self._c
+        value = np.polynomial.polynomial.polyval(s, c) / self.duration ** order
+        if order:
+            value = np.where((t < self.t0) | (t > self.t0 + self.duration), 0.0, value)
+        return value
+
+    def evaluate(self, t: Any, order: int = 2) -> list[np.ndarray]:
+        """[theta, theta', .., theta^(order)] at times t, each (samples, dimension)."""
+        delta = self.end - self.start
+        return [(self.start if i == 0 else 0.0) + self.profile(t, i)[:, None] * delta for i in range(order + 1)]
+
+
+@dataclass(frozen=True)
+class JointReference:
+    """A link-space reference q_g(t) (rad | m) from a :class:`~flexrobot_ros.dynamics.trajectory.Trajectory`
+    (derivatives up to the snap); ``continuity``: number of continuous derivatives (Poly9: 4; a degree-d
+    B-spline: d - 1)."""
+
+    trajectory: Trajectory
+
+    @property
+    def dimension(self) -> int:
+        return self.trajectory.n_joints
+
+    @property
+    def continuity(self) -> int:
+        """Continuous derivatives of the reference held at rest outside its span: those of the trajectory inside,
+        limited at both ends by the number of leading derivatives (velocity, acceleration, ..) that vanish there."""
+        inside = 4
+        if isinstance(self.trajectory, SplineTrajectory):
+            spline = self.trajectory.spline
+            k = int(spline.k)
+            inner = spline.t[(spline.t > spline.t[k]) & (spline.t < spline.t[-k - 1])]
+            inside = k - (int(np.unique(inner, return_counts=True)[1].max()) if inner.size else 1)
+        ends = self.trajectory.evaluate(np.array([self.trajectory.start_time, self.trajectory.end_time]))
+        scale = 1.0 + float(np.abs(ends.q).max())
+        resting = 0
+        for value in (ends.qd, ends.qdd, ends.q3, ends.q4):
+            if np.abs(value).max() > 1e-9 * scale / self.trajectory.duration ** (resting + 1):
+                return min(inside, resting)
+            resting += 1
+        return inside
+
+    def evaluate(self, t: Any, order: int = 2) -> list[np.ndarray]:
+        """[q, qd, ..] up to ``order`` (<= 4) at times t; outside the trajectory's span the reference rests at its
+        end positions (derivatives zero)."""
+        if order > 4:
+            raise TrajectoryError(f"link-space references give derivatives up to 4, {order} asked")
+        t = np.atleast_1d(np.asarray(t, dtype=float))
+        start, end = self.trajectory.start_time, self.trajectory.end_time
+        samples = self.trajectory.evaluate(np.clip(t, start, end))
+        values = [samples.q, samples.qd, samples.qdd, samples.q3, samples.q4][:order + 1]
+        outside = (t < start) | (t > end)
+        return [v if i == 0 else np.where(outside[:, None], 0.0, v) for i, v in enumerate(values)]
+
+
+def as_reference(reference: Any) -> Any:
+    """A CartesianLine/JointReference (or anything with evaluate, continuity, dimension) as is; a Trajectory
+    wrapped in a JointReference."""
+    if isinstance(reference, Trajectory):
+        return JointReference(reference)
+    if not all(hasattr(reference, name) for name in ("evaluate", "continuity", "dimension")):
+        raise TrajectoryError(f"reference: {type(reference).__name__}; expected a CartesianLine, JointReference or "
+                              "Trajectory")
+    return reference
