@@ -34,7 +34,8 @@ from flexrobot_ros.runtime.messages import time_seconds
 PARAMETERS = (
     ParameterSpec("robot", "scompi", "shipped robot name or path of a flexibility YAML", read_only=True),
     ParameterSpec("tool", False, "add the tool described in the flexibility YAML", read_only=True),
-    ParameterSpec("method", "sdrnea", "inverse dynamics: 'sdrnea' (generated C code) or 'ejnea' (numeric)",
+    ParameterSpec("method", "sdrnea", "inverse dynamics: 'sdrnea' (generated C code), 'ejnea' (numeric) or "
+                  "'dae' (robots with extra elasticities: BDF or optimization)",
                   choices=("sdrnea", "ejnea", "dae")),
     ParameterSpec("output_rate_hz", 250.0, "sample rate of motor_trajectory points and the torque streams [Hz]",
                   range=(1.0, 10000.0)),

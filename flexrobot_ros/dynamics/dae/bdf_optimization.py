@@ -60,7 +60,7 @@ def solve_bdf_optimization(dae: InverseDae, steps: int, h: float, k: int = 6, fo
     if form not in FORMS:
         raise DaeError(f"form {form!r}: expected one of {FORMS}")
     alpha = bdf_coefficients(k)
-    lay, n = dae.layout, dae.robot.n
+    lay = dae.layout
     nx = lay.size
     x_rest = dae.rest_state(0.0, q_g_guess)
     t = h * np.arange(1, steps + 1)
