@@ -7,6 +7,7 @@ import json
 import numpy as np
 import pinocchio as pin
 
+from flexrobot_ros.commands.arguments import CommandError
 from flexrobot_ros.model import FlexibleRobot, load_robot, shipped_robots
 from flexrobot_ros.model.flexible_robot import angle_or_length
 
@@ -21,12 +22,16 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def summary(robot: FlexibleRobot) -> dict:
-    """Machine-readable summary of a robot (SI units; total_mass in kg, CoM in m in the base frame at q = 0)."""
+    """Machine-readable summary of a robot (SI units; total_mass in kg, CoM in m in the base frame at q = 0).
+
+    Keys shared with every command's JSON: ``robot`` (the name) and ``tool`` (boolean: the tool/payload is
+    included); ``tool_payload`` describes it (mass [kg], frame, CoM [m]) or is null."""
     data = robot.create_data()
     q0 = np.zeros(robot.n)
     com = pin.centerOfMass(robot.model, data, q0)
     return {
-        "name": robot.name,
+        "robot": robot.name,
+        "tool": robot.tool is not None,
         "urdf": str(robot.urdf_path),
         "yaml": str(robot.yaml_path) if robot.yaml_path else None,
         "n": robot.n,
@@ -49,8 +54,8 @@ def summary(robot: FlexibleRobot) -> dict:
         "total_mass": robot.total_mass,
         "com_at_zero": com.tolist(),
         "gravity": robot.gravity.tolist(),
-        "tool": None if robot.tool is None else {"mass": robot.tool.mass, "frame": robot.tool.frame,
-                                                  "com": robot.tool.com.tolist()},
+        "tool_payload": None if robot.tool is None else {"mass": robot.tool.mass, "frame": robot.tool.frame,
+                                                          "com": robot.tool.com.tolist()},
         "tool_frame": robot.tool_frame,
     }
 
@@ -61,15 +66,14 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps({"robots": names}) if args.json else "\n".join(names))
         return 0
     if not args.robot:
-        print("flexrobot info: name a robot or use --list")
-        return 2
+        raise CommandError("name a robot or use --list")
     info = summary(load_robot(args.robot, tool=args.tool))
     if args.json:
         print(json.dumps(info, indent=2))
         return 0
-    print(f"robot {info['name']}  ({info['n']} elastic joints)  URDF {info['urdf']}")
+    print(f"robot {info['robot']}  ({info['n']} elastic joints)  URDF {info['urdf']}")
     print(f"total mass {info['total_mass']:.3f} kg, gravity {info['gravity']} m/s^2, tool frame {info['tool_frame']}"
-          + (f", tool {info['tool']['mass']} kg at {info['tool']['frame']}" if info["tool"] else ""))
+          + (f", tool {info['tool_payload']['mass']} kg at {info['tool_payload']['frame']}" if info["tool"] else ""))
     print(f"{'joint':<12}{'type':<11}{'K [Nm/rad]':>12}{'B [kg m2]':>12}{'N':>7}{'W':>9}{'d_f':>10}{'d_fm':>10}"
           f"{'Kp':>11}{'Kd':>11}")
     for j in info["joints"]:

@@ -20,7 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from flexrobot_ros.commands.modal import add_common, gains, number, number_list
+from flexrobot_ros.commands.arguments import add_vector, gains, number, output_file, vector
+from flexrobot_ros.commands.modal import add_common
 from flexrobot_ros.errors import ModalError
 from flexrobot_ros.modal import maps
 from flexrobot_ros.model import FlexibleRobot, load_robot
@@ -33,23 +34,23 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     add_common(parser)
     sweep = parser.add_mutually_exclusive_group(required=True)
     sweep.add_argument("--thesis-path", action="store_true", help="seed 000's 50 Scompi configurations")
-    sweep.add_argument("--start", help="first pose of a linear path (with --end)")
+    add_vector(sweep, "--start", help="first pose of a linear path (with --end)")
     sweep.add_argument("--grid", action="append", help="JOINT:LO:HI:N grid axis (give two)")
     sweep.add_argument("--appendix-ii", type=int, metavar="P", help="seed 000 Appendix II grid over joints 1 and 2")
     sweep.add_argument("--gain-sweep", metavar="LO:HI:N", help="equal diagonal K_P values (with --q)")
     sweep.add_argument("--poses", type=Path, help=".npy (P, n) or .csv/.txt file of poses")
-    parser.add_argument("--end", help="last pose of a linear path")
+    add_vector(parser, "--end", help="last pose of a linear path")
     parser.add_argument("--count", type=int, default=50, help="poses on a path (default 50)")
-    parser.add_argument("--base", help="base pose for grids (default zeros)")
-    parser.add_argument("--q", help="pose of a gain sweep")
+    add_vector(parser, "--base", help="base pose for grids (default zeros)")
+    add_vector(parser, "--q", help="pose of a gain sweep")
     parser.add_argument("--kd-factor", type=float, default=0.425, help="K_D = C sqrt(K_P) in gain sweeps")
     parser.add_argument("--payload", choices=("off", "on", "both"), default=None,
                         help="without/with the YAML's tool, or both (overrides --tool)")
     parser.add_argument("--shapes", action="store_true", help="store mode shapes (P, 2n, modes) in the NPZ")
     parser.add_argument("--modes", help="1-based modes to plot, e.g. 1,2 (default all)")
     parser.add_argument("--grid-mode", type=int, default=1, help="1-based mode drawn by grid plots (default 1)")
-    parser.add_argument("--out", type=Path, required=True, help="NPZ file to write")
-    parser.add_argument("--plot", type=Path, help="PNG file to write")
+    parser.add_argument("--out", type=Path, required=True, help="NPZ file to write (suffix .npz)")
+    parser.add_argument("--plot", type=Path, help="PNG file to write (suffix .png)")
     parser.add_argument("--no-progress", action="store_true", help="do not print progress to stderr")
     parser.add_argument("--json", action="store_true", help="print a JSON summary instead of text")
     parser.set_defaults(func=run)
@@ -76,11 +77,12 @@ def _read_poses(path: Path) -> np.ndarray:
 
 def compute(robot: FlexibleRobot, args: argparse.Namespace) -> maps.ModalMap:
     """The map requested by the command-line arguments for one robot (with or without tool)."""
-    options: dict[str, Any] = {"kp": gains(args.kp, "--kp"), "kd": gains(args.kd, "--kd"),
-                               "wrench": number_list(args.wrench, "--wrench") if args.wrench else None,
+    n, joints = robot.n, robot.joint_names
+    options: dict[str, Any] = {"kp": gains(args.kp, "--kp", n, joints), "kd": gains(args.kd, "--kd", n, joints),
+                               "wrench": vector(args.wrench, "--wrench", 6),
                                "frame": args.frame, "shapes": args.shapes,
                                "progress": not args.no_progress and sys.stderr.isatty()}
-    base = number_list(args.base, "--base") if args.base else np.zeros(robot.n)
+    base = vector(args.base, "--base", n, joints) if args.base else np.zeros(robot.n)
     if args.thesis_path:
         if robot.n != 6:
             raise ModalError(f"--thesis-path is the 6-joint Scompi sweep; robot {robot.name} has {robot.n} joints")
@@ -89,8 +91,8 @@ def compute(robot: FlexibleRobot, args: argparse.Namespace) -> maps.ModalMap:
     if args.start:
         if not args.end:
             raise ModalError("--start needs --end")
-        return maps.path_map(robot, number_list(args.start, "--start"), number_list(args.end, "--end"), args.count,
-                             **options)
+        return maps.path_map(robot, vector(args.start, "--start", n, joints), vector(args.end, "--end", n, joints),
+                             args.count, **options)
     if args.grid:
         if len(args.grid) != 2:
             raise ModalError(f"--grid: give exactly two axes, got {len(args.grid)}")
@@ -108,7 +110,7 @@ def compute(robot: FlexibleRobot, args: argparse.Namespace) -> maps.ModalMap:
         values = np.linspace(number(parts[0], "--gain-sweep"), number(parts[1], "--gain-sweep"),
                              int(number(parts[2], "--gain-sweep")))
         options.pop("kp"), options.pop("kd")
-        return maps.gain_map(robot, number_list(args.q, "--q"), values, kd_factor=args.kd_factor, **options)
+        return maps.gain_map(robot, vector(args.q, "--q", n, joints), values, kd_factor=args.kd_factor, **options)
     return maps.modal_map(robot, _read_poses(args.poses), **options)
 
 
@@ -117,6 +119,10 @@ def _tool_path(path: Path) -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
+    output_file(args.out, "--out", (".npz",))
+    output_file(args.plot, "--plot", (".png",))
+    if args.modes:
+        args.modes = [int(number(m, "--modes")) for m in args.modes.split(",")]
     payload = args.payload or ("on" if args.tool else "off")
     robots = {"off": [False], "on": [True], "both": [False, True]}[payload]
     results = [compute(load_robot(args.robot, tool=tool), args) for tool in robots]
@@ -137,7 +143,7 @@ def run(args: argparse.Namespace) -> int:
     if args.plot:
         from flexrobot_ros.modal import plots
 
-        modes = None if not args.modes else [int(m) - 1 for m in args.modes.split(",")]
+        modes = None if not args.modes else [m - 1 for m in args.modes]
         if results[0].kind == "grid":
             summary["plot"] = str(plots.plot_grid(results[0], args.plot, mode=args.grid_mode - 1))
         else:
