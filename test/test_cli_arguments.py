@@ -99,6 +99,7 @@ def test_simulate_q0_comma_form_equals_space_form(tmp_path, capsys):
     (["identify", "planar_2r", "--modal-data", "none.yaml", "--workers", "two"], "--workers"),
     (["oma", "missing.csv"], "missing.csv"),
     (["info"], "name a robot or use --list"),
+    (["modal", "scompi", "--q", "0,0,0,0,0,0", "--frame", "tool0"], "give --wrench too"),
 ])
 def test_errors_are_one_line_with_status_2(argv, message, capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)

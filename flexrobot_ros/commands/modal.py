@@ -48,6 +48,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
+def check_frame(args: argparse.Namespace) -> None:
+    """``--frame`` is where ``--wrench`` acts: alone it would have no effect."""
+    if args.frame and args.wrench is None:
+        raise CommandError(f"--frame {args.frame}: it is the frame --wrench acts at; give --wrench too")
+
+
 def frf_grid(text: str) -> np.ndarray:
     """``--frf-range FMIN:FMAX:COUNT`` as a frequency grid [Hz]."""
     parts = text.split(":")
@@ -63,6 +69,7 @@ def run(args: argparse.Namespace) -> int:
     shapes_plot = output_file(args.shapes_plot, "--shapes-plot", (".png",))
     frf_plot = output_file(args.frf_plot, "--frf-plot", (".png",))
     grid = frf_grid(args.frf_range) if frf_plot else None
+    check_frame(args)
     robot = load_robot(args.robot, tool=args.tool)
     q = vector(args.q, "--q", robot.n, robot.joint_names)
     wrench = vector(args.wrench, "--wrench", 6)

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from flexrobot_ros.commands.arguments import add_vector, gains, number, output_file, vector
-from flexrobot_ros.commands.modal import add_common
+from flexrobot_ros.commands.modal import add_common, check_frame
 from flexrobot_ros.errors import ModalError
 from flexrobot_ros.modal import maps
 from flexrobot_ros.model import FlexibleRobot, load_robot
@@ -121,6 +121,7 @@ def _tool_path(path: Path) -> Path:
 def run(args: argparse.Namespace) -> int:
     output_file(args.out, "--out", (".npz",))
     output_file(args.plot, "--plot", (".png",))
+    check_frame(args)
     if args.modes:
         args.modes = [int(number(m, "--modes")) for m in args.modes.split(",")]
     payload = args.payload or ("on" if args.tool else "off")
