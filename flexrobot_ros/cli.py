@@ -69,13 +69,11 @@ def _command_in(argv: Sequence[str]) -> str | None:
     return next((token for token in argv if not token.startswith("-")), None)
 
 
-def _one_line(error: BaseException) -> str:
-    return " ".join(str(error).split())
-
-
-def _prog(scope: dict) -> str:
-    args = scope.get("args")
-    return f"flexrobot {args.command}" if args is not None else "flexrobot"
+def _report(args: argparse.Namespace | None, error: BaseException) -> int:
+    """Print ``error`` as one line, prefixed with the command, and return exit status 2."""
+    prog = "flexrobot" if args is None else f"flexrobot {args.command}"
+    print(f"{prog}: error: {' '.join(str(error).split())}", file=sys.stderr)
+    return 2
 
 
 def _quiet_stdout() -> None:
@@ -91,14 +89,14 @@ def _quiet_stdout() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``flexrobot`` console script (returns the exit status)."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    args = None
     try:
         args = build_parser(_command_in(argv)).parse_args(argv)
         status = int(args.func(args) or 0)
         sys.stdout.flush()
         return status
     except FlexrobotError as error:
-        print(f"{_prog(locals())}: error: {_one_line(error)}", file=sys.stderr)
-        return 2
+        return _report(args, error)
     except BrokenPipeError:
         _quiet_stdout()
         return BROKEN_PIPE_STATUS
@@ -106,8 +104,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("flexrobot: interrupted", file=sys.stderr)
         return 130
     except OSError as error:  # a file named on the command line cannot be read or written
-        print(f"{_prog(locals())}: error: {_one_line(error)}", file=sys.stderr)
-        return 2
+        return _report(args, error)
 
 
 if __name__ == "__main__":

@@ -111,13 +111,21 @@ def _references(args: argparse.Namespace, chosen: Signals, raw: Signals) -> dict
 SAME_POSE_TOLERANCE = 1e-6
 
 
+#: Last part of the prefix of per-joint channels (``q_m.joint2``, ``motor_states.position.joint2``).
+JOINT_QUANTITIES = ("q", "q_m", "qd", "qd_m", "tau_m", "tau_j", "position", "velocity", "effort")
+
+
 def _joint_count(raw: Signals, chosen: Signals) -> int | None:
-    """Joints of the record: the channels of the record that share the analysed channels' prefix
-    (``q_m.`` in ``q_m.joint2``, ``motor_states.position.``); None when the analysed channels mix prefixes."""
+    """Joints of the record: the channels of the record that share the analysed per-joint channels' prefix
+    (``q_m.`` in ``q_m.joint2``, ``motor_states.position.``); None for other channels (an accelerometer's) or
+    when the analysed channels mix prefixes."""
     prefixes = {name.rsplit(".", 1)[0] for name in chosen.channels if "." in name}
     if len(prefixes) != 1 or not all("." in name for name in chosen.channels):
         return None
-    prefix = prefixes.pop() + "."
+    prefix = prefixes.pop()
+    if prefix.rsplit(".", 1)[-1] not in JOINT_QUANTITIES:
+        return None
+    prefix += "."
     return sum(1 for name in raw.channels if name.startswith(prefix))
 
 
