@@ -143,3 +143,12 @@ def test_version_and_fast_help_in_a_fresh_interpreter():
     assert done.returncode == 0, done.stderr
     assert "HEAVY [] " in done.stdout and "modal-map" in done.stdout
     print(f"flexrobot --help in a fresh interpreter: {time.perf_counter() - start:.3f} s")
+
+
+@pytest.mark.parametrize("argv", [["modal", "scompi", "--q"], ["modl"], ["simulate", "scompi", "--mode", "x"]])
+def test_usage_errors_are_one_line_with_status_2(argv, capsys):
+    """argparse's own errors (missing value, unknown command or choice) are one line too, with status 2."""
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and err.count("\n") == 1 and "error:" in err and "--help" in err, err

@@ -19,7 +19,7 @@ import operator
 import os
 import re
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, NoReturn, Sequence
 
 from flexrobot_ros.errors import FlexrobotError
 
@@ -34,12 +34,17 @@ _NEGATIVE_VALUE = re.compile(r"^-(\d|\.\d|pi\b|\()")
 
 class ArgumentParser(argparse.ArgumentParser):
     """``argparse.ArgumentParser`` that reads a token starting with a minus sign followed by a digit, ``.digit``,
-    ``pi`` or ``(`` as a value (``--q -0.2,0.3``), never as an option; sub-parsers inherit the class."""
+    ``pi`` or ``(`` as a value (``--q -0.2,0.3``), never as an option, and reports usage errors on one line;
+    sub-parsers inherit the class."""
 
     def _parse_optional(self, arg_string: str) -> Any:  # noqa: D401 - argparse hook
         if _NEGATIVE_VALUE.match(arg_string):
             return None
         return super()._parse_optional(arg_string)
+
+    def error(self, message: str) -> NoReturn:
+        """A usage error as one line on stderr (with where to read the usage), exit status 2."""
+        self.exit(2, f"{self.prog}: error: {' '.join(message.split())} (see '{self.prog} --help')\n")
 
 
 _OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
