@@ -146,3 +146,20 @@ def test_oma_pose_length_is_checked_and_a_rerun_replaces_the_pose(record, tmp_pa
     assert len(read_modal_data(modes).poses) == 1
     assert main(["oma", str(record), *OMA, "--modal-data", str(modes), "--pose", *shlex.split("0 0 0 0 0 0")]) == 0
     assert "added pose 2" in capsys.readouterr().out and len(read_modal_data(modes).poses) == 2
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["modal", "scompi", "--q", "0,0,0,0,0,0", "--frf-range", "1:20:10"], "give --frf-plot"),
+    (["modal-map", "planar_2r", "--start", "0,0", "--end", "1,1", "--q", "1,1"], "--q applies to --gain-sweep"),
+    (["modal-map", "planar_2r", "--start", "0,0", "--end", "1,1", "--kd-factor", "0.3"], "--kd-factor applies"),
+    (["modal-map", "planar_2r", "--start", "0,0", "--end", "1,1", "--base", "0,0"], "--base applies"),
+    (["modal-map", "planar_2r", "--start", "0,0", "--end", "1,1", "--modes", "1"], "give --plot"),
+    (["modal-map", "planar_2r", "--start", "0,0", "--end", "1,1", "--count", "0"], "--count"),
+    (["oma", "record.csv", "--pose", "0,1"], "give --modal-data"),
+])
+def test_options_that_would_be_ignored_are_refused(argv, message, record, tmp_path, capsys, monkeypatch):
+    """Inputs that cannot take effect (issue 12 item 5): an option the chosen sweep or output ignores is refused
+    with status 2 before any work, naming what it applies to."""
+    monkeypatch.chdir(record.parent)
+    assert main([*argv, "--out", str(tmp_path / "m.npz")] if argv[0] == "modal-map" else argv) == 2
+    assert message in capsys.readouterr().err

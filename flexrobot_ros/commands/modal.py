@@ -43,9 +43,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         help="also print the undamped (conservative, D_bar = 0) natural frequencies")
     parser.add_argument("--shapes-plot", type=Path, help="write a polar PNG of the first two mode shapes")
     parser.add_argument("--frf-plot", type=Path, help="write a PNG of the tool receptance |H| (3 x 3 translational)")
-    parser.add_argument("--frf-range", default="0.5:200:800", help="FMIN:FMAX:COUNT [Hz] for --frf-plot")
+    parser.add_argument("--frf-range", help=f"FMIN:FMAX:COUNT [Hz] for --frf-plot (default {FRF_RANGE})")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     parser.set_defaults(func=run)
+
+
+#: Default frequency grid of ``--frf-plot``: FMIN:FMAX:COUNT [Hz].
+FRF_RANGE = "0.5:200:800"
 
 
 def check_frame(args: argparse.Namespace) -> None:
@@ -68,7 +72,9 @@ def frf_grid(text: str) -> np.ndarray:
 def run(args: argparse.Namespace) -> int:
     shapes_plot = output_file(args.shapes_plot, "--shapes-plot", (".png",))
     frf_plot = output_file(args.frf_plot, "--frf-plot", (".png",))
-    grid = frf_grid(args.frf_range) if frf_plot else None
+    if args.frf_range and not frf_plot:
+        raise CommandError("--frf-range is the frequency grid of --frf-plot; give --frf-plot FILE.png too")
+    grid = frf_grid(args.frf_range or FRF_RANGE) if frf_plot else None
     check_frame(args)
     robot = load_robot(args.robot, tool=args.tool)
     q = vector(args.q, "--q", robot.n, robot.joint_names)

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from flexrobot_ros.commands.arguments import add_vector, gains, number, output_file, vector
+from flexrobot_ros.commands.arguments import CommandError, add_vector, gains, number, output_file, vector
 from flexrobot_ros.commands.modal import add_common, check_frame
 from flexrobot_ros.errors import ModalError
 from flexrobot_ros.modal import maps
@@ -40,20 +40,45 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     sweep.add_argument("--gain-sweep", metavar="LO:HI:N", help="equal diagonal K_P values (with --q)")
     sweep.add_argument("--poses", type=Path, help=".npy (P, n) or .csv/.txt file of poses")
     add_vector(parser, "--end", help="last pose of a linear path")
-    parser.add_argument("--count", type=int, default=50, help="poses on a path (default 50)")
+    parser.add_argument("--count", type=int, help=f"poses on a path (default {COUNT})")
     add_vector(parser, "--base", help="base pose for grids (default zeros)")
     add_vector(parser, "--q", help="pose of a gain sweep")
-    parser.add_argument("--kd-factor", type=float, default=0.425, help="K_D = C sqrt(K_P) in gain sweeps")
+    parser.add_argument("--kd-factor", type=float, help=f"K_D = C sqrt(K_P) in gain sweeps (default {KD_FACTOR})")
     parser.add_argument("--payload", choices=("off", "on", "both"), default=None,
                         help="without/with the YAML's tool, or both (overrides --tool)")
     parser.add_argument("--shapes", action="store_true", help="store mode shapes (P, 2n, modes) in the NPZ")
     parser.add_argument("--modes", help="1-based modes to plot, e.g. 1,2 (default all)")
-    parser.add_argument("--grid-mode", type=int, default=1, help="1-based mode drawn by grid plots (default 1)")
+    parser.add_argument("--grid-mode", type=int, help="1-based mode drawn by grid plots (default 1)")
     parser.add_argument("--out", type=Path, required=True, help="NPZ file to write (suffix .npz)")
     parser.add_argument("--plot", type=Path, help="PNG file to write (suffix .png)")
     parser.add_argument("--no-progress", action="store_true", help="do not print progress to stderr")
     parser.add_argument("--json", action="store_true", help="print a JSON summary instead of text")
     parser.set_defaults(func=run)
+
+
+#: Poses on a path and K_D = C sqrt(K_P) factor of a gain sweep when not given.
+COUNT, KD_FACTOR = 50, 0.425
+#: Options that apply to some sweeps only: option -> (attribute, sweeps it applies to).
+SWEEP_OPTIONS = {"--end": ("end", ("start",)), "--count": ("count", ("thesis_path", "start")),
+                 "--base": ("base", ("grid", "appendix_ii")), "--q": ("q", ("gain_sweep",)),
+                 "--kd-factor": ("kd_factor", ("gain_sweep",)), "--grid-mode": ("grid_mode", ("grid", "appendix_ii"))}
+
+
+def check_options(args: argparse.Namespace) -> None:
+    """Refuse options that the chosen sweep (or the absence of --plot) would ignore; fill in their defaults."""
+    sweep = next(name for name in ("thesis_path", "start", "grid", "appendix_ii", "gain_sweep", "poses")
+                 if getattr(args, name) not in (None, False))
+    for option, (attribute, sweeps) in SWEEP_OPTIONS.items():
+        if getattr(args, attribute) is not None and sweep not in sweeps:
+            used = " or ".join("--" + name.replace("_", "-") for name in sweeps)
+            raise CommandError(f"{option} applies to {used} sweeps, not to --{sweep.replace('_', '-')}")
+    if (args.modes or args.grid_mode is not None) and not args.plot:
+        raise CommandError("--modes and --grid-mode choose what --plot draws; give --plot FILE.png too")
+    args.count = COUNT if args.count is None else args.count
+    args.kd_factor = KD_FACTOR if args.kd_factor is None else args.kd_factor
+    args.grid_mode = 1 if args.grid_mode is None else args.grid_mode
+    if args.count < 1:
+        raise CommandError(f"--count: expected at least 1 pose, got {args.count}")
 
 
 def _axis(text: str) -> tuple[str, np.ndarray]:
@@ -122,6 +147,7 @@ def run(args: argparse.Namespace) -> int:
     output_file(args.out, "--out", (".npz",))
     output_file(args.plot, "--plot", (".png",))
     check_frame(args)
+    check_options(args)
     if args.modes:
         args.modes = [int(number(m, "--modes")) for m in args.modes.split(",")]
     payload = args.payload or ("on" if args.tool else "off")

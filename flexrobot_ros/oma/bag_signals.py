@@ -33,7 +33,7 @@ def _typestore() -> Any:
 
 def _joint_states(path: Path) -> Iterator[tuple[str, int, Any]]:
     """(topic, receive time [ns], message) of every JointState message, in time order."""
-    from rosbags.highlevel import AnyReader
+    from rosbags.highlevel import AnyReader, AnyReaderError
     from rosbags.rosbag2.errors import ReaderError
 
     try:
@@ -41,12 +41,8 @@ def _joint_states(path: Path) -> Iterator[tuple[str, int, Any]]:
             connections = [c for c in reader.connections if c.msgtype == JOINT_STATE]
             for connection, timestamp, data in reader.messages(connections=connections):
                 yield connection.topic, timestamp, reader.deserialize(data, connection.msgtype)
-    except (ReaderError, FileNotFoundError, NotADirectoryError) as error:
-        raise SignalError(f"{path}: cannot be read as a rosbag2 bag ({error})") from None
-    except Exception as error:  # rosbags' AnyReaderError and storage errors: a damaged or foreign file
-        if type(error).__module__.startswith("rosbags"):
-            raise SignalError(f"{path}: cannot be read as a rosbag2 bag ({error})") from None
-        raise
+    except (AnyReaderError, ReaderError, FileNotFoundError, NotADirectoryError) as error:
+        raise SignalError(f"{path}: cannot be read as a rosbag2 bag ({' '.join(str(error).split())})") from None
 
 
 def read_joint_state_bag(path: str | Path, channels: Sequence[str] | None = None) -> Signals:
