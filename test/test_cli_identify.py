@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from flexrobot_ros.cli import build_parser, main
-from flexrobot_ros.identification.modal_data import (ModalData, PoseModes, measured_mode, modal_data_from_model,
+from flexrobot_ros.identification.modal_data import (PoseModes, measured_mode, modal_data_from_model,
                                                      write_modal_data)
 from flexrobot_ros.model import load_robot
 

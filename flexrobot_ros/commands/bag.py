@@ -4,7 +4,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
-import sys
 from pathlib import Path
 
 from flexrobot_ros.commands.arguments import CommandError, output_directory
