@@ -50,9 +50,20 @@ def test_each_oma_mode_matches_one_monitor_mode():
 
 
 def test_hardware_without_data_says_no_encoder_data_arrived():
-    rows = match_modes(MONITOR, None, 500.0)
-    empty = phase(rows, name="latest", time_s=math.nan, encoder_samples=0, link_states=0)
+    """Nothing arrived (no link states, no encoder samples, so neither node has modes): the summary says so."""
+    rows = match_modes(None, None, 500.0)
+    empty = phase(rows, name="latest", q=[math.nan] * 6, time_s=math.nan, encoder_samples=0, link_states=0,
+                  monitor=None, oma=None)
     text = format_summary(summary([empty], kind="hardware"))
     assert "no encoder data arrived on /robot/motor_states" in text
     assert "no link states arrived on /robot/joint_states" in text
     assert "nan" not in text and "0 of 0" not in text
+
+
+def test_monitor_modes_without_encoder_data_are_listed_with_the_reason():
+    """Link states (monitor modes) but no encoder samples: the monitor's modes, the reason, no NaN time."""
+    rows = match_modes(MONITOR, None, 500.0)
+    only_monitor = phase(rows, name="latest", encoder_samples=0, monitor=MONITOR.__dict__, oma=None)
+    text = format_summary(summary([only_monitor], kind="hardware"))
+    assert "no encoder data arrived on /robot/motor_states" in text and "no link states" not in text
+    assert "0 of 3 monitor modes matched" in text and "no OMA modes" in text and "139.1500" in text

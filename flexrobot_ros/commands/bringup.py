@@ -499,19 +499,22 @@ class BringUp:
 
 
 def format_phase(phase: dict[str, Any], summary: dict[str, Any]) -> list[str]:
-    """One pose of the summary: the monitor's modes beside the OMA modes matched to them, and the count."""
+    """One pose of the summary: what data were missing, the monitor's modes beside the OMA modes matched to them,
+    and the count (modes above the encoders' Nyquist limit are marked and not counted)."""
     nyquist = summary.get("nyquist_hz", float("inf"))
     missing = []
-    if phase.get("encoder_samples", 1) == 0:
+    if phase.get("encoder_samples", 1) == 0 and not phase.get("oma"):
         missing.append(f"no encoder data arrived on {summary.get('encoders', 'motor_states')} (oma_node received "
                        "no sample; is the robot publishing? check --encoders)")
-    if phase.get("link_states", 1) == 0:
+    if phase.get("link_states", 1) == 0 and not phase.get("monitor"):
         missing.append(f"no link states arrived on {summary.get('joint_states', 'joint_states')} (check "
                        "--joint-states)")
-    if missing:
-        return [f"\n{phase['name']}: " + "; ".join(missing)]
-    lines = [f"\n{phase['name']}: q = {np.round(phase['q'], 4).tolist()}, t = {phase['time_s']:.2f} s",
-             "  mode   monitor f [Hz]  zeta [%]      OMA f [Hz]  zeta [%]    df [Hz]  dzeta [pt]"]
+    where = (f": q = {np.round(phase['q'], 4).tolist()}, t = {phase['time_s']:.2f} s"
+             if np.isfinite(phase["time_s"]) and np.all(np.isfinite(phase["q"])) else ":")
+    lines = [f"\n{phase['name']}{where}"] + [f"  {text}" for text in missing]
+    if not phase["modes"]:
+        return lines
+    lines.append("  mode   monitor f [Hz]  zeta [%]      OMA f [Hz]  zeta [%]    df [Hz]  dzeta [pt]")
     for k, row in enumerate(phase["modes"], 1):
         monitor = f"  {k:4d}  {row['monitor_hz']:14.4f}  {100 * row['monitor_damping']:8.3f}"
         if row["matched"]:
@@ -522,11 +525,12 @@ def format_phase(phase: dict[str, Any], summary: dict[str, Any]) -> list[str]:
             lines.append(f"{monitor}  {'(above the ' + format(nyquist, 'g') + ' Hz Nyquist limit)':>46}")
         else:
             lines.append(f"{monitor}  {'(not matched)':>14}")
-    above = len(phase["modes"]) - phase.get("observable", len(phase["modes"]))
-    lines.append(f"  {phase['matched']} of {phase.get('observable', len(phase['modes']))} monitor modes matched by an "
-                 f"OMA mode within {MATCH_FREQUENCY_HZ} Hz and {MATCH_DAMPING_POINTS} damping points"
+    observable = phase.get("observable", len(phase["modes"]))
+    above = len(phase["modes"]) - observable
+    lines.append(f"  {phase['matched']} of {observable} monitor modes matched by an OMA mode within "
+                 f"{MATCH_FREQUENCY_HZ} Hz and {MATCH_DAMPING_POINTS} damping points"
                  + (f" ({above} more above the {nyquist:g} Hz Nyquist limit of the encoders, not counted)"
-                    if above else ""))
+                    if above else "") + ("" if phase.get("oma") else "; no OMA modes"))
     return lines
 
 
