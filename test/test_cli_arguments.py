@@ -152,3 +152,16 @@ def test_usage_errors_are_one_line_with_status_2(argv, capsys):
         main(argv)
     err = capsys.readouterr().err
     assert exit_info.value.code == 2 and err.count("\n") == 1 and "error:" in err and "--help" in err, err
+
+
+def test_command_help_loads_no_heavy_library_where_the_parser_needs_none():
+    """``flexrobot COMMAND --help`` for the commands whose options do not come from the core (info, dh2urdf,
+    identify, modal, modal-map, bag, bringup) imports none of scipy, pinocchio, casadi, matplotlib. (feedforward,
+    oma and simulate take their choices and defaults from the core modules, which load scipy.)"""
+    code = ("import sys\nfrom flexrobot_ros.cli import main\n"
+            "for command in ('info', 'dh2urdf', 'identify', 'modal', 'modal-map', 'bag', 'bringup'):\n"
+            "    try:\n        main([command, '--help'])\n    except SystemExit:\n        pass\n"
+            "print('HEAVY', sorted(m for m in ('scipy', 'pinocchio', 'casadi', 'matplotlib') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "HEAVY []" in done.stdout

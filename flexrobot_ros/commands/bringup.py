@@ -44,8 +44,6 @@ import numpy as np
 
 from flexrobot_ros.commands.arguments import CommandError, output_directory
 from flexrobot_ros.errors import RuntimeLayerError
-from flexrobot_ros.model import load_robot
-from flexrobot_ros.model.loader import share_directory
 
 #: A monitor mode is matched by an OMA mode within these (seed 000 Table 2.5 agreement, issue 8 acceptance).
 MATCH_FREQUENCY_HZ = 0.1
@@ -89,6 +87,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def parameter_file(kind: str, robot: str) -> Path:
     """``config/<robot>_<kind>.yaml`` of the shipped files when it exists, else ``config/<kind>.yaml``."""
+    from flexrobot_ros.model.loader import share_directory
+
     config = share_directory() / "config"
     name = Path(robot).stem if robot.endswith((".yaml", ".yml")) else robot
     specific = config / f"{name}_{kind}.yaml"
@@ -238,6 +238,7 @@ class BringUp:
     """One bring-up: processes, the bring-up node, the scripted experiment, the summary."""
 
     def __init__(self, args: argparse.Namespace) -> None:
+        from flexrobot_ros.model import load_robot
         from flexrobot_ros.runtime.processes import NodeLaunch
 
         self.args = args

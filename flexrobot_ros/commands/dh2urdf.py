@@ -7,7 +7,6 @@ from pathlib import Path
 
 from flexrobot_ros.commands.arguments import output_file
 from flexrobot_ros.errors import ModelError
-from flexrobot_ros.model.dh import dh_to_urdf, load_dh_spec
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -31,6 +30,8 @@ def header_of(spec_path: Path) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from flexrobot_ros.model.dh import dh_to_urdf, load_dh_spec
+
     output_file(args.out, "--out", (".urdf", ".xml"))
     try:
         header = header_of(args.spec)

@@ -12,11 +12,6 @@ import sys
 from pathlib import Path
 
 from flexrobot_ros.commands.arguments import CommandError, output_file
-from flexrobot_ros.identification import identify_joint_parameters, read_modal_data
-from flexrobot_ros.identification.flexibility_update import identified_fields, write_identified_yaml
-from flexrobot_ros.identification.parameters import parse_bounds
-from flexrobot_ros.identification.report import plot_identification, text_report, write_json
-from flexrobot_ros.model import load_robot
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -59,6 +54,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from flexrobot_ros.identification import identify_joint_parameters, read_modal_data
+    from flexrobot_ros.identification.flexibility_update import identified_fields, write_identified_yaml
+    from flexrobot_ros.identification.parameters import parse_bounds
+    from flexrobot_ros.identification.report import plot_identification, text_report, write_json
+    from flexrobot_ros.model import load_robot
+
     if args.workers != "auto" and not (args.workers.isdigit() and int(args.workers) >= 1):
         raise CommandError(f"--workers: expected a number of processes (1, 2, ...) or 'auto', got {args.workers!r}")
     workers = args.workers if args.workers == "auto" else int(args.workers)

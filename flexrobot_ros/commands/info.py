@@ -3,13 +3,12 @@ from __future__ import annotations
 
 import argparse
 import json
-
-import numpy as np
-import pinocchio as pin
+from typing import TYPE_CHECKING
 
 from flexrobot_ros.commands.arguments import CommandError
-from flexrobot_ros.model import FlexibleRobot, load_robot, shipped_robots
-from flexrobot_ros.model.flexible_robot import angle_or_length
+
+if TYPE_CHECKING:
+    from flexrobot_ros.model import FlexibleRobot
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -26,6 +25,11 @@ def summary(robot: FlexibleRobot) -> dict:
 
     Keys shared with every command's JSON: ``robot`` (the name) and ``tool`` (boolean: the tool/payload is
     included); ``tool_payload`` describes it (mass [kg], frame, CoM [m]) or is null."""
+    import numpy as np
+    import pinocchio as pin
+
+    from flexrobot_ros.model.flexible_robot import angle_or_length
+
     data = robot.create_data()
     q0 = np.zeros(robot.n)
     com = pin.centerOfMass(robot.model, data, q0)
@@ -61,6 +65,8 @@ def summary(robot: FlexibleRobot) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
+    from flexrobot_ros.model import load_robot, shipped_robots
+
     if args.list:
         names = list(shipped_robots())
         print(json.dumps({"robots": names}) if args.json else "\n".join(names))

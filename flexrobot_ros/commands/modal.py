@@ -14,9 +14,6 @@ from typing import Any
 import numpy as np
 
 from flexrobot_ros.commands.arguments import CommandError, add_vector, gains, number, output_file, vector
-from flexrobot_ros.modal.eigenproblem import stability_tolerance
-from flexrobot_ros.modal.modes import modal_analysis
-from flexrobot_ros.model import load_robot
 
 def add_common(parser: argparse.ArgumentParser) -> None:
     """Options shared by ``modal`` and ``modal-map``."""
@@ -70,6 +67,10 @@ def frf_grid(text: str) -> np.ndarray:
 
 
 def run(args: argparse.Namespace) -> int:
+    from flexrobot_ros.modal.eigenproblem import stability_tolerance
+    from flexrobot_ros.modal.modes import modal_analysis
+    from flexrobot_ros.model import load_robot
+
     shapes_plot = output_file(args.shapes_plot, "--shapes-plot", (".png",))
     frf_plot = output_file(args.frf_plot, "--frf-plot", (".png",))
     if args.frf_range and not frf_plot:

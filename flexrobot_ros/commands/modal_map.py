@@ -16,15 +16,17 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from flexrobot_ros.commands.arguments import CommandError, add_vector, gains, number, output_file, vector
 from flexrobot_ros.commands.modal import add_common, check_frame
 from flexrobot_ros.errors import ModalError
-from flexrobot_ros.modal import maps
-from flexrobot_ros.model import FlexibleRobot, load_robot
+
+if TYPE_CHECKING:
+    from flexrobot_ros.modal.maps import ModalMap
+    from flexrobot_ros.model import FlexibleRobot
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -100,8 +102,10 @@ def _read_poses(path: Path) -> np.ndarray:
         raise ModalError(f"{path}: cannot read poses: {error}") from None
 
 
-def compute(robot: FlexibleRobot, args: argparse.Namespace) -> maps.ModalMap:
+def compute(robot: FlexibleRobot, args: argparse.Namespace) -> ModalMap:
     """The map requested by the command-line arguments for one robot (with or without tool)."""
+    from flexrobot_ros.modal import maps
+
     n, joints = robot.n, robot.joint_names
     options: dict[str, Any] = {"kp": gains(args.kp, "--kp", n, joints), "kd": gains(args.kd, "--kd", n, joints),
                                "wrench": vector(args.wrench, "--wrench", 6),
@@ -144,6 +148,9 @@ def _tool_path(path: Path) -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
+    from flexrobot_ros.modal import maps
+    from flexrobot_ros.model import load_robot
+
     output_file(args.out, "--out", (".npz",))
     output_file(args.plot, "--plot", (".png",))
     check_frame(args)
