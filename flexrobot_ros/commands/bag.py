@@ -4,8 +4,9 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
-import sys
+from pathlib import Path
 
+from flexrobot_ros.commands.arguments import CommandError, output_directory
 from flexrobot_ros.runtime import bags
 
 
@@ -21,17 +22,19 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     rec.add_argument("-o", "--output", help="bag directory to create (default rosbag2_<date>-<time>)")
     rec.add_argument("-s", "--storage", choices=bags.STORAGES, default="sqlite3", help="storage (default sqlite3)")
     rec.add_argument("--duration", type=float, help="stop after this many seconds")
+    rec.add_argument("--json", action="store_true", help="print the recorded bag's summary as JSON")
     rec.set_defaults(func=_record)
 
     ply = actions.add_parser("play", help="republish a bag with its original timing")
-    ply.add_argument("bag", help="bag directory")
+    ply.add_argument("bag", help="bag directory (or its .db3/.mcap file)")
     ply.add_argument("-r", "--rate", type=float, default=1.0, help="playback speed factor (default 1.0)")
     ply.add_argument("--topics", nargs="+", help="only these topics")
     ply.add_argument("--wait", type=float, default=0.0, help="wait up to this many seconds for subscribers first")
+    ply.add_argument("--json", action="store_true", help="print the messages played per topic as JSON")
     ply.set_defaults(func=_play)
 
     inf = actions.add_parser("info", help="print a bag's topics, types, counts and duration")
-    inf.add_argument("bag", help="bag directory")
+    inf.add_argument("bag", help="bag directory (or its .db3/.mcap file)")
     inf.add_argument("--json", action="store_true", help="machine-readable output")
     inf.set_defaults(func=_info)
 
@@ -42,40 +45,60 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     rep.set_defaults(func=_repair)
 
 
+def bag_directory(path: str) -> str:
+    """The bag directory of ``path``: the path itself, or the directory of a bag's ``.db3``/``.mcap`` file (as
+    ``flexrobot oma`` accepts either)."""
+    given = Path(path)
+    if not given.exists():
+        raise CommandError(f"bag {path}: no such file or directory")
+    if given.is_file():
+        if given.suffix.lower() in (".db3", ".mcap") and (given.parent / "metadata.yaml").is_file():
+            return str(given.parent)
+        raise CommandError(f"bag {path}: not a rosbag2 bag (give the bag directory, which holds metadata.yaml)")
+    return path
+
+
+def info_dict(info: bags.BagInfo) -> dict:
+    """A bag summary as JSON-ready data."""
+    return {"path": str(info.path), "storage": info.storage, "duration_s": info.duration_s,
+            "start_ns": info.start_ns, "end_ns": info.end_ns, "message_count": info.message_count,
+            "closed": info.closed, "topics": [{"name": t.name, "type": t.msgtype, "count": t.count,
+                        "serialization_format": t.serialization_format} for t in info.topics]}
+
+
 def _record(args: argparse.Namespace) -> int:
     if not args.topics and not args.all:
-        print("flexrobot bag record: give topics to record, or -a for all", file=sys.stderr)
-        return 2
+        raise CommandError("give topics to record, or -a for all")
     output = args.output or datetime.datetime.now().strftime("rosbag2_%Y_%m_%d-%H_%M_%S")
+    if Path(output).exists():
+        raise CommandError(f"-o {output}: already exists; a bag is written to a new directory")
+    output_directory(Path(output).parent, "-o", output)
     info = bags.record(output, None if args.all else args.topics, storage=args.storage, duration_s=args.duration)
-    print(bags.format_info(info))
+    print(json.dumps(info_dict(info)) if args.json else bags.format_info(info))
     return 0
 
 
 def _play(args: argparse.Namespace) -> int:
-    report = bags.play(args.bag, rate=args.rate, topics=args.topics, wait_for_subscribers_s=args.wait)
+    report = bags.play(bag_directory(args.bag), rate=args.rate, topics=args.topics, wait_for_subscribers_s=args.wait)
     total = sum(report.counts.values())
-    print(f"played {total} messages on {len(report.counts)} topics in {report.elapsed_s:.3f} s")
+    if args.json:
+        print(json.dumps({"bag": args.bag, "messages": total, "topics": dict(report.counts),
+                          "elapsed_s": report.elapsed_s}))
+    else:
+        print(f"played {total} messages on {len(report.counts)} topics in {report.elapsed_s:.3f} s")
     return 0
 
 
 def _info(args: argparse.Namespace) -> int:
-    info = bags.bag_info(args.bag)
-    if args.json:
-        print(json.dumps({"path": str(info.path), "storage": info.storage, "duration_s": info.duration_s,
-                          "start_ns": info.start_ns, "end_ns": info.end_ns, "message_count": info.message_count,
-                          "closed": info.closed,
-                          "topics": [{"name": t.name, "type": t.msgtype, "count": t.count,
-                                      "serialization_format": t.serialization_format} for t in info.topics]}))
-    else:
-        print(bags.format_info(info))
+    info = bags.bag_info(bag_directory(args.bag))
+    print(json.dumps(info_dict(info)) if args.json else bags.format_info(info))
     return 0
 
 
 def _repair(args: argparse.Namespace) -> int:
     from flexrobot_ros.runtime.bag_recovery import repair
 
-    report = repair(args.bag)
+    report = repair(bag_directory(args.bag))
     if args.json:
         print(json.dumps({"path": str(report.path), "storage": report.storage, "was_open": report.was_open,
                           "message_count": report.messages, "counts": report.counts, "end_ns": report.end_ns,

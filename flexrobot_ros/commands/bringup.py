@@ -14,8 +14,10 @@ runs a scripted experiment in simulated time (seed 000 section 2.4.3 at two pose
   JointTrajectory to the feedforward node, whose motor references drive the simulator (feedforward + motor PD);
 - [0.65 T, T]: hold; impact at 0.65 T + 0.2 s; at T the OMA node identifies again: pose B.
 
-The summary lists, per pose, the monitor's modes beside the OMA node's (a monitor mode counts as matched when an OMA
-mode lies within 0.1 Hz and 0.5 damping points) and the move's tracking error max |q - q_d| from joint_states.
+The summary lists, per pose, the monitor's modes beside the OMA node's (a monitor mode is matched, and shown beside
+an OMA mode, when that mode lies within 0.1 Hz and 0.5 damping points; modes above the encoders' Nyquist limit,
+half of oma_node's ``sample_rate_hz``, are marked and not counted) and the move's tracking error max |q - q_d| from
+joint_states. When no encoder data or link states arrived (hardware), it says so instead.
 Without ``--duration`` the nodes run with their own excitation until Ctrl-C and the latest modes are summarised.
 
 ``hardware`` starts feedforward_node, modal_monitor_node and oma_node on the robot's topics (``--encoders`` for
@@ -40,9 +42,8 @@ from typing import Any
 
 import numpy as np
 
+from flexrobot_ros.commands.arguments import CommandError, output_directory
 from flexrobot_ros.errors import RuntimeLayerError
-from flexrobot_ros.model import load_robot
-from flexrobot_ros.model.loader import share_directory
 
 #: A monitor mode is matched by an OMA mode within these (seed 000 Table 2.5 agreement, issue 8 acceptance).
 MATCH_FREQUENCY_HZ = 0.1
@@ -86,6 +87,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def parameter_file(kind: str, robot: str) -> Path:
     """``config/<robot>_<kind>.yaml`` of the shipped files when it exists, else ``config/<kind>.yaml``."""
+    from flexrobot_ros.model.loader import share_directory
+
     config = share_directory() / "config"
     name = Path(robot).stem if robot.endswith((".yaml", ".yml")) else robot
     specific = config / f"{name}_{kind}.yaml"
@@ -201,18 +204,29 @@ class Collector:
         return self.value("simulator_node", key)
 
 
-def match_modes(monitor: Modes | None, oma: Modes | None) -> list[dict[str, Any]]:
-    """Each monitor mode with the nearest OMA mode in frequency and whether they agree within the tolerances."""
-    rows = []
+def match_modes(monitor: Modes | None, oma: Modes | None, nyquist_hz: float = float("inf")) -> list[dict[str, Any]]:
+    """Each monitor mode, paired with an OMA mode only when they agree within the tolerances (MATCH_FREQUENCY_HZ,
+    MATCH_DAMPING_POINTS); each OMA mode pairs with one monitor mode at most (closest frequencies first). Monitor
+    modes at or above ``nyquist_hz`` (half the encoder sample rate) cannot be seen in the encoder data: they are
+    marked ``above_nyquist`` and never paired."""
+    rows: list[dict[str, Any]] = []
     for f, z in zip(monitor.frequencies_hz if monitor else [], monitor.damping_ratios if monitor else []):
-        row: dict[str, Any] = {"monitor_hz": f, "monitor_damping": z, "oma_hz": None, "oma_damping": None,
-                               "matched": False}
-        if oma and oma.frequencies_hz:
-            k = int(np.argmin(np.abs(np.asarray(oma.frequencies_hz) - f)))
-            row.update(oma_hz=oma.frequencies_hz[k], oma_damping=oma.damping_ratios[k])
-            row["matched"] = bool(abs(oma.frequencies_hz[k] - f) <= MATCH_FREQUENCY_HZ
-                                  and abs(oma.damping_ratios[k] - z) * 100 <= MATCH_DAMPING_POINTS)
-        rows.append(row)
+        rows.append({"monitor_hz": f, "monitor_damping": z, "oma_hz": None, "oma_damping": None, "matched": False,
+                     "above_nyquist": bool(f >= nyquist_hz)})
+    if not oma or not oma.frequencies_hz:
+        return rows
+    candidates = sorted(
+        (abs(fo - row["monitor_hz"]), i, k)
+        for i, row in enumerate(rows) if not row["above_nyquist"]
+        for k, (fo, zo) in enumerate(zip(oma.frequencies_hz, oma.damping_ratios))
+        if abs(fo - row["monitor_hz"]) <= MATCH_FREQUENCY_HZ
+        and abs(zo - row["monitor_damping"]) * 100 <= MATCH_DAMPING_POINTS)
+    used: set[int] = set()
+    for _, i, k in candidates:
+        if rows[i]["matched"] or k in used:
+            continue
+        rows[i].update(oma_hz=oma.frequencies_hz[k], oma_damping=oma.damping_ratios[k], matched=True)
+        used.add(k)
     return rows
 
 
@@ -224,6 +238,7 @@ class BringUp:
     """One bring-up: processes, the bring-up node, the scripted experiment, the summary."""
 
     def __init__(self, args: argparse.Namespace) -> None:
+        from flexrobot_ros.model import load_robot
         from flexrobot_ros.runtime.processes import NodeLaunch
 
         self.args = args
@@ -234,6 +249,8 @@ class BringUp:
         tool = args.tool if args.tool is not None else bool(given[NODES[args.kind][-1]].get("tool", False))
         self.robot = load_robot(args.robot, tool=tool)
         self.tool = tool
+        #: Half the encoder sample rate [Hz] (oma_node's sample_rate_hz): modes above it are invisible to OMA.
+        self.nyquist_hz = 0.5 * float(given["oma_node"].get("sample_rate_hz", 1000.0))
         self.plan = None
         if args.kind == "simulation" and args.duration:
             simulator = given["simulator_node"]
@@ -390,12 +407,15 @@ class BringUp:
         response = self._call(self.identify, self.node.types.std_srvs.srv.Trigger.Request())
         self._spin(0.3)  # the identification's topics and the monitor's latest modes arrive
         monitor, oma = self.collector.modes("modal"), self.collector.modes("oma")
-        rows = match_modes(monitor, oma)
+        rows = match_modes(monitor, oma, self.nyquist_hz)
         self.phases.append({"name": name, "q": pose.tolist(), "time_s": self._sim_time(),
                             "identify": None if response is None else response.message,
                             "monitor": None if monitor is None else monitor.__dict__,
                             "oma": None if oma is None else oma.__dict__, "modes": rows,
-                            "matched": sum(row["matched"] for row in rows)})
+                            "matched": sum(row["matched"] for row in rows),
+                            "observable": sum(not row["above_nyquist"] for row in rows),
+                            "encoder_samples": self._count("oma_node", "samples received"),
+                            "link_states": len(self.collector.states)})
 
     def _run_simulator(self, running: bool) -> None:
         self._call(self.run_client, self.node.types.std_srvs.srv.SetBool.Request(data=running))
@@ -460,7 +480,9 @@ class BringUp:
         summary = {
             "kind": self.args.kind, "robot": self.robot.name, "tool": self.tool, "parameter_files":
             [str(f) for f in self.files], "duration_s": self.args.duration, "real_time_factor": self.rtf,
-            "stopped": self.reason, "wall_time_s": elapsed, "phases": self.phases,
+            "stopped": self.reason, "wall_time_s": elapsed, "phases": self.phases, "nyquist_hz": self.nyquist_hz,
+            "encoders": self.args.encoders if self.args.kind == "hardware" else "motor_states",
+            "joint_states": self.args.joint_states if self.args.kind == "hardware" else "joint_states",
             "tracking": None if tracking is None else {k: v for k, v in tracking.items() if k not in ("t", "error")},
             "nodes": [{"name": r.name, "returncode": r.returncode, "stopped_by": r.stopped_by} for r in results],
             "diagnostics": self.collector.status if hasattr(self, "collector") else {},
@@ -477,24 +499,48 @@ class BringUp:
         return summary
 
 
+def format_phase(phase: dict[str, Any], summary: dict[str, Any]) -> list[str]:
+    """One pose of the summary: what data were missing, the monitor's modes beside the OMA modes matched to them,
+    and the count (modes above the encoders' Nyquist limit are marked and not counted)."""
+    nyquist = summary.get("nyquist_hz", float("inf"))
+    missing = []
+    if phase.get("encoder_samples", 1) == 0 and not phase.get("oma"):
+        missing.append(f"no encoder data arrived on {summary.get('encoders', 'motor_states')} (oma_node received "
+                       "no sample; is the robot publishing? check --encoders)")
+    if phase.get("link_states", 1) == 0 and not phase.get("monitor"):
+        missing.append(f"no link states arrived on {summary.get('joint_states', 'joint_states')} (check "
+                       "--joint-states)")
+    where = (f": q = {np.round(phase['q'], 4).tolist()}, t = {phase['time_s']:.2f} s"
+             if np.isfinite(phase["time_s"]) and np.all(np.isfinite(phase["q"])) else ":")
+    lines = [f"\n{phase['name']}{where}"] + [f"  {text}" for text in missing]
+    if not phase["modes"]:
+        return lines
+    lines.append("  mode   monitor f [Hz]  zeta [%]      OMA f [Hz]  zeta [%]    df [Hz]  dzeta [pt]")
+    for k, row in enumerate(phase["modes"], 1):
+        monitor = f"  {k:4d}  {row['monitor_hz']:14.4f}  {100 * row['monitor_damping']:8.3f}"
+        if row["matched"]:
+            lines.append(f"{monitor}  {row['oma_hz']:14.4f}  {100 * row['oma_damping']:8.3f}  "
+                         f"{row['oma_hz'] - row['monitor_hz']:9.4f}  "
+                         f"{100 * (row['oma_damping'] - row['monitor_damping']):10.3f}")
+        elif row.get("above_nyquist"):
+            lines.append(f"{monitor}  {'(above the ' + format(nyquist, 'g') + ' Hz Nyquist limit)':>46}")
+        else:
+            lines.append(f"{monitor}  {'(not matched)':>14}")
+    observable = phase.get("observable", len(phase["modes"]))
+    above = len(phase["modes"]) - observable
+    lines.append(f"  {phase['matched']} of {observable} monitor modes matched by an OMA mode within "
+                 f"{MATCH_FREQUENCY_HZ} Hz and {MATCH_DAMPING_POINTS} damping points"
+                 + (f" ({above} more above the {nyquist:g} Hz Nyquist limit of the encoders, not counted)"
+                    if above else "") + ("" if phase.get("oma") else "; no OMA modes"))
+    return lines
+
+
 def format_summary(summary: dict[str, Any]) -> str:
     """The summary as text: per pose, the monitor's and OMA's modes side by side; tracking; nodes; files."""
     lines = [f"flexrobot bringup {summary['kind']}: {summary['robot']}{' + tool' if summary['tool'] else ''}, "
              f"stopped: {summary['stopped']} after {summary['wall_time_s']:.1f} s wall clock"]
     for phase in summary["phases"]:
-        lines.append(f"\n{phase['name']}: q = {np.round(phase['q'], 4).tolist()}, t = {phase['time_s']:.2f} s")
-        lines.append("  mode   monitor f [Hz]  zeta [%]      OMA f [Hz]  zeta [%]    df [Hz]  dzeta [pt]")
-        for k, row in enumerate(phase["modes"], 1):
-            if row["oma_hz"] is None:
-                lines.append(f"  {k:4d}  {row['monitor_hz']:14.4f}  {100 * row['monitor_damping']:8.3f}")
-                continue
-            lines.append(f"  {k:4d}  {row['monitor_hz']:14.4f}  {100 * row['monitor_damping']:8.3f}  "
-                         f"{row['oma_hz']:14.4f}  {100 * row['oma_damping']:8.3f}  "
-                         f"{row['oma_hz'] - row['monitor_hz']:9.4f}  "
-                         f"{100 * (row['oma_damping'] - row['monitor_damping']):10.3f}"
-                         f"{'' if row['matched'] else '   (not matched)'}")
-        lines.append(f"  {phase['matched']} of {len(phase['modes'])} monitor modes matched by an OMA mode within "
-                     f"{MATCH_FREQUENCY_HZ} Hz and {MATCH_DAMPING_POINTS} damping points")
+        lines += format_phase(phase, summary)
     tracking = summary["tracking"]
     if tracking:
         lines.append(f"\nmove: max |q - q_d| = {tracking['max_error']:.3e} ({tracking['joint']}), RMS "
@@ -511,6 +557,14 @@ def format_summary(summary: dict[str, Any]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """``flexrobot bringup``: 0 when every node stopped cleanly, 1 otherwise."""
+    if args.plots is not None:
+        output_directory(args.plots, "--plots")
+    if args.record is not None:
+        if args.record.exists():
+            raise CommandError(f"--record {args.record}: already exists; a bag is written to a new directory")
+        output_directory(args.record.parent, "--record", args.record)
+    if args.duration is not None and not args.duration > 0:
+        raise CommandError(f"--duration {args.duration:g}: expected a positive number of seconds")
     summary = BringUp(args).run()
     print(json.dumps(summary) if args.json else format_summary(summary))
     clean = all(n["returncode"] == 0 for n in summary["nodes"])

@@ -50,7 +50,7 @@ def plot_bringup(directory: Path, summary: dict[str, Any], series: dict[str, lis
                 axis.set_xlabel("mode")
                 axis.grid(True, which="both", alpha=0.3)
             axes[0, column].set_yscale("log")
-            axes[0, column].set_title(f"{phase['name']}: {phase['matched']} of {len(rows)} modes matched")
+            axes[0, column].set_title(f"{phase['name']}: {phase['matched']} of {phase.get('observable', len(rows))} modes matched")
             axes[0, column].legend(fontsize=8)
         figure.suptitle(f"{summary['robot']}{' + tool' if summary['tool'] else ''}: monitor vs OMA "
                         "(matched within 0.1 Hz and 0.5 points)")

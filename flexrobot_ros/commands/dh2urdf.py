@@ -2,16 +2,19 @@
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
+from flexrobot_ros.commands.arguments import output_file
 from flexrobot_ros.errors import ModelError
-from flexrobot_ros.model.dh import dh_to_urdf, load_dh_spec
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("dh2urdf", help="generate a URDF from a standard DH table with link inertias")
     parser.add_argument("spec", type=Path, help="DH spec YAML (format in flexrobot_ros/model/dh.py)")
     parser.add_argument("--out", type=Path, help="URDF file to write (default: print to stdout)")
+    parser.add_argument("--json", action="store_true",
+                        help="print {robot, joints, out} as JSON (with the URDF text as 'urdf' when there is no --out)")
     parser.set_defaults(func=run)
 
 
@@ -27,14 +30,26 @@ def header_of(spec_path: Path) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from flexrobot_ros.model.dh import dh_to_urdf, load_dh_spec
+
+    output_file(args.out, "--out", (".urdf", ".xml"))
+    try:
+        header = header_of(args.spec)
+    except OSError as error:
+        raise ModelError(f"{args.spec}: cannot read the DH spec: {error.strerror}") from None
     robot = load_dh_spec(args.spec)
-    text = dh_to_urdf(robot, header=header_of(args.spec))
-    if args.out is None:
-        print(text, end="")
-    else:
+    text = dh_to_urdf(robot, header=header)
+    if args.out is not None:
         try:
             args.out.write_text(text)
         except OSError as error:
             raise ModelError(f"{args.out}: cannot write URDF: {error}") from error
+    if args.json:
+        print(json.dumps({"robot": robot.name, "joints": len(robot.links),
+                          "out": None if args.out is None else str(args.out),
+                          **({"urdf": text} if args.out is None else {})}))
+    elif args.out is None:
+        print(text, end="")
+    else:
         print(f"wrote {args.out} ({len(robot.links)} joints)")
     return 0

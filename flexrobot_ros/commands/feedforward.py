@@ -3,8 +3,8 @@
 The trajectory YAML is ``{profile: poly9, duration: T, q0: [...], qf: [...]}`` or
 ``{waypoints: [{t: .., q: [...], qd: [...], qdd: [...]}, ...], degree: 9}`` (see
 :func:`flexrobot_ros.dynamics.trajectory.trajectory_from_dict`). The CSV has a column ``<quantity>.<joint>`` for q,
-qd, qdd, q3, q4, tau, dtau, ddtau, q_m, qd_m, qdd_m and tau_m (SI units); ``--json`` prints t, q, tau, dtau, ddtau,
-q_m, qd_m, qdd_m, tau_m as (samples x joints) arrays.
+qd, qdd, q3, q4, tau, dtau, ddtau, q_m, qd_m, qdd_m and tau_m (SI units); ``--json`` prints ``robot``, ``tool``,
+``method``, ``joint_names``, ``t`` and the same quantities as (samples x joints) arrays.
 """
 from __future__ import annotations
 
@@ -15,12 +15,14 @@ import time
 import warnings
 from pathlib import Path
 
-from flexrobot_ros.dynamics.feedforward import METHODS, feedforward
+from flexrobot_ros.commands.arguments import output_file
+from flexrobot_ros.dynamics.feedforward import METHODS, QUANTITIES, feedforward
 from flexrobot_ros.dynamics.trajectory import load_trajectory
 from flexrobot_ros.model import load_robot
 from flexrobot_ros.timeseries import write_timeseries
 
-JSON_KEYS = ("q", "tau", "dtau", "ddtau", "q_m", "qd_m", "qdd_m", "tau_m")
+#: Quantities of the CSV and of ``--json``, (samples x joints) each.
+JSON_KEYS = QUANTITIES
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -40,6 +42,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    output_file(args.out, "--out", (".csv", ".npz"))
+    output_file(args.plot, "--plot", (".png",))
     robot = load_robot(args.robot, tool=args.tool)
     trajectory = load_trajectory(args.trajectory)
     start = time.perf_counter()
@@ -55,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
 
         plot_feedforward(result, args.plot, robot.transmission)
     if args.json:
-        payload = {"robot": robot.name, "method": result.method, "joint_names": list(result.joint_names),
+        payload = {"robot": robot.name, "tool": robot.tool is not None, "method": result.method, "joint_names": list(result.joint_names),
                    "t": result.t.tolist(), **{key: getattr(result, key).tolist() for key in JSON_KEYS}}
         print(json.dumps(payload))
         return 0

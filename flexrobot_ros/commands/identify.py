@@ -11,11 +11,7 @@ import json
 import sys
 from pathlib import Path
 
-from flexrobot_ros.identification import identify_joint_parameters, read_modal_data
-from flexrobot_ros.identification.flexibility_update import identified_fields, write_identified_yaml
-from flexrobot_ros.identification.parameters import parse_bounds
-from flexrobot_ros.identification.report import plot_identification, text_report, write_json
-from flexrobot_ros.model import load_robot
+from flexrobot_ros.commands.arguments import CommandError, output_file
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -35,7 +31,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                              "[k_yaml/5, 5 k_yaml], damping in [0, 5 d_yaml])")
     parser.add_argument("--residual", choices=("determinant", "eigenvalue"), default="determinant",
                         help="minimize the scaled determinants of seed 000 eq. 3.31 (default, the thesis method) or "
-                             "the matched relative eigenvalue errors (robust when unmeasured modes are far away)")
+                             "the matched relative eigenvalue errors (more robust when the modes are widely spread: "
+                             "unmeasured modes far above the measured band, such as the Scompi's wrist modes, give "
+                             "the determinant objective spurious minima)")
     parser.add_argument("--tool", action="store_true", help="the robot carried its tool during the measurements")
     parser.add_argument("--out", type=Path, default=None,
                         help="identified flexibility YAML to write (default: <robot>_identified.yaml)")
@@ -56,9 +54,20 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    robot = load_robot(args.robot, tool=args.tool)
-    data = read_modal_data(args.modal_data)
+    from flexrobot_ros.identification import identify_joint_parameters, read_modal_data
+    from flexrobot_ros.identification.flexibility_update import identified_fields, write_identified_yaml
+    from flexrobot_ros.identification.parameters import parse_bounds
+    from flexrobot_ros.identification.report import plot_identification, text_report, write_json
+    from flexrobot_ros.model import load_robot
+
+    if args.workers != "auto" and not (args.workers.isdigit() and int(args.workers) >= 1):
+        raise CommandError(f"--workers: expected a number of processes (1, 2, ...) or 'auto', got {args.workers!r}")
     workers = args.workers if args.workers == "auto" else int(args.workers)
+    if args.starts < 1:
+        raise CommandError(f"--starts: expected at least 1, got {args.starts}")
+    robot = load_robot(args.robot, tool=args.tool)
+    out = output_file(args.out or Path(f"{robot.name}_identified.yaml"), "--out", (".yaml", ".yml"))
+    data = read_modal_data(args.modal_data)
 
     interactive = sys.stderr.isatty()
 
@@ -75,7 +84,6 @@ def run(args: argparse.Namespace) -> int:
         workers=workers, frequency_tolerance=args.match_tolerance, mac_threshold=args.mac_threshold,
         frequency_std=args.frequency_std, damping_std=args.damping_std, drop_unmatched=args.drop_unmatched,
         progress=progress)
-    out = args.out or Path(f"{robot.name}_identified.yaml")
     description = (f"from modal data {args.modal_data.resolve()} ({result.identifiability.n_eigenvalues} modes at "
                    f"{result.identifiability.n_poses} poses), unknowns {args.params}, {args.residual} residuals, "
                    f"{args.starts} starts, "

@@ -3,12 +3,12 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import TYPE_CHECKING
 
-import numpy as np
-import pinocchio as pin
+from flexrobot_ros.commands.arguments import CommandError
 
-from flexrobot_ros.model import FlexibleRobot, load_robot, shipped_robots
-from flexrobot_ros.model.flexible_robot import angle_or_length
+if TYPE_CHECKING:
+    from flexrobot_ros.model import FlexibleRobot
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -21,12 +21,21 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def summary(robot: FlexibleRobot) -> dict:
-    """Machine-readable summary of a robot (SI units; total_mass in kg, CoM in m in the base frame at q = 0)."""
+    """Machine-readable summary of a robot (SI units; total_mass in kg, CoM in m in the base frame at q = 0).
+
+    Keys shared with every command's JSON: ``robot`` (the name) and ``tool`` (boolean: the tool/payload is
+    included); ``tool_payload`` describes it (mass [kg], frame, CoM [m]) or is null."""
+    import numpy as np
+    import pinocchio as pin
+
+    from flexrobot_ros.model.flexible_robot import angle_or_length
+
     data = robot.create_data()
     q0 = np.zeros(robot.n)
     com = pin.centerOfMass(robot.model, data, q0)
     return {
-        "name": robot.name,
+        "robot": robot.name,
+        "tool": robot.tool is not None,
         "urdf": str(robot.urdf_path),
         "yaml": str(robot.yaml_path) if robot.yaml_path else None,
         "n": robot.n,
@@ -49,8 +58,8 @@ def summary(robot: FlexibleRobot) -> dict:
         "total_mass": robot.total_mass,
         "com_at_zero": com.tolist(),
         "gravity": robot.gravity.tolist(),
-        "tool": None if robot.tool is None else {"mass": robot.tool.mass, "frame": robot.tool.frame,
-                                                  "com": robot.tool.com.tolist()},
+        "tool_payload": None if robot.tool is None else {"mass": robot.tool.mass, "frame": robot.tool.frame,
+                                                          "com": robot.tool.com.tolist()},
         "tool_frame": robot.tool_frame,
         "extended": None if robot.extended is None else {  # seed 002: extra elastic DOFs and gear dampers
             "elastic": [{"name": name, "type": kind, "stiffness": float(k), "damping": float(d)}
@@ -61,20 +70,21 @@ def summary(robot: FlexibleRobot) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
+    from flexrobot_ros.model import load_robot, shipped_robots
+
     if args.list:
         names = list(shipped_robots())
         print(json.dumps({"robots": names}) if args.json else "\n".join(names))
         return 0
     if not args.robot:
-        print("flexrobot info: name a robot or use --list")
-        return 2
+        raise CommandError("name a robot or use --list")
     info = summary(load_robot(args.robot, tool=args.tool))
     if args.json:
         print(json.dumps(info, indent=2))
         return 0
-    print(f"robot {info['name']}  ({info['n']} elastic joints)  URDF {info['urdf']}")
+    print(f"robot {info['robot']}  ({info['n']} elastic joints)  URDF {info['urdf']}")
     print(f"total mass {info['total_mass']:.3f} kg, gravity {info['gravity']} m/s^2, tool frame {info['tool_frame']}"
-          + (f", tool {info['tool']['mass']} kg at {info['tool']['frame']}" if info["tool"] else ""))
+          + (f", tool {info['tool_payload']['mass']} kg at {info['tool_payload']['frame']}" if info["tool"] else ""))
     print(f"{'joint':<12}{'type':<11}{'K [Nm/rad]':>12}{'B [kg m2]':>12}{'N':>7}{'W':>9}{'d_f':>10}{'d_fm':>10}"
           f"{'Kp':>11}{'Kd':>11}")
     for j in info["joints"]:

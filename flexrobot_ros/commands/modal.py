@@ -7,66 +7,24 @@ participation at the tool frame, a PNG of the mode shapes, a PNG of the tool rec
 from __future__ import annotations
 
 import argparse
-import ast
 import json
-import operator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from flexrobot_ros.errors import ModalError
-from flexrobot_ros.modal.eigenproblem import stability_tolerance
-from flexrobot_ros.modal.modes import modal_analysis
-from flexrobot_ros.model import load_robot
-
-_OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
-              ast.USub: operator.neg, ast.UAdd: operator.pos}
-
-
-def number(text: str, what: str) -> float:
-    """A float from ``text``: a literal or a small expression with + - * / and ``pi`` (e.g. ``-pi/6``)."""
-    def evaluate(node: ast.AST) -> float:
-        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
-            return float(node.value)
-        if isinstance(node, ast.Name) and node.id == "pi":
-            return float(np.pi)
-        if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
-            return _OPERATORS[type(node.op)](evaluate(node.left), evaluate(node.right))
-        if isinstance(node, ast.UnaryOp) and type(node.op) in _OPERATORS:
-            return _OPERATORS[type(node.op)](evaluate(node.operand))
-        raise ValueError(text)
-
-    try:
-        value = evaluate(ast.parse(text.strip(), mode="eval").body)
-    except (SyntaxError, ValueError, ZeroDivisionError):
-        raise ModalError(f"{what}: cannot read {text!r} as a number (use e.g. 1.5, -pi/6, 2*pi/3)") from None
-    return value
-
-
-def number_list(text: str, what: str) -> np.ndarray:
-    """Comma-separated numbers (see :func:`number`)."""
-    parts = [p for p in text.split(",") if p.strip()]
-    if not parts:
-        raise ModalError(f"{what}: expected comma-separated numbers, got {text!r}")
-    return np.array([number(p, what) for p in parts])
-
-
-def gains(text: str | None, what: str) -> np.ndarray | None:
-    """``--kp``/``--kd``: one number for every joint or one per joint."""
-    if text is None:
-        return None
-    values = number_list(text, what)
-    return values[0] if values.size == 1 else values
-
+from flexrobot_ros.commands.arguments import CommandError, add_vector, gains, number, output_file, vector
 
 def add_common(parser: argparse.ArgumentParser) -> None:
     """Options shared by ``modal`` and ``modal-map``."""
     parser.add_argument("robot", help="shipped robot name or path to a flexibility YAML")
     parser.add_argument("--tool", action="store_true", help="include the robot's tool/payload")
-    parser.add_argument("--kp", help="motor PD stiffness K_P [N m/rad]: one value or one per joint (default: YAML)")
-    parser.add_argument("--kd", help="motor PD damping K_D [N m s/rad]: one value or one per joint (default: YAML)")
-    parser.add_argument("--wrench", help="constant external wrench fx,fy,fz,mx,my,mz [N, N m] in world axes")
+    add_vector(parser, "--kp", metavar="KP",
+               help="motor PD stiffness K_P [N m/rad]: one value or one per joint (default: YAML)")
+    add_vector(parser, "--kd", metavar="KD",
+               help="motor PD damping K_D [N m s/rad]: one value or one per joint (default: YAML)")
+    add_vector(parser, "--wrench", metavar="W",
+               help="constant external wrench fx,fy,fz,mx,my,mz [N, N m] in world axes")
     parser.add_argument("--frame", help="frame the wrench acts at (default: the robot's tool frame)")
 
 
@@ -74,27 +32,60 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("modal", help="closed-loop modes and stability at one pose (seed 000 ch. 2)",
                                    description=__doc__.splitlines()[0])
     add_common(parser)
-    parser.add_argument("--q", required=True, help="link set point q1,...,qn [rad | m], e.g. 0,-pi/6,2*pi/3,...")
+    add_vector(parser, "--q", required=True,
+               help="link set point q1,...,qn [rad | m], comma- or space-separated, e.g. 0,-pi/6,2*pi/3,...")
     parser.add_argument("--participation", action="store_true",
                         help="also print each mode's participation at the tool frame")
     parser.add_argument("--undamped", action="store_true",
                         help="also print the undamped (conservative, D_bar = 0) natural frequencies")
     parser.add_argument("--shapes-plot", type=Path, help="write a polar PNG of the first two mode shapes")
     parser.add_argument("--frf-plot", type=Path, help="write a PNG of the tool receptance |H| (3 x 3 translational)")
-    parser.add_argument("--frf-range", default="0.5:200:800", help="FMIN:FMAX:COUNT [Hz] for --frf-plot")
+    parser.add_argument("--frf-range", help=f"FMIN:FMAX:COUNT [Hz] for --frf-plot (default {FRF_RANGE})")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     parser.set_defaults(func=run)
 
 
+#: Default frequency grid of ``--frf-plot``: FMIN:FMAX:COUNT [Hz].
+FRF_RANGE = "0.5:200:800"
+
+
+def check_frame(args: argparse.Namespace) -> None:
+    """``--frame`` is where ``--wrench`` acts: alone it would have no effect."""
+    if args.frame and args.wrench is None:
+        raise CommandError(f"--frame {args.frame}: it is the frame --wrench acts at; give --wrench too")
+
+
+def frf_grid(text: str) -> np.ndarray:
+    """``--frf-range FMIN:FMAX:COUNT`` as a frequency grid [Hz]."""
+    parts = text.split(":")
+    if len(parts) != 3:
+        raise CommandError(f"--frf-range: expected FMIN:FMAX:COUNT, got {text!r}")
+    low, high, count = (number(part, "--frf-range") for part in parts)
+    if not 0 <= low < high or count < 2 or count != int(count):
+        raise CommandError(f"--frf-range {text}: expected 0 <= FMIN < FMAX and an integer COUNT >= 2")
+    return np.linspace(low, high, int(count))
+
+
 def run(args: argparse.Namespace) -> int:
+    from flexrobot_ros.modal.eigenproblem import stability_tolerance
+    from flexrobot_ros.modal.modes import modal_analysis
+    from flexrobot_ros.model import load_robot
+
+    shapes_plot = output_file(args.shapes_plot, "--shapes-plot", (".png",))
+    frf_plot = output_file(args.frf_plot, "--frf-plot", (".png",))
+    if args.frf_range and not frf_plot:
+        raise CommandError("--frf-range is the frequency grid of --frf-plot; give --frf-plot FILE.png too")
+    grid = frf_grid(args.frf_range or FRF_RANGE) if frf_plot else None
+    check_frame(args)
     robot = load_robot(args.robot, tool=args.tool)
-    q = number_list(args.q, "--q")
-    wrench = number_list(args.wrench, "--wrench") if args.wrench else None
+    q = vector(args.q, "--q", robot.n, robot.joint_names)
+    wrench = vector(args.wrench, "--wrench", 6)
+    kp = gains(args.kp, "--kp", robot.n, robot.joint_names)
+    kd = gains(args.kd, "--kd", robot.n, robot.joint_names)
     if robot.extended is not None:  # extra elasticities or gear dampers: the extended model's modes
         from flexrobot_ros.commands.extended_modal import run_extended
-        return run_extended(args, robot, q, gains(args.kp, "--kp"), gains(args.kd, "--kd"))
-    result = modal_analysis(robot, q, kp=gains(args.kp, "--kp"), kd=gains(args.kd, "--kd"), wrench=wrench,
-                            frame=args.frame)
+        return run_extended(args, robot, q, kp, kd)
+    result = modal_analysis(robot, q, kp=kp, kd=kd, wrench=wrench, frame=args.frame)
     tol = stability_tolerance(np.concatenate([result.eigenvalues, result.offending_eigenvalues])[None])[0]
     mode_stable = result.eigenvalues.real < -tol
     report: dict[str, Any] = {"robot": robot.name, "tool": robot.tool is not None, **result.to_dict(),
@@ -113,21 +104,16 @@ def run(args: argparse.Namespace) -> int:
         undamped = undamped_modes(result.linearized)
         report["undamped_frequencies_hz"] = undamped.frequencies_hz.tolist()
         report["statically_stable"] = undamped.statically_stable
-    if args.shapes_plot:
+    if shapes_plot:
         from flexrobot_ros.modal.plots import plot_mode_shapes
 
-        report["shapes_plot"] = str(plot_mode_shapes(result, args.shapes_plot, modes=(0, min(1, result.n_modes - 1))))
-    if args.frf_plot:
+        report["shapes_plot"] = str(plot_mode_shapes(result, shapes_plot, modes=(0, min(1, result.n_modes - 1))))
+    if frf_plot:
         from flexrobot_ros.modal.frf import receptance
         from flexrobot_ros.modal.plots import plot_receptance
 
-        low, high, count = args.frf_range.split(":") if args.frf_range.count(":") == 2 else (None, None, None)
-        if low is None:
-            raise ModalError(f"--frf-range: expected FMIN:FMAX:COUNT, got {args.frf_range!r}")
-        grid = np.linspace(number(low, "--frf-range"), number(high, "--frf-range"), int(number(count, "--frf-range")))
-        frf = receptance(robot, q, grid, kp=gains(args.kp, "--kp"), kd=gains(args.kd, "--kd"), wrench=wrench,
-                         wrench_frame=args.frame)
-        report["frf_plot"] = str(plot_receptance(frf, args.frf_plot))
+        frf = receptance(robot, q, grid, kp=kp, kd=kd, wrench=wrench, wrench_frame=args.frame)
+        report["frf_plot"] = str(plot_receptance(frf, frf_plot))
     if args.json:
         print(json.dumps(report, indent=2))
         return 0

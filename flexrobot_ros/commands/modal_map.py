@@ -16,14 +16,17 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from flexrobot_ros.commands.modal import add_common, gains, number, number_list
+from flexrobot_ros.commands.arguments import CommandError, add_vector, gains, number, output_file, vector
+from flexrobot_ros.commands.modal import add_common, check_frame
 from flexrobot_ros.errors import ModalError
-from flexrobot_ros.modal import maps
-from flexrobot_ros.model import FlexibleRobot, load_robot
+
+if TYPE_CHECKING:
+    from flexrobot_ros.modal.maps import ModalMap
+    from flexrobot_ros.model import FlexibleRobot
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -33,26 +36,51 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     add_common(parser)
     sweep = parser.add_mutually_exclusive_group(required=True)
     sweep.add_argument("--thesis-path", action="store_true", help="seed 000's 50 Scompi configurations")
-    sweep.add_argument("--start", help="first pose of a linear path (with --end)")
+    add_vector(sweep, "--start", help="first pose of a linear path (with --end)")
     sweep.add_argument("--grid", action="append", help="JOINT:LO:HI:N grid axis (give two)")
     sweep.add_argument("--appendix-ii", type=int, metavar="P", help="seed 000 Appendix II grid over joints 1 and 2")
     sweep.add_argument("--gain-sweep", metavar="LO:HI:N", help="equal diagonal K_P values (with --q)")
     sweep.add_argument("--poses", type=Path, help=".npy (P, n) or .csv/.txt file of poses")
-    parser.add_argument("--end", help="last pose of a linear path")
-    parser.add_argument("--count", type=int, default=50, help="poses on a path (default 50)")
-    parser.add_argument("--base", help="base pose for grids (default zeros)")
-    parser.add_argument("--q", help="pose of a gain sweep")
-    parser.add_argument("--kd-factor", type=float, default=0.425, help="K_D = C sqrt(K_P) in gain sweeps")
+    add_vector(parser, "--end", help="last pose of a linear path")
+    parser.add_argument("--count", type=int, help=f"poses on a path (default {COUNT})")
+    add_vector(parser, "--base", help="base pose for grids (default zeros)")
+    add_vector(parser, "--q", help="pose of a gain sweep")
+    parser.add_argument("--kd-factor", type=float, help=f"K_D = C sqrt(K_P) in gain sweeps (default {KD_FACTOR})")
     parser.add_argument("--payload", choices=("off", "on", "both"), default=None,
                         help="without/with the YAML's tool, or both (overrides --tool)")
     parser.add_argument("--shapes", action="store_true", help="store mode shapes (P, 2n, modes) in the NPZ")
     parser.add_argument("--modes", help="1-based modes to plot, e.g. 1,2 (default all)")
-    parser.add_argument("--grid-mode", type=int, default=1, help="1-based mode drawn by grid plots (default 1)")
-    parser.add_argument("--out", type=Path, required=True, help="NPZ file to write")
-    parser.add_argument("--plot", type=Path, help="PNG file to write")
+    parser.add_argument("--grid-mode", type=int, help="1-based mode drawn by grid plots (default 1)")
+    parser.add_argument("--out", type=Path, required=True, help="NPZ file to write (suffix .npz)")
+    parser.add_argument("--plot", type=Path, help="PNG file to write (suffix .png)")
     parser.add_argument("--no-progress", action="store_true", help="do not print progress to stderr")
     parser.add_argument("--json", action="store_true", help="print a JSON summary instead of text")
     parser.set_defaults(func=run)
+
+
+#: Poses on a path and K_D = C sqrt(K_P) factor of a gain sweep when not given.
+COUNT, KD_FACTOR = 50, 0.425
+#: Options that apply to some sweeps only: option -> (attribute, sweeps it applies to).
+SWEEP_OPTIONS = {"--end": ("end", ("start",)), "--count": ("count", ("thesis_path", "start")),
+                 "--base": ("base", ("grid", "appendix_ii")), "--q": ("q", ("gain_sweep",)),
+                 "--kd-factor": ("kd_factor", ("gain_sweep",)), "--grid-mode": ("grid_mode", ("grid", "appendix_ii"))}
+
+
+def check_options(args: argparse.Namespace) -> None:
+    """Refuse options that the chosen sweep (or the absence of --plot) would ignore; fill in their defaults."""
+    sweep = next(name for name in ("thesis_path", "start", "grid", "appendix_ii", "gain_sweep", "poses")
+                 if getattr(args, name) not in (None, False))
+    for option, (attribute, sweeps) in SWEEP_OPTIONS.items():
+        if getattr(args, attribute) is not None and sweep not in sweeps:
+            used = " or ".join("--" + name.replace("_", "-") for name in sweeps)
+            raise CommandError(f"{option} applies to {used} sweeps, not to --{sweep.replace('_', '-')}")
+    if (args.modes or args.grid_mode is not None) and not args.plot:
+        raise CommandError("--modes and --grid-mode choose what --plot draws; give --plot FILE.png too")
+    args.count = COUNT if args.count is None else args.count
+    args.kd_factor = KD_FACTOR if args.kd_factor is None else args.kd_factor
+    args.grid_mode = 1 if args.grid_mode is None else args.grid_mode
+    if args.count < 1:
+        raise CommandError(f"--count: expected at least 1 pose, got {args.count}")
 
 
 def _axis(text: str) -> tuple[str, np.ndarray]:
@@ -74,13 +102,16 @@ def _read_poses(path: Path) -> np.ndarray:
         raise ModalError(f"{path}: cannot read poses: {error}") from None
 
 
-def compute(robot: FlexibleRobot, args: argparse.Namespace) -> maps.ModalMap:
+def compute(robot: FlexibleRobot, args: argparse.Namespace) -> ModalMap:
     """The map requested by the command-line arguments for one robot (with or without tool)."""
-    options: dict[str, Any] = {"kp": gains(args.kp, "--kp"), "kd": gains(args.kd, "--kd"),
-                               "wrench": number_list(args.wrench, "--wrench") if args.wrench else None,
+    from flexrobot_ros.modal import maps
+
+    n, joints = robot.n, robot.joint_names
+    options: dict[str, Any] = {"kp": gains(args.kp, "--kp", n, joints), "kd": gains(args.kd, "--kd", n, joints),
+                               "wrench": vector(args.wrench, "--wrench", 6),
                                "frame": args.frame, "shapes": args.shapes,
                                "progress": not args.no_progress and sys.stderr.isatty()}
-    base = number_list(args.base, "--base") if args.base else np.zeros(robot.n)
+    base = vector(args.base, "--base", n, joints) if args.base else np.zeros(robot.n)
     if args.thesis_path:
         if robot.n != 6:
             raise ModalError(f"--thesis-path is the 6-joint Scompi sweep; robot {robot.name} has {robot.n} joints")
@@ -89,8 +120,8 @@ def compute(robot: FlexibleRobot, args: argparse.Namespace) -> maps.ModalMap:
     if args.start:
         if not args.end:
             raise ModalError("--start needs --end")
-        return maps.path_map(robot, number_list(args.start, "--start"), number_list(args.end, "--end"), args.count,
-                             **options)
+        return maps.path_map(robot, vector(args.start, "--start", n, joints), vector(args.end, "--end", n, joints),
+                             args.count, **options)
     if args.grid:
         if len(args.grid) != 2:
             raise ModalError(f"--grid: give exactly two axes, got {len(args.grid)}")
@@ -108,7 +139,7 @@ def compute(robot: FlexibleRobot, args: argparse.Namespace) -> maps.ModalMap:
         values = np.linspace(number(parts[0], "--gain-sweep"), number(parts[1], "--gain-sweep"),
                              int(number(parts[2], "--gain-sweep")))
         options.pop("kp"), options.pop("kd")
-        return maps.gain_map(robot, number_list(args.q, "--q"), values, kd_factor=args.kd_factor, **options)
+        return maps.gain_map(robot, vector(args.q, "--q", n, joints), values, kd_factor=args.kd_factor, **options)
     return maps.modal_map(robot, _read_poses(args.poses), **options)
 
 
@@ -117,6 +148,15 @@ def _tool_path(path: Path) -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
+    from flexrobot_ros.modal import maps
+    from flexrobot_ros.model import load_robot
+
+    output_file(args.out, "--out", (".npz",))
+    output_file(args.plot, "--plot", (".png",))
+    check_frame(args)
+    check_options(args)
+    if args.modes:
+        args.modes = [int(number(m, "--modes")) for m in args.modes.split(",")]
     payload = args.payload or ("on" if args.tool else "off")
     robots = {"off": [False], "on": [True], "both": [False, True]}[payload]
     results = [compute(load_robot(args.robot, tool=tool), args) for tool in robots]
@@ -137,7 +177,7 @@ def run(args: argparse.Namespace) -> int:
     if args.plot:
         from flexrobot_ros.modal import plots
 
-        modes = None if not args.modes else [int(m) - 1 for m in args.modes.split(",")]
+        modes = None if not args.modes else [m - 1 for m in args.modes]
         if results[0].kind == "grid":
             summary["plot"] = str(plots.plot_grid(results[0], args.plot, mode=args.grid_mode - 1))
         else:

@@ -9,21 +9,23 @@ diagram and spectrum (``--plot``) and a modal-data YAML entry for ``flexrobot id
 from __future__ import annotations
 
 import argparse
-import fnmatch
 import json
 import sys
 import warnings
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
+from flexrobot_ros.commands.arguments import CommandError, add_vector, output_file, vector
 from flexrobot_ros.errors import SignalError
 from flexrobot_ros.oma.identify import METHODS, identify_modes
 from flexrobot_ros.oma.selection import SelectionOptions
-from flexrobot_ros.oma.signals import Signals, SignalWarning, prepare, read_signals, register_reader, select_channels
+from flexrobot_ros.oma.bag_signals import BAG_SUFFIXES, read_joint_state_bag
+from flexrobot_ros.oma.signals import Signals, SignalWarning, prepare, read_signals, select_channels
 from flexrobot_ros.oma.stabilization import StabilizationCriteria
 
+#: The bag reader under its former name (tests and scripts import it from here).
+_read_joint_state_bag = read_joint_state_bag
 #: channels analysed when ``--channels`` is not given (the thesis identifies from motor positions)
 DEFAULT_CHANNELS = "q_m.*"
 
@@ -65,70 +67,20 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("--plot", metavar="PNG", help="write the stabilization diagram and spectrum to this PNG")
     p.add_argument("--modal-data", metavar="YAML",
-                   help="append the modes at this pose to a modal-data file (input of 'flexrobot identify')")
-    p.add_argument("--pose", help="joint positions q of the record, comma separated (for --modal-data)")
+                   help="add the modes at this pose to a modal-data file (input of 'flexrobot identify'); a pose "
+                        "already in the file has its modes replaced")
+    add_vector(p, "--pose", help="joint positions q of the record, comma- or space-separated (for --modal-data; "
+                                 "default: the mean of the q.* channels)")
     p.add_argument("--pose-channels", metavar="GLOB",
                    help="take the pose as the mean of these channels (default q.* when present)")
     p.set_defaults(func=run)
 
 
-def _read_joint_state_bag(path: Path, channels: Sequence[str] | None = None) -> Signals:
-    """Signals from the sensor_msgs/JointState topics of a rosbag2 bag (header stamp, else bag time).
-
-    Channels are named ``<topic>.<field>.<joint>`` (``motor_states.position.joint2``). With ``channels`` (names or
-    globs) only the topics that hold a matching channel are read. Several topics are joined into one record when
-    their stamps are identical (a simulator writes ``motor_states`` and ``joint_states`` together); topics on
-    different time bases are refused with the advice to select one by ``--channels``.
-    """
-    from flexrobot_ros.runtime import bags
-
-    stamps: dict[str, list[float]] = {}
-    rows: dict[str, list[np.ndarray]] = {}
-    names: dict[str, list[str]] = {}
-    for msg in bags.read_bag(path):
-        if msg.msgtype != "sensor_msgs/msg/JointState":
-            continue
-        m = msg.message
-        stamp = m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec
-        joints = list(m.name)
-        fields = [(f, np.asarray(getattr(m, f), dtype=float)) for f in ("position", "velocity", "effort")]
-        fields = [(f, v) for f, v in fields if len(v) == len(joints)]
-        labels = [f"{msg.topic.strip('/').replace('/', '.')}.{f}.{j}" for f, _ in fields for j in joints]
-        if msg.topic not in names:
-            names[msg.topic] = labels
-        elif labels != names[msg.topic]:
-            raise SignalError(f"{path}: topic {msg.topic}: joint names or fields change between messages")
-        stamps.setdefault(msg.topic, []).append(stamp if stamp > 0 else msg.timestamp_ns * 1e-9)
-        rows.setdefault(msg.topic, []).append(np.concatenate([v for _, v in fields]))
-    if not rows:
-        raise SignalError(f"{path}: no sensor_msgs/msg/JointState messages in the bag")
-    topics = sorted(rows)
-    if channels:
-        topics = [t for t in topics if any(fnmatch.fnmatchcase(label, pattern)
-                                           for label in names[t] for pattern in channels)]
-        if not topics:
-            available = [label for t in sorted(rows) for label in names[t][:1]]
-            raise SignalError(f"{path}: no JointState channel matches {list(channels)}; channels look like "
-                              f"{available} (<topic>.<field>.<joint>)")
-    times = np.array(stamps[topics[0]])
-    for topic in topics[1:]:
-        other = np.array(stamps[topic])
-        if other.shape != times.shape or np.max(np.abs(other - times)) > 1e-9:
-            raise SignalError(f"{path}: JointState topics {', '.join(topics)} are on different time bases; "
-                              "select the channels of one topic with --channels (e.g. 'motor_states.position.*')")
-    data = np.hstack([np.array(rows[topic]) for topic in topics])
-    labels = tuple(label for topic in topics for label in names[topic])
-    return Signals(times, data, labels, f"{path} {', '.join(topics)}")
-
-
-register_reader(("/", ".mcap", ".db3"), _read_joint_state_bag)
-
-
 def _load(args: argparse.Namespace) -> tuple[Signals, Signals]:
     """(analysed channels, all channels) cropped to --start/--end."""
     path = Path(args.file)
-    is_bag = path.is_dir() or path.suffix.lower() in (".mcap", ".db3")
-    raw = _read_joint_state_bag(path, args.channels) if is_bag else read_signals(path)
+    is_bag = path.is_dir() or path.suffix.lower() in BAG_SUFFIXES
+    raw = read_joint_state_bag(path, args.channels) if is_bag else read_signals(path)
     if args.start is not None or args.end is not None:
         lo = -np.inf if args.start is None else args.start
         hi = np.inf if args.end is None else args.end
@@ -155,12 +107,37 @@ def _references(args: argparse.Namespace, chosen: Signals, raw: Signals) -> dict
     return out
 
 
-def _pose(args: argparse.Namespace, raw: Signals) -> np.ndarray:
+#: Two poses closer than this [rad | m] in every joint are the same pose of a modal-data file.
+SAME_POSE_TOLERANCE = 1e-6
+
+
+#: Last part of the prefix of per-joint channels (``q_m.joint2``, ``motor_states.position.joint2``).
+JOINT_QUANTITIES = ("q", "q_m", "qd", "qd_m", "tau_m", "tau_j", "position", "velocity", "effort")
+
+
+def _joint_count(raw: Signals, chosen: Signals) -> int | None:
+    """Joints of the record: the channels of the record that share the analysed per-joint channels' prefix
+    (``q_m.`` in ``q_m.joint2``, ``motor_states.position.``); None for other channels (an accelerometer's) or
+    when the analysed channels mix prefixes."""
+    prefixes = {name.rsplit(".", 1)[0] for name in chosen.channels if "." in name}
+    if len(prefixes) != 1 or not all("." in name for name in chosen.channels):
+        return None
+    prefix = prefixes.pop()
+    if prefix.rsplit(".", 1)[-1] not in JOINT_QUANTITIES:
+        return None
+    prefix += "."
+    return sum(1 for name in raw.channels if name.startswith(prefix))
+
+
+def _pose(args: argparse.Namespace, raw: Signals, chosen: Signals) -> np.ndarray:
+    """The pose of the record for ``--modal-data``, checked against the record's joint count."""
+    expected = _joint_count(raw, chosen)
     if args.pose:
-        try:
-            return np.array([float(v) for v in args.pose.split(",")])
-        except ValueError:
-            raise SignalError(f"--pose: expected comma-separated numbers, got {args.pose!r}") from None
+        q = vector(args.pose, "--pose")
+        if expected is not None and q.size != expected:
+            raise CommandError(f"--pose: {q.size} values for a record of {expected} joints "
+                               f"({', '.join(chosen.channels[:expected])}...); give one position per joint")
+        return q
     pattern = args.pose_channels or "q.*"
     try:
         idx = select_channels(raw.channels, [pattern], raw.source)
@@ -170,10 +147,24 @@ def _pose(args: argparse.Namespace, raw: Signals) -> np.ndarray:
     return raw.data[:, idx].mean(axis=0)
 
 
-def _write_modal_data(args: argparse.Namespace, result, raw: Signals) -> Path:
+def _existing_modal_data(path: Path, q: np.ndarray):
+    """The modal data already in ``path`` (None when the file does not exist), checked against the new pose."""
     from flexrobot_ros.identification import modal_data as md
 
-    q = _pose(args, raw)
+    if not path.exists():
+        return None
+    old = md.read_modal_data(path)
+    sizes = {pose.q.size for pose in old.poses}
+    if sizes and sizes != {q.size}:
+        raise CommandError(f"--modal-data {path}: its poses have {sorted(sizes)} joint positions, this pose has "
+                           f"{q.size}; use a new file for another robot")
+    return old
+
+
+def _write_modal_data(args: argparse.Namespace, result, q: np.ndarray, old) -> tuple[Path, str]:
+    """Add (or replace) the modes at pose ``q`` in the modal-data file; returns the path and what was done."""
+    from flexrobot_ros.identification import modal_data as md
+
     motor = all(c.startswith("q_m.") for c in result.channels)
     def pairs(shape: np.ndarray) -> list[list[float]]:  # largest entry = 1, like flexrobot_ros.modal's shapes
         shape = shape / shape[np.argmax(np.abs(shape))]
@@ -183,12 +174,18 @@ def _write_modal_data(args: argparse.Namespace, result, raw: Signals) -> Path:
                                    f"{args.file}: mode {k + 1}") for k, m in enumerate(result.modes))
     pose = md.PoseModes(q, modes)
     path = Path(args.modal_data)
-    if path.exists():
-        old = md.read_modal_data(path)
-        data = md.ModalData(old.poses + (pose,), old.shape_coordinates, str(path), old.robot, old.extra)
+    if old is None:
+        data, action = md.ModalData((pose,), "motor", str(path)), "new file, pose 1"
     else:
-        data = md.ModalData((pose,), "motor", str(path))
-    return md.write_modal_data(path, data)
+        same = [k for k, p in enumerate(old.poses) if np.max(np.abs(p.q - q)) <= SAME_POSE_TOLERANCE]
+        if same:
+            poses = tuple(pose if k == same[0] else p for k, p in enumerate(old.poses) if k not in same[1:])
+            action = f"replaced the modes of pose {same[0] + 1} of {len(poses)} (same q)"
+        else:
+            poses = old.poses + (pose,)
+            action = f"added pose {len(poses)}"
+        data = md.ModalData(poses, old.shape_coordinates, str(path), old.robot, old.extra)
+    return md.write_modal_data(path, data), action
 
 
 def _progress(done: int, total: int) -> None:
@@ -198,7 +195,14 @@ def _progress(done: int, total: int) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Handler of ``flexrobot oma``."""
+    plot = output_file(args.plot, "--plot", (".png",))
+    modal_data = output_file(args.modal_data, "--modal-data", (".yaml", ".yml"))
     chosen, raw = _load(args)
+    if modal_data is not None:
+        pose = _pose(args, raw, chosen)
+        old = _existing_modal_data(modal_data, pose)
+    elif args.pose:
+        raise CommandError("--pose is the pose of --modal-data; give --modal-data FILE.yaml too")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SignalWarning)  # they are printed as notes below
         prepared = prepare(chosen, detrend=args.detrend, highpass_hz=args.highpass,
@@ -212,13 +216,15 @@ def run(args: argparse.Namespace) -> int:
                             selection, args.block_rows, noise_floor=prepared.noise_floor, progress=_progress)
     notes = list(prepared.notes) + list(result.notes)
     outputs = {}
-    if args.plot:
+    if plot is not None:
         from flexrobot_ros.oma.plots import plot_stabilization
 
-        outputs["plot"] = str(plot_stabilization(result, args.plot, prepared.data,
+        outputs["plot"] = str(plot_stabilization(result, plot, prepared.data,
                                                  title=f"{Path(args.file).name}: {result.method}"))
-    if args.modal_data:
-        outputs["modal_data"] = str(_write_modal_data(args, result, raw))
+    if modal_data is not None:
+        written, action = _write_modal_data(args, result, pose, old)
+        outputs["modal_data"] = str(written)
+        notes.append(f"modal data {written}: {action}")
     if args.json:
         doc = result.to_dict()
         doc["notes"] = notes

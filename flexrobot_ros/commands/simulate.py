@@ -2,7 +2,7 @@
 
 Example (seed 000 section 2.4.3, case 2)::
 
-    flexrobot simulate scompi --tool --q0 0 -0.37399913 1.94479545 0 -1.94479545 0 --duration 3 --rate 1000 \\
+    flexrobot simulate scompi --tool --q0 0,-0.37399913,1.94479545,0,-1.94479545,0 --duration 3 --rate 1000 \\
         --impact "tool0,0,50,0,0.2,0.206" --out impact.csv --plot impact.png
 
 The format follows ``--out``'s suffix:
@@ -24,11 +24,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
+from flexrobot_ros.commands.arguments import add_vector, gains, output_directory, output_file, vector
 from flexrobot_ros.errors import SimulationError
 from flexrobot_ros.model import load_robot
 from flexrobot_ros.simulation import (AccurateIntegration, FixedStepIntegration, PDGravityCompensation,
@@ -48,11 +50,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                                    description=__doc__.splitlines()[0])
     parser.add_argument("robot", help="shipped robot name or path to a flexibility YAML")
     parser.add_argument("--tool", action="store_true", help="include the robot's tool/payload")
-    parser.add_argument("--q0", type=float, nargs="+", help="initial link positions [rad | m] (default zeros); the "
-                        "robot starts at rest with the springs carrying gravity")
-    parser.add_argument("--set-point", type=float, nargs="+", help="PD set point q_d (default: q0)")
-    parser.add_argument("--kp", type=float, help="motor PD stiffness gain for every joint (default: the YAML's)")
-    parser.add_argument("--kd", type=float, help="motor PD damping gain for every joint (default: the YAML's)")
+    add_vector(parser, "--q0", help="initial link positions [rad | m], comma- or space-separated (default zeros); "
+               "the robot starts at rest with the springs carrying gravity")
+    add_vector(parser, "--set-point", help="PD set point q_d (default: q0)")
+    add_vector(parser, "--kp", metavar="KP",
+               help="motor PD stiffness K_P [N m/rad]: one value or one per joint (default: the YAML's)")
+    add_vector(parser, "--kd", metavar="KD",
+               help="motor PD damping K_D [N m s/rad]: one value or one per joint (default: the YAML's)")
     parser.add_argument("--duration", type=float, default=3.0, help="simulated time [s] (default 3)")
     parser.add_argument("--rate", type=float, default=1000.0, help="output sample rate [Hz] (default 1000)")
     parser.add_argument("--impact", action="append", default=[], metavar="FRAME,FX,FY,FZ,T0,T1",
@@ -138,18 +142,44 @@ def plot_output(output: SimulationOutput, q_d: np.ndarray, q_m_d: np.ndarray, im
     axes[0].set_title(title)
     axes[1].set_xlabel("t [s]")
     figure.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(path, dpi=120)
     plt.close(figure)
 
 
+def check_impacts(impacts: list[RectangularPulse], duration: float) -> list[str]:
+    """Refuse impacts that start at or after the end of the simulation (they would never act); warnings for
+    impacts cut short by the end."""
+    notes = []
+    for impact in impacts:
+        if impact.t0 >= duration:
+            raise SimulationError(f"--impact at {impact.frame} from {impact.t0:g} s: starts at or after the end of the "
+                                  f"simulation (--duration {duration:g} s), so it would never act; lengthen "
+                                  "--duration or move the impact")
+        if impact.t1 > duration:
+            notes.append(f"the impact at {impact.frame} during [{impact.t0:g}, {impact.t1:g}) s is cut short by the "
+                         f"end of the simulation at {duration:g} s")
+    return notes
+
+
 def run(args: argparse.Namespace) -> int:
-    robot = load_robot(args.robot, tool=args.tool)
-    q0 = robot.check_q(np.zeros(robot.n) if args.q0 is None else args.q0, "--q0")
-    q_d = q0 if args.set_point is None else robot.check_q(args.set_point, "--set-point")
-    controller = PDGravityCompensation.create(robot, q_d, kp=args.kp, kd=args.kd)
-    impacts = [parse_impact(text) for text in args.impact]
     out_format = output_format(args.out, args.storage, args.bag_topics, args.energy)
+    if out_format == "bag":
+        output_directory(Path(args.out).parent, "--out", args.out)
+    else:
+        output_file(args.out, "--out")
+    output_file(args.plot, "--plot", (".png",))
+    if not args.duration > 0 or not args.rate > 0:
+        raise SimulationError(f"--duration {args.duration:g} s and --rate {args.rate:g} Hz must be positive")
+    impacts = [parse_impact(text) for text in args.impact]
+    for note in check_impacts(impacts, args.duration):
+        print(f"flexrobot simulate: warning: {note}", file=sys.stderr)
+    robot = load_robot(args.robot, tool=args.tool)
+    for impact in impacts:
+        robot.frame_id(impact.frame)
+    q0 = vector(args.q0, "--q0", robot.n, robot.joint_names) if args.q0 is not None else np.zeros(robot.n)
+    q_d = q0 if args.set_point is None else vector(args.set_point, "--set-point", robot.n, robot.joint_names)
+    controller = PDGravityCompensation.create(robot, q_d, kp=gains(args.kp, "--kp", robot.n, robot.joint_names),
+                                              kd=gains(args.kd, "--kd", robot.n, robot.joint_names))
     simulation = Simulation(robot, controller, q0=q0, rate=args.rate, mode=args.mode,
                             fixed=FixedStepIntegration(substeps=args.substeps),
                             accurate=AccurateIntegration(args.method, args.rtol, args.atol), excitations=impacts)

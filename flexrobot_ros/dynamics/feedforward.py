@@ -8,6 +8,7 @@ rigid-joint baseline (thesis eq. 4.5) for comparisons.
 """
 from __future__ import annotations
 
+import os
 import warnings
 from dataclasses import dataclass
 from typing import Any
@@ -18,7 +19,7 @@ from flexrobot_ros.dynamics.codegen import CompiledSdrnea, load_sdrnea
 from flexrobot_ros.dynamics.ejnea import Ejnea
 from flexrobot_ros.dynamics.flexible_joint import JointFlexibility, motor_side, rigid_motor_side
 from flexrobot_ros.dynamics.serial_chain import SerialChain
-from flexrobot_ros.dynamics.trajectory import Trajectory, TrajectorySamples
+from flexrobot_ros.dynamics.trajectory import Trajectory, TrajectorySamples, load_trajectory
 from flexrobot_ros.errors import TrajectoryError
 
 METHODS = ("sdrnea", "ejnea", "dae")
@@ -67,14 +68,15 @@ def compiled_feedforward(robot: Any) -> CompiledSdrnea:
     return load_sdrnea(SerialChain.from_model(robot.model), JointFlexibility.from_robot(robot))
 
 
-def feedforward(robot: Any, trajectory: Trajectory | TrajectorySamples, method: str = "sdrnea", *,
+def feedforward(robot: Any, trajectory: Trajectory | TrajectorySamples | str | os.PathLike, method: str = "sdrnea", *,
                 rate_hz: float = 1000.0, t: Any = None, check_limits: bool = True) -> FeedforwardResult:
     """Motor references and torques that make ``robot`` (a FlexibleRobot) follow ``trajectory``.
 
     Args:
         robot: :class:`flexrobot_ros.model.FlexibleRobot` (serial chain of revolute/prismatic joints).
-        trajectory: a :class:`Trajectory` (sampled at ``t`` or at ``rate_hz``) or already sampled
-            :class:`TrajectorySamples`.
+        trajectory: a :class:`Trajectory` (sampled at ``t`` or at ``rate_hz``), already sampled
+            :class:`TrajectorySamples`, or the path of a trajectory YAML (read by
+            :func:`~flexrobot_ros.dynamics.trajectory.load_trajectory`).
         method: 'sdrnea' (compiled generated code, cached per robot), 'ejnea' (numeric recursion) or 'dae' (the
             extended flexible-joint model's inverse dynamics as a DAE, seed 002: a BDF step of 1 / ``rate_hz``,
             :mod:`flexrobot_ros.dynamics.dae.dae_feedforward`; ``trajectory`` may also be a CartesianLine).
@@ -122,6 +124,8 @@ def rigid_feedforward(robot: Any, trajectory: Trajectory | TrajectorySamples, *,
 
 def _samples(robot: Any, trajectory: Trajectory | TrajectorySamples, rate_hz: float, t: Any,
              check_limits: bool) -> TrajectorySamples:
+    if isinstance(trajectory, (str, os.PathLike)):
+        trajectory = load_trajectory(trajectory)
     if isinstance(trajectory, TrajectorySamples):
         samples = trajectory
     elif isinstance(trajectory, Trajectory):
@@ -132,7 +136,8 @@ def _samples(robot: Any, trajectory: Trajectory | TrajectorySamples, rate_hz: fl
         samples = trajectory.evaluate(t) if t is not None else trajectory.sample(rate_hz)
     else:
         raise TrajectoryError(
-            f"trajectory: {type(trajectory).__name__}; expected a Trajectory or TrajectorySamples")
+            f"trajectory: {type(trajectory).__name__}; expected a Trajectory, TrajectorySamples or the path of a "
+            "trajectory YAML")
     for name in ("q", "qd", "qdd", "q3", "q4"):
         value = getattr(samples, name)
         if value.ndim != 2 or value.shape != (samples.t.size, robot.n):

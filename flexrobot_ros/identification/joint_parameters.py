@@ -323,6 +323,16 @@ def _compare(robot: FlexibleRobot, data: ModalData, frequency_tolerance: float,
     return comparisons, problems
 
 
+def check_pose_lengths(robot: FlexibleRobot, data: ModalData) -> None:
+    """Refuse modal data whose poses do not have one position per joint of ``robot`` (data of another robot)."""
+    for i, pose in enumerate(data.poses):
+        if pose.q.shape != (robot.n,):
+            raise IdentificationError(
+                f"{data.source}: poses[{i}].q: expected {robot.n} joint positions for the joints "
+                f"{list(robot.joint_names)} of robot {robot.name}, got {pose.q.size}: joint-count mismatch (modal "
+                "data of another robot, or a pose written with the wrong length)")
+
+
 def identify_joint_parameters(
         robot: FlexibleRobot, data: ModalData, parameters: str | Sequence[str] = "k,d_f,d_fm", *,
         bounds: Mapping[str, Any] | None = None, starts: int = 40, seed: int = 0, include_nominal: bool = True,
@@ -356,6 +366,7 @@ def identify_joint_parameters(
     if residual not in RESIDUALS:
         raise IdentificationError(f"residual: expected one of {RESIDUALS}, got {residual!r}")
     unknowns = parse_parameters(robot, parameters)
+    check_pose_lengths(robot, data)
     check_counting(data, unknowns)
     lower, upper = resolve_bounds(robot, unknowns, bounds)
     nominal = np.array([p.value_in(robot) for p in unknowns])

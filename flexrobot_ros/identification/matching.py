@@ -143,7 +143,8 @@ def require_matched(matches: list[PoseMatch] | tuple[PoseMatch, ...], source: st
     if problems:
         raise IdentificationError(
             f"{source}: {len(problems)} measured mode(s) match no mode of the model with its current parameters: "
-            + "; ".join(problems) + ". Remove spurious modes, check the poses, or widen the tolerance "
+            + "; ".join(problems) + ". Leave out spurious (e.g. OMA) modes with --drop-unmatched "
+            "(drop_unmatched=True) or remove them from the file, check the poses, or widen the tolerance "
             "(--match-tolerance) if the model's parameters are far off.")
 
 

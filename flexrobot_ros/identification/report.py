@@ -59,7 +59,7 @@ def text_report(result: IdentificationResult) -> str:
     ]
     for c in result.comparisons:
         mac = f"{c.mac:7.3f}" if np.isfinite(c.mac) else f"{'-':>7}"
-        lines.append(f"  {c.pose:>4}{c.mode:>5}{c.measured_frequency_hz:>13.5g}{c.predicted_frequency_hz:>13.5g}"
+        lines.append(f"  {c.pose + 1:>4}{c.mode + 1:>5}{c.measured_frequency_hz:>13.5g}{c.predicted_frequency_hz:>13.5g}"
                      f"{100 * c.measured_damping_ratio:>13.4g}{100 * c.predicted_damping_ratio:>13.4g}{mac}")
     if result.warnings:
         lines += ["", "  warnings:"] + [f"  - {w}" for w in result.warnings]

@@ -3,8 +3,9 @@
 A :class:`Signals` holds timestamps ``t`` (samples,) [s] and ``data`` (samples, channels) with channel names (e.g.
 ``q_m.joint2``). :func:`read_signals` reads CSV/NPZ files in the simulator's format
 (:mod:`flexrobot_ros.timeseries`: first column ``t`` in s, one column per channel) through a table of readers keyed
-by file suffix, so other formats plug in with :func:`register_reader` (the ``flexrobot oma`` command registers a
-rosbag2 JointState reader; this package never imports the runtime layer). :func:`prepare` turns raw signals into
+by file suffix, so other formats plug in with :func:`register_reader`; rosbag2 bags (a directory, ``.db3``,
+``.mcap``) are read by :mod:`flexrobot_ros.oma.bag_signals`, imported on first use (rosbags only; this package never
+imports the runtime layer). :func:`prepare` turns raw signals into
 what the identification methods need, uniformly sampled data:
 
 1. checks: timestamps finite and strictly increasing, data finite (errors name the channel, sample and time),
@@ -24,6 +25,7 @@ what the identification methods need, uniformly sampled data:
 from __future__ import annotations
 
 import fnmatch
+import importlib
 import warnings
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -107,6 +109,8 @@ class PreparedSignals:
 # --------------------------------------------------------------------------------------------------- readers
 Reader = Callable[[Path], Signals]
 _READERS: dict[str, Reader] = {}
+#: Readers of this package imported on first use (their dependencies load only when such a file is read).
+_BUILT_IN_READERS = {suffix: "flexrobot_ros.oma.bag_signals" for suffix in ("/", ".mcap", ".db3")}
 
 
 def register_reader(suffixes: str | Sequence[str], reader: Reader) -> None:
@@ -126,6 +130,8 @@ def read_signals(path: str | Path, channels: Sequence[str] | None = None) -> Sig
     if not path.exists():
         raise SignalError(f"{path}: no such file or directory")
     key = "/" if path.is_dir() else path.suffix.lower()
+    if key not in _READERS and key in _BUILT_IN_READERS:
+        importlib.import_module(_BUILT_IN_READERS[key])  # registers itself
     reader = _READERS.get(key)
     if reader is None:
         known = ", ".join(sorted(k if k != "/" else "directory" for k in _READERS))

@@ -1,0 +1,155 @@
+"""Argument conventions shared by every ``flexrobot`` command: numbers, joint vectors, gains and output paths.
+
+* A number is a literal or a small expression with ``+ - * /`` and ``pi`` (``1.5``, ``-pi/6``, ``2*pi/3``).
+* A joint vector (``--q``, ``--q0``, ``--set-point``, ``--pose``, ``--start``, ``--end``, ``--base``,
+  ``--wrench``) and per-joint gains (``--kp``, ``--kd``) are read the same way by every command: one
+  comma-separated value (``--q 0,-0.2,1.1``), space-separated values (``--q 0 -0.2 1.1``) or a mix; a first
+  value that is negative (``--q -0.2,0.3``) is a value, not an option (:class:`ArgumentParser`).
+* An output file's missing parent directories are created (every command that writes files does the same);
+  a path that cannot be written is refused before any long computation starts (:func:`output_file`).
+
+Errors are :class:`CommandError` (one line, exit status 2, see :mod:`flexrobot_ros.cli`).
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import math
+import operator
+import os
+import re
+from pathlib import Path
+from typing import Any, NoReturn, Sequence
+
+from flexrobot_ros.errors import FlexrobotError
+
+
+class CommandError(FlexrobotError):
+    """A command-line argument is malformed or cannot take effect (the message names the option)."""
+
+
+#: Tokens that start like a negative number or expression (``-0.2``, ``-.5``, ``-pi/6``, ``-0.2,0.3``, ``-(1)``).
+_NEGATIVE_VALUE = re.compile(r"^-(\d|\.\d|pi\b|\()")
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """``argparse.ArgumentParser`` that reads a token starting with a minus sign followed by a digit, ``.digit``,
+    ``pi`` or ``(`` as a value (``--q -0.2,0.3``), never as an option, and reports usage errors on one line;
+    sub-parsers inherit the class."""
+
+    def _parse_optional(self, arg_string: str) -> Any:  # noqa: D401 - argparse hook
+        if _NEGATIVE_VALUE.match(arg_string):
+            return None
+        return super()._parse_optional(arg_string)
+
+    def error(self, message: str) -> NoReturn:
+        """A usage error as one line on stderr (with where to read the usage), exit status 2."""
+        self.exit(2, f"{self.prog}: error: {' '.join(message.split())} (see '{self.prog} --help')\n")
+
+
+_OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+              ast.USub: operator.neg, ast.UAdd: operator.pos}
+
+
+def number(text: str, what: str) -> float:
+    """A float from ``text``: a literal or a small expression with + - * / and ``pi`` (e.g. ``-pi/6``)."""
+    def evaluate(node: ast.AST) -> float:
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and \
+                not isinstance(node.value, bool):
+            return float(node.value)
+        if isinstance(node, ast.Name) and node.id == "pi":
+            return math.pi
+        if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
+            return _OPERATORS[type(node.op)](evaluate(node.left), evaluate(node.right))
+        if isinstance(node, ast.UnaryOp) and type(node.op) in _OPERATORS:
+            return _OPERATORS[type(node.op)](evaluate(node.operand))
+        raise ValueError(text)
+
+    try:
+        value = evaluate(ast.parse(text.strip(), mode="eval").body)
+    except (SyntaxError, ValueError, ZeroDivisionError, OverflowError):
+        raise CommandError(f"{what}: cannot read {text!r} as a number (use e.g. 1.5, -pi/6, 2*pi/3)") from None
+    if not math.isfinite(value):
+        raise CommandError(f"{what}: {text!r} is not a finite number")
+    return value
+
+
+def split_values(values: str | Sequence[str]) -> list[str]:
+    """The single values of a vector argument: tokens split at commas and white space, empty parts dropped."""
+    tokens = [values] if isinstance(values, str) else list(values)
+    return [part for token in tokens for part in re.split(r"[,\s]+", token) if part]
+
+
+def vector(values: str | Sequence[str] | None, what: str, n: int | None = None, joints: Sequence[str] = ()
+           ) -> Any:
+    """A joint vector (numpy array) from comma- and/or space-separated values; None stays None.
+
+    ``n``: the expected length (``joints`` names them in the message); a mismatch is a :class:`CommandError`.
+    """
+    if values is None:
+        return None
+    import numpy as np
+
+    parts = split_values(values)
+    if not parts:
+        raise CommandError(f"{what}: expected numbers separated by commas or spaces, got {values!r}")
+    array = np.array([number(part, what) for part in parts])
+    if n is not None and array.size != n:
+        named = f" for joints {list(joints)}" if joints else ""
+        raise CommandError(f"{what}: expected {n} values{named}, got {array.size} ({', '.join(parts)})")
+    return array
+
+
+def gains(values: str | Sequence[str] | None, what: str, n: int | None = None, joints: Sequence[str] = ()
+          ) -> Any:
+    """``--kp``/``--kd``: one number for every joint (a float) or one per joint (an array of length ``n``)."""
+    array = vector(values, what)
+    if array is None:
+        return None
+    if array.size == 1:
+        return float(array[0])
+    if n is not None and array.size != n:
+        named = f" for joints {list(joints)}" if joints else ""
+        raise CommandError(f"{what}: expected one value for every joint or {n} values{named}, got {array.size}")
+    return array
+
+
+def add_vector(parser: argparse.ArgumentParser, *flags: str, help: str, metavar: str = "Q",
+               **kwargs: Any) -> None:
+    """Register a joint-vector option (comma- and/or space-separated values, see the module docstring)."""
+    parser.add_argument(*flags, nargs="+", metavar=metavar, help=help, **kwargs)
+
+
+def output_file(path: str | Path | None, what: str, suffixes: Sequence[str] | None = None) -> Path | None:
+    """Check an output file before the work starts: suffix (when ``suffixes`` is given), not a directory, parent
+    directory created when missing and writable. Returns the path (None stays None)."""
+    if path is None:
+        return None
+    path = Path(path)
+    if suffixes is not None and path.suffix.lower() not in suffixes:
+        raise CommandError(f"{what} {path}: expected a {' or '.join(suffixes)} file"
+                           + (f", not {path.suffix!r}" if path.suffix else " (no suffix given)"))
+    if path.is_dir():
+        raise CommandError(f"{what} {path}: is a directory; give a file name")
+    output_directory(path.parent, what, path)
+    return path
+
+
+def output_directory(directory: str | Path, what: str, shown: str | Path | None = None) -> Path:
+    """Create ``directory`` (and its parents) when missing; refuse one that is a file or not writable."""
+    directory = Path(directory) if str(directory) else Path(".")
+    shown = directory if shown is None else shown
+    blocking = next((p for p in (directory, *directory.parents) if p.exists() and not p.is_dir()), None)
+    if blocking is not None:
+        raise CommandError(f"{what} {shown}: {blocking} is a file, not a directory")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise CommandError(f"{what} {shown}: cannot create directory {directory}: {error.strerror}") from None
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise CommandError(f"{what} {shown}: directory {directory} is not writable")
+    return directory
+
+
+__all__ = ["ArgumentParser", "CommandError", "number", "split_values", "vector", "gains", "add_vector",
+           "output_file", "output_directory"]
