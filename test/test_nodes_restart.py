@@ -29,7 +29,8 @@ def test_killed_nodes_restarted_rejoin_the_running_ones():
         with first:
             assert harness.spin(90.0, lambda: all(probe.diagnostics(n) for n in (
                 "simulator_node", "modal_monitor_node", "oma_node"))), output.getvalue()
-            assert harness.spin(30.0, lambda: probe.count("oma_node", "samples received") > 500), output.getvalue()
+            # 5 s of samples first: the new OMA node's first report (its own count, from 0) is then below this one's
+            assert harness.spin(60.0, lambda: probe.count("oma_node", "samples received") > 5000), output.getvalue()
 
             first._processes["oma_node"].send_signal(signal.SIGKILL)
             before = probe.count("oma_node", "samples received")

@@ -41,7 +41,7 @@ def _joint_states(path: Path) -> Iterator[tuple[str, int, Any]]:
             connections = [c for c in reader.connections if c.msgtype == JOINT_STATE]
             for connection, timestamp, data in reader.messages(connections=connections):
                 yield connection.topic, timestamp, reader.deserialize(data, connection.msgtype)
-    except (AnyReaderError, ReaderError, FileNotFoundError, NotADirectoryError) as error:
+    except (AnyReaderError, ReaderError, OSError, UnicodeDecodeError) as error:
         raise SignalError(f"{path}: cannot be read as a rosbag2 bag ({' '.join(str(error).split())})") from None
 
 
