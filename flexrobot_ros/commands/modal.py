@@ -83,15 +83,44 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--frf-plot", type=Path, help="write a PNG of the tool receptance |H| (3 x 3 translational)")
     parser.add_argument("--frf-range", default="0.5:200:800", help="FMIN:FMAX:COUNT [Hz] for --frf-plot")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    links = parser.add_argument_group("flexible links (robots with a flexible_links section)")
+    links.add_argument("--locked-joints", action="store_true",
+                       help="structural modes with every joint locked (the braked arm as a clamped frame)")
+    links.add_argument("--link-model", choices=("amm", "fem"),
+                       help="assumed modes or finite elements for every flexible link (default: the YAML's)")
+    links.add_argument("--modes", type=int, help="assumed modes per bending direction of every flexible link")
+    links.add_argument("--elements", type=int, help="finite elements per bending direction of every flexible link")
     parser.set_defaults(func=run)
+
+
+def flexible_link_result(robot: Any, q: np.ndarray, args: argparse.Namespace) -> Any:
+    """Modes of a robot with flexible links or rigid joints (the link-layer linearization), or None."""
+    link_options = args.locked_joints or args.link_model or args.modes is not None or args.elements is not None
+    if not (robot.flexible_links or robot.rigid_joints):
+        if link_options:
+            raise ModalError(f"robot {robot.name}: --locked-joints/--link-model/--modes/--elements need flexible "
+                             "links (a flexible_links section in the flexibility YAML)")
+        return None
+    if args.wrench or args.participation or args.undamped or args.shapes_plot or args.frf_plot:
+        raise ModalError(f"robot {robot.name}: --wrench, --participation, --undamped and the plots are not "
+                         "available for flexible-link robots yet")
+    from flexrobot_ros.flexible_links.link_specs import chain_from_robot
+    from flexrobot_ros.flexible_links.linearization import flexible_link_modes
+
+    method = {"amm": "assumed_modes", "fem": "finite_elements", None: None}[args.link_model]
+    chain = chain_from_robot(robot, method=method, modes=args.modes, elements=args.elements)
+    return flexible_link_modes(robot, chain, q, kp=gains(args.kp, "--kp"), kd=gains(args.kd, "--kd"),
+                               locked_joints=args.locked_joints)
 
 
 def run(args: argparse.Namespace) -> int:
     robot = load_robot(args.robot, tool=args.tool)
     q = number_list(args.q, "--q")
     wrench = number_list(args.wrench, "--wrench") if args.wrench else None
-    result = modal_analysis(robot, q, kp=gains(args.kp, "--kp"), kd=gains(args.kd, "--kd"), wrench=wrench,
-                            frame=args.frame)
+    result = flexible_link_result(robot, q, args)
+    if result is None:
+        result = modal_analysis(robot, q, kp=gains(args.kp, "--kp"), kd=gains(args.kd, "--kd"), wrench=wrench,
+                                frame=args.frame)
     tol = stability_tolerance(np.concatenate([result.eigenvalues, result.offending_eigenvalues])[None])[0]
     mode_stable = result.eigenvalues.real < -tol
     report: dict[str, Any] = {"robot": robot.name, "tool": robot.tool is not None, **result.to_dict(),

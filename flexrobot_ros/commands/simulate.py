@@ -75,7 +75,43 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         help=f"bag topics to write, among {', '.join(BAG_TOPICS)} (default both)")
     parser.add_argument("--plot", help="PNG of the motor and link deviations from the set point")
     parser.add_argument("--json", action="store_true", help="print a JSON summary")
+    parser.add_argument("--open-loop", type=Path, metavar="TRAJECTORY",
+                        help="drive the joints open loop with the rigid-model torques (pinocchio inverse dynamics of "
+                             "the URDF) along a trajectory YAML, instead of holding --q0 (e.g. the Canadarm's "
+                             "config/canadarm_trajectory.yaml, seed 003 eq. 44)")
     parser.set_defaults(func=run)
+
+
+def flexible_link_controller(robot, q_d: np.ndarray, args: argparse.Namespace):
+    """(plant, controller) for a robot with flexible links or rigid joints, else (None, None)."""
+    from flexrobot_ros.simulation.flexible_link_plant import hold_controller, plant_for
+
+    plant = plant_for(robot)
+    if plant is None:
+        return None, None
+    return plant, hold_controller(plant, q_d, kp=args.kp, kd=args.kd)
+
+
+def open_loop_controller(robot, path: Path):
+    """Open-loop motor torques: the rigid model's inverse dynamics along the trajectory file (zero after its end)."""
+    import pinocchio as pin
+
+    from flexrobot_ros.dynamics.trajectory import load_trajectory
+    from flexrobot_ros.simulation.controllers import TorqueInput
+
+    trajectory = load_trajectory(path)
+    if trajectory.n_joints != robot.n:
+        raise SimulationError(f"--open-loop {path}: {trajectory.n_joints} joints, robot {robot.name} has {robot.n}")
+    model = robot.model.copy()
+    data = model.createData()
+
+    def torque(t: float) -> np.ndarray:
+        if t > trajectory.end_time:
+            return np.zeros(robot.n)
+        sample = trajectory.evaluate([min(max(t, trajectory.start_time), trajectory.end_time)])
+        return pin.rnea(model, data, sample.q[0], sample.qd[0], sample.qdd[0]).copy()
+
+    return TorqueInput(robot, torque), trajectory.evaluate([trajectory.start_time]).q[0]
 
 
 def parse_impact(text: str) -> RectangularPulse:
@@ -147,10 +183,15 @@ def run(args: argparse.Namespace) -> int:
     robot = load_robot(args.robot, tool=args.tool)
     q0 = robot.check_q(np.zeros(robot.n) if args.q0 is None else args.q0, "--q0")
     q_d = q0 if args.set_point is None else robot.check_q(args.set_point, "--set-point")
-    controller = PDGravityCompensation.create(robot, q_d, kp=args.kp, kd=args.kd)
+    plant, controller = flexible_link_controller(robot, q_d, args)
+    if controller is None:
+        controller = PDGravityCompensation.create(robot, q_d, kp=args.kp, kd=args.kd)
+    if args.open_loop:
+        controller, q0 = open_loop_controller(robot, args.open_loop)
+        controller.q_d, controller.q_m_d = q0, q0 * robot.transmission  # references of the plot and summary
     impacts = [parse_impact(text) for text in args.impact]
     out_format = output_format(args.out, args.storage, args.bag_topics, args.energy)
-    simulation = Simulation(robot, controller, q0=q0, rate=args.rate, mode=args.mode,
+    simulation = Simulation(plant or robot, controller, q0=q0, rate=args.rate, mode=args.mode,
                             fixed=FixedStepIntegration(substeps=args.substeps),
                             accurate=AccurateIntegration(args.method, args.rtol, args.atol), excitations=impacts)
     start = time.perf_counter()
