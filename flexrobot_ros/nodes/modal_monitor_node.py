@@ -68,6 +68,14 @@ class ModalMonitorNode:
         self.pose, self.stamp, self.computed, self.result = None, None, None, None
         self.computations = 0
         self.coordinates = [f"{side}.{joint}" for side in ("q", "q_m") for joint in self.robot.joint_names]
+        self.chain = None
+        if self.robot.flexible_links or self.robot.rigid_joints:  # link-layer linearization, z = [q, eta, q_m]
+            from flexrobot_ros.flexible_links.link_specs import chain_from_robot
+
+            self.chain = chain_from_robot(self.robot)
+            elastic = [j for j in self.robot.joint_names if j not in self.robot.rigid_joints]
+            self.coordinates = ([f"q.{j}" for j in self.robot.joint_names] + [f"eta.{k}" for k in range(self.chain.m)]
+                                + [f"q_m.{j}" for j in elastic])
         types = node.types
         array_type = types.std_msgs.msg.Float64MultiArray
         self.frequencies = Counted(node.create_publisher(array_type, "modal/frequencies", QOS_LATCHED))
@@ -93,7 +101,12 @@ class ModalMonitorNode:
         pose = self.pose
         if pose is None or (self.computed is not None and np.abs(pose - self.computed).max() <= self.p["threshold"]):
             return
-        self.result, self.computed = modal_analysis(self.robot, pose, self.kp, self.kd), pose
+        if self.chain is not None:
+            from flexrobot_ros.flexible_links.linearization import flexible_link_modes
+
+            self.result, self.computed = flexible_link_modes(self.robot, self.chain, pose, self.kp, self.kd), pose
+        else:
+            self.result, self.computed = modal_analysis(self.robot, pose, self.kp, self.kd), pose
         self.computations += 1
         self._publish(self.result)
 

@@ -9,7 +9,9 @@ Publishes: ``motor_states`` (sensor_msgs/JointState: motor encoder positions q_m
 torque tau_m [N m], every sample), ``joint_states`` (JointState: link positions q [rad | m], velocities, effort =
 elastic joint torque K (W q - q_m), every ``joint_states_decimation``-th sample), ``tf`` (tf2_msgs/TFMessage of
 the URDF links, the tree robot_state_publisher publishes, every ``1 / tf_rate_hz`` of simulated time),
-``robot_description`` (std_msgs/String, latched, when ``publish_robot_description``) and ``diagnostics`` (state,
+``robot_description`` (std_msgs/String, latched, when ``publish_robot_description``), for robots with flexible
+links ``link_deflections`` (std_msgs/Float64MultiArray (links, 2): tip deflections w_y, w_z [m] of the flexible links
+in YAML order, beam axes, with the joint_states decimation) and ``diagnostics`` (state,
 simulated time, ``stamp at t = 0 [s]`` to map stamps back to simulated time, achieved real-time factor, counts,
 matched ``motor_states`` subscribers).
 The two state streams are reliable with a history of :data:`STATE_HISTORY` samples, so a subscriber that stalls
@@ -49,8 +51,10 @@ from flexrobot_ros.model import load_robot
 from flexrobot_ros.nodes.convert import (Counted, InputError, diagnostics, joint_state, joint_values, reporting,
                                          tf_message, trajectory_arrays, vector)
 from flexrobot_ros.runtime import QOS_DEFAULT, QOS_LATCHED, ParameterSpec, run_node
+from flexrobot_ros.runtime.messages import multiarray
 from flexrobot_ros.simulation import (FeedforwardPD, FixedStepIntegration, LinkEncoder, MotorEncoder,
                                       PDGravityCompensation, RandomForce, RectangularPulse, Simulation, TorqueInput)
+from flexrobot_ros.simulation.flexible_link_plant import hold_controller, plant_for
 
 #: History of the motor_states / joint_states writers: one second of samples at 1 kHz.
 STATE_HISTORY = 1000
@@ -126,10 +130,12 @@ class SimulatorNode:
         self.home = self._pose(p["set_point"] or np.clip(np.zeros(robot.n), robot.lower_limits, robot.upper_limits))
         self.set_points = [self._pose(p["set_points"][i:i + robot.n])
                            for i in range(0, len(p["set_points"]), robot.n)]
-        self.hold = PDGravityCompensation.create(robot, self.home, self._gains("kp"), self._gains("kd"))
+        plant = plant_for(robot)  # flexible links / rigid joints: the link-layer plant and its hold law
+        self.hold = hold_controller(plant, self.home, self._gains("kp"), self._gains("kd")) if plant else \
+            PDGravityCompensation.create(robot, self.home, self._gains("kp"), self._gains("kd"))
         sensors = (MotorEncoder(p["motor_encoder.counts_per_rev"] or None, p["motor_encoder.noise_std"]),
                    LinkEncoder(p["link_encoder.counts_per_rev"] or None, p["link_encoder.noise_std"]))
-        self.sim = Simulation(robot, self.hold, rate=self.rate, fixed=FixedStepIntegration(p["substeps"]),
+        self.sim = Simulation(plant or robot, self.hold, rate=self.rate, fixed=FixedStepIntegration(p["substeps"]),
                               sensors=sensors)
         self.frame = p["impact.frame"] or robot.tool_frame
         robot.frame_id(self.frame)
@@ -149,6 +155,8 @@ class SimulatorNode:
         self.joint_states = Counted(node.create_publisher(joint_state_type, "joint_states", STATE_QOS))
         self.tf = Counted(node.create_publisher(types.tf2_msgs.msg.TFMessage, "tf"))
         self.diagnostics = node.create_publisher(types.diagnostic_msgs.msg.DiagnosticArray, "diagnostics")
+        self.deflections = node.create_publisher(types.std_msgs.msg.Float64MultiArray, "link_deflections") \
+            if plant is not None and plant.deflection_links else None
         if p["publish_robot_description"]:
             description = node.create_publisher(types.std_msgs.msg.String, "robot_description", QOS_LATCHED)
             description.publish(types.std_msgs.msg.String(data=robot.urdf_path.read_text()))
@@ -387,6 +395,9 @@ class SimulatorNode:
             if (first + k) % decimation == 0:
                 self.joint_states.publish(joint_state(types, stamp, names, q[k], output.qd[k],
                                                       output.elastic_torque[k]))
+                if self.deflections is not None:
+                    self.deflections.publish(multiarray(types, self.sim.plant.tip_deflections(
+                        output.states[k:k + 1])[0], ("link", "direction")))
             if tf_every and (first + k) % max(tf_every, 1) == 0:
                 self.tf.publish(tf_message(types, stamp, link_transforms(self.robot, output.q[k])))
 

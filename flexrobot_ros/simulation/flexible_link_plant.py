@@ -20,7 +20,8 @@ flexible link in its beam frame (beam y in the plane of motion for planar arms).
 """
 from __future__ import annotations
 
-from typing import Sequence
+from dataclasses import dataclass
+from typing import Any, Sequence
 
 import numpy as np
 import pinocchio as pin
@@ -29,6 +30,7 @@ from flexrobot_ros.errors import SimulationError
 from flexrobot_ros.flexible_links.denoc import forward_dynamics
 from flexrobot_ros.flexible_links.link_specs import chain_from_robot, link_joints
 from flexrobot_ros.model import FlexibleRobot
+from flexrobot_ros.simulation.controllers import PDGravityCompensation, _gains
 from flexrobot_ros.simulation.plant import Energy, FrameWrench, StateLayout
 
 
@@ -224,17 +226,26 @@ def plant_for(robot: FlexibleRobot, **options):
 
 
 
-def hold_controller(plant: FlexibleLinkPlant, q_d, kp=None, kd=None):
+@dataclass(frozen=True)
+class FlexibleLinkHold(PDGravityCompensation):
+    """PD + gravity compensation of a flexible-link robot (build it with :func:`hold_controller`)."""
+
+    plant: Any = None
+
+    def with_set_point(self, q_d: Any) -> "FlexibleLinkHold":
+        return hold_controller(self.plant, q_d, self.kp, self.kd)
+
+
+def hold_controller(plant: FlexibleLinkPlant, q_d, kp=None, kd=None) -> FlexibleLinkHold:
     """PD + gravity compensation holding ``q_d`` on a flexible-link robot (seed 000 eq. 2.2 on the motor side;
     gravity torque from the chain with undeformed beams; rigid joints are driven directly)."""
     from flexrobot_ros.flexible_links.inverse_dynamics import bias_forces
-    from flexrobot_ros.simulation.controllers import PDGravityCompensation, _gains
 
     robot = plant.robot
     q = robot.check_q(q_d, "q_d")
     q_m_d = plant.static_motor_position(q)
     gravity = bias_forces(plant.chain, np.concatenate([q, np.zeros(plant.m)]), np.zeros(plant.chain.size))[:plant.n]
     feedforward = np.where(plant._rigid, gravity, plant._k * (q_m_d - plant._w * q))
-    return PDGravityCompensation(robot=robot, q_d=q, q_m_d=q_m_d, feedforward=feedforward,
-                                 kp=_gains(robot, kp, robot.kp, "kp"), kd=_gains(robot, kd, robot.kd, "kd"))
-__all__ = ["FlexibleLinkPlant", "hold_controller", "plant_for"]
+    return FlexibleLinkHold(robot=robot, q_d=q, q_m_d=q_m_d, feedforward=feedforward,
+                            kp=_gains(robot, kp, robot.kp, "kp"), kd=_gains(robot, kd, robot.kd, "kd"), plant=plant)
+__all__ = ["FlexibleLinkHold", "FlexibleLinkPlant", "hold_controller", "plant_for"]
