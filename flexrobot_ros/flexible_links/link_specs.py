@@ -196,7 +196,8 @@ def hub_inertias(model: pin.Model, specs: Mapping[str, BeamSpec]) -> dict[str, p
     return out
 
 
-__all__ = ["FAMILIES", "LINK_KEYS", "build_beams", "chain_from_robot", "hub_inertias", "link_joints", "parse_flexible_links",
+__all__ = ["FAMILIES", "LINK_KEYS", "build_beams", "chain_from_robot", "hub_inertias", "link_joints",
+           "parse_flexible_links",
            "parse_link"]
 
 

@@ -15,6 +15,8 @@ power: joint and motor viscous friction and the beams' modal damping; input powe
 wrenches. Energy: ``kinetic`` links and rotors, ``elastic`` joint springs + beam strain, ``gravitational``.
 Coulomb friction is not modelled on flexible-link robots. External wrenches act at a frame's origin in world
 axes; a frame at a flexible link's end (its tip frame) follows the deformed tip.
+``compiled=True`` evaluates the accelerations with generated C (:mod:`flexrobot_ros.flexible_links.compiled_dynamics`,
+the CasADi Lagrangian of the same model) instead of the Python recursion; energy and outputs are unchanged.
 Output columns added by :meth:`extra_columns`: ``deflection.<link>.y`` / ``.z`` [m], the tip deflection of each
 flexible link in its beam frame (beam y in the plane of motion for planar arms).
 """
@@ -38,9 +40,14 @@ class FlexibleLinkPlant:
     """A robot with flexible links (``robot.flexible_links``) and/or rigid joints, as a Plant."""
 
     def __init__(self, robot: FlexibleRobot, method: str | None = None, modes: int | None = None,
-                 elements: int | None = None):
+                 elements: int | None = None, compiled: bool = False):
         self.robot = robot
         self.chain = chain_from_robot(robot, method=method, modes=modes, elements=elements)
+        self._forward_dynamics = (lambda y, y_dot, tau: forward_dynamics(self.chain, y, y_dot, tau))
+        if compiled:  # generated C of the same model (compiled once per model, cached): real-time capable
+            from flexrobot_ros.flexible_links.compiled_dynamics import CompiledForwardDynamics
+
+            self._forward_dynamics = CompiledForwardDynamics(self.chain)
         n, m = self.n, self.m = robot.n, self.chain.m
         self.joint_names = robot.joint_names
         p = 2 * n + m
@@ -56,6 +63,11 @@ class FlexibleLinkPlant:
         self._d = robot.link_damping.copy()
         self._dm = np.where(self._rigid, 0.0, robot.motor_damping)
         self._b = np.where(self._rigid, 1.0, robot.motor_inertia)
+        self._rigid_f, self._elastic_f = self._rigid.astype(float), self._elastic.astype(float)
+        self._eta_damping = np.zeros((m, m))
+        for body in self.chain.bodies:
+            if body.beam is not None and body.m:
+                self._eta_damping[body.eta, body.eta] = body.beam.damping
         if np.any(robot.link_coulomb) or np.any(robot.motor_coulomb):
             raise SimulationError(f"robot {robot.name}: Coulomb friction is not simulated with flexible links")
         joints = link_joints(robot.model)
@@ -123,26 +135,28 @@ class FlexibleLinkPlant:
 
     # ------------------------------------------------------------------ plant protocol
     def derivative(self, x: np.ndarray, tau_m: np.ndarray, wrenches: Sequence[FrameWrench] = ()) -> np.ndarray:
-        n = self.n
-        y, q_m, y_dot, qd_m = self._split(x)
+        n, m = self.n, self.m
+        p = 2 * n + m
+        y, q_m, y_dot, qd_m = x[:n + m], x[n + m:p], x[p:p + n + m], x[p + n + m:2 * p]
         q, qd = y[:n], y_dot[:n]
+        rigid, elastic = self._rigid_f, self._elastic_f
         spring = self._k * (self._w * q - q_m)
-        tau = np.zeros(self.chain.size)
-        tau[:n] = np.where(self._rigid, tau_m, -self._w * spring) - self._d * qd
-        power_in = float(tau_m @ np.where(self._rigid, qd, qd_m))
+        tau = np.zeros(n + m)
+        tau[:n] = rigid * tau_m - elastic * self._w * spring - self._d * qd
+        motor_rate = rigid * qd + elastic * qd_m
+        power_in = float(tau_m @ motor_rate)
         if wrenches:
             external = self.external_force(y, wrenches)
             tau += external
             power_in += float(external @ y_dot)
-        y_ddot = forward_dynamics(self.chain, y, y_dot, tau)
-        qdd_m = np.where(self._rigid, y_ddot[:n], (tau_m + spring - self._dm * qd_m) / self._b)
-        dissipated = float(qd @ (self._d * qd) + qd_m @ (self._dm * qd_m))
-        for body in self.chain.bodies:
-            if body.beam is not None and body.m:
-                rate = y_dot[n + body.eta.start:n + body.eta.stop]
-                dissipated += float(rate @ body.beam.damping @ rate)
-        q_m_dot = np.where(self._rigid, qd, qd_m)
-        return np.concatenate([y_dot, q_m_dot, y_ddot, qdd_m, [dissipated, power_in]])
+        y_ddot = self._forward_dynamics(y, y_dot, tau)
+        qdd_m = rigid * y_ddot[:n] + elastic * (tau_m + spring - self._dm * qd_m) / self._b
+        eta_dot = y_dot[n:]
+        dissipated = float(qd @ (self._d * qd) + qd_m @ (self._dm * qd_m) + eta_dot @ self._eta_damping @ eta_dot)
+        out = np.empty(2 * p + 2)
+        out[:n + m], out[n + m:p], out[p:p + n + m], out[p + n + m:2 * p] = y_dot, motor_rate, y_ddot, qdd_m
+        out[2 * p], out[2 * p + 1] = dissipated, power_in
+        return out
 
     def jacobian(self, x: np.ndarray, tau_m: np.ndarray, dtau_dx: np.ndarray,
                  wrenches: Sequence[FrameWrench] = (), coulomb: bool = True) -> np.ndarray:
