@@ -196,11 +196,6 @@ def hub_inertias(model: pin.Model, specs: Mapping[str, BeamSpec]) -> dict[str, p
     return out
 
 
-__all__ = ["FAMILIES", "LINK_KEYS", "build_beams", "chain_from_robot", "hub_inertias", "link_joints",
-           "parse_flexible_links",
-           "parse_link"]
-
-
 def chain_from_robot(robot: Any, method: str | None = None, modes: int | None = None,
                      elements: int | None = None) -> FlexibleLinkChain:
     """The flexible-link chain of a loaded FlexibleRobot (its pinocchio model, gravity and ``flexible_links``);
@@ -210,3 +205,8 @@ def chain_from_robot(robot: Any, method: str | None = None, modes: int | None = 
     beams = build_beams(robot.model, specs, source, method=method, modes=modes, elements=elements)
     return FlexibleLinkChain(robot.model, beams, gravity=np.asarray(robot.gravity, dtype=float),
                              hubs=hub_inertias(robot.model, specs))
+
+
+__all__ = ["FAMILIES", "LINK_KEYS", "build_beams", "chain_from_robot", "hub_inertias", "link_joints",
+           "parse_flexible_links",
+           "parse_link"]
