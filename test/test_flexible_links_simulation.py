@@ -68,3 +68,43 @@ def test_mixed_robot_holds_pose(tmp_path):
     assert np.max(np.abs(output.q - q_d)) < 2e-3
     energy = output.energy()
     assert np.max(np.abs(energy.balance_residual(energy.total[0]))) < 1e-8 * max(1.0, np.max(np.abs(energy.total)))
+
+
+def test_plant_with_elastic_joint_equals_lagrangian_reference(tmp_path):
+    """A robot mixing an elastic joint (seed 000 eq. 2.1), a rigid joint, a rigid link and a spatial flexible link:
+    the plant's accelerations (recursive DeNOC on the link side, motor equations) equal the CasADi Lagrangian's
+    with the same joint terms, at 20 random states (1e-9)."""
+    from flexrobot_ros.flexible_links.lagrangian import lagrangian_dynamics
+
+    document = yaml.safe_load((share_directory() / "config" / "planar_2r.yaml").read_text())
+    document["urdf"] = str(share_directory() / "urdf" / "planar_2r.urdf")
+    document["joints"]["joint2"] = {"rigid": True, "link_damping": 0.5}
+    document["flexible_links"] = {"link2": {"EI": {"y": 2.0e+3, "z": 3.0e+3}, "modes": 2, "tip_frame": "tool0",
+                                            "tip_mass": 0.5, "damping_ratio": 0.03}}
+    path = tmp_path / "mixed.yaml"
+    path.write_text(yaml.safe_dump(document))
+    robot = load_robot(path)
+    plant = FlexibleLinkPlant(robot)
+    reference = lagrangian_dynamics(plant.chain, points_per_beam=16)
+    n, m, layout = plant.n, plant.m, plant.layout
+    k, w, d = robot.stiffness[0], robot.transmission[0], robot.link_damping
+    rng = np.random.default_rng(7)
+    for _ in range(20):
+        x = plant.state(rng.uniform(-2, 2, n), rng.uniform(-2, 2, n), rng.normal(size=n), rng.normal(size=n))
+        x[layout["eta"]] = 0.05 * rng.normal(size=m)
+        x[layout["eta_dot"]] = rng.normal(size=m)
+        tau_m = rng.normal(size=n) * 30
+        xdot = plant.derivative(x, tau_m)
+        y = x[:n + m]
+        y_dot = np.concatenate([x[layout["qd"]], x[layout["eta_dot"]]])
+        q_m, qd_m = x[layout["q_m"]], x[layout["qd_m"]]
+        spring = k * (w * y[0] - q_m[0])
+        tau = np.zeros(n + m)
+        tau[0] = -w * spring - d[0] * y_dot[0]
+        tau[1] = tau_m[1] - d[1] * y_dot[1]
+        expected = reference.forward_dynamics(y, y_dot, tau)
+        got = np.concatenate([xdot[layout["qd"]], xdot[layout["eta_dot"]]])
+        assert np.max(np.abs(got - expected)) < 1e-9 * np.max(np.abs(expected))
+        motor = (tau_m[0] + spring - robot.motor_damping[0] * qd_m[0]) / robot.motor_inertia[0]
+        assert xdot[layout["qd_m"]][0] == pytest.approx(motor, rel=1e-12)
+        assert xdot[layout["qd_m"]][1] == pytest.approx(got[1], rel=1e-12)  # rigid joint: motor = joint
