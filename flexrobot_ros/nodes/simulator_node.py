@@ -11,7 +11,8 @@ elastic joint torque K (W q - q_m), every ``joint_states_decimation``-th sample)
 the URDF links, the tree robot_state_publisher publishes, every ``1 / tf_rate_hz`` of simulated time),
 ``robot_description`` (std_msgs/String, latched, when ``publish_robot_description``), for robots with flexible
 links ``link_deflections`` (std_msgs/Float64MultiArray (links, 2): tip deflections w_y, w_z [m] of the flexible links
-in YAML order, beam axes, with the joint_states decimation) and ``diagnostics`` (state,
+in YAML order, beam axes, with the joint_states decimation; tf then also carries ``<link>/deformed_tip``, each
+flexible link's deformed end frame, for RViz) and ``diagnostics`` (state,
 simulated time, ``stamp at t = 0 [s]`` to map stamps back to simulated time, achieved real-time factor, counts,
 matched ``motor_states`` subscribers).
 The two state streams are reliable with a history of :data:`STATE_HISTORY` samples, so a subscriber that stalls
@@ -399,7 +400,10 @@ class SimulatorNode:
                     self.deflections.publish(multiarray(types, self.sim.plant.tip_deflections(
                         output.states[k:k + 1])[0], ("link", "direction")))
             if tf_every and (first + k) % max(tf_every, 1) == 0:
-                self.tf.publish(tf_message(types, stamp, link_transforms(self.robot, output.q[k])))
+                transforms = link_transforms(self.robot, output.q[k])
+                if self.deflections is not None:  # flexible links: their deformed end frames too
+                    transforms += self.sim.plant.deformed_tip_transforms(output.states[k])
+                self.tf.publish(tf_message(types, stamp, transforms))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -219,6 +219,21 @@ class FlexibleLinkPlant:
             out[:, k] = rows @ body.beam.tip_deflection[1:].T
         return out
 
+    def deformed_tip_transforms(self, x: np.ndarray) -> tuple:
+        """tf entries ``<link>`` -> ``<link>/deformed_tip``: each flexible link's deformed end frame (beam axes) in
+        its link frame, for RViz (the rigid URDF tree shows the undeformed arm)."""
+        from flexrobot_ros.kinematics import LinkTransform
+
+        n = self.n
+        out = []
+        for link, i in self.deflection_links:
+            body = self.chain.bodies[i]
+            eta = x[n + body.eta.start:n + body.eta.stop]
+            tip = body.beam.undeformed_tip() * body.beam.tip_motion(eta, np.zeros(body.m))[0]
+            out.append(LinkTransform(link, f"{link}/deformed_tip", np.array(tip.translation),
+                                     np.array(pin.Quaternion(tip.rotation).coeffs())))
+        return tuple(out)
+
     def extra_columns(self, states: np.ndarray) -> dict[str, np.ndarray]:
         """``deflection.<link>.y`` and ``deflection.<link>.z`` [m] (z only for links bending both ways)."""
         values = self.tip_deflections(states)
