@@ -30,6 +30,14 @@ from flexrobot_ros.errors import ModelError
 from flexrobot_ros.flexible_links.beam_link import BeamLink, cross
 
 
+def motion_subspace(model: pin.Model, joint_id: int, data: pin.Data | None = None) -> np.ndarray:
+    """Motion subspace s (6,) of a 1-DoF joint in its own frame ([linear; angular]), from pinocchio's LOCAL joint
+    Jacobian at q = 0 (works on pinocchio 2.7 and 3.x)."""
+    data = model.createData() if data is None else data
+    jacobian = pin.computeJointJacobian(model, data, pin.neutral(model), joint_id)
+    return np.asarray(jacobian, dtype=float).reshape(6, -1)[:, model.joints[joint_id].idx_v].copy()
+
+
 def motion_cross(v: np.ndarray, w: np.ndarray) -> np.ndarray:
     """Spatial motion cross product v x w, [linear; angular] order."""
     return np.concatenate([cross(v[3:], w[:3]) + cross(v[:3], w[3:]), cross(v[3:], w[3:])])
@@ -95,10 +103,7 @@ class FlexibleLinkChain:
             unknown = set(beams) - set(model.names[1:])
             if unknown:
                 raise ModelError(f"flexible-link dynamics: beams on unknown joint(s) {sorted(unknown)}")
-            joint = model.joints[j]
-            q0 = np.zeros(1)
-            joint.calc(joint_data.joints[j], q0, np.ones(1))
-            subspace = np.asarray(joint_data.joints[j].S).reshape(6, -1)[:, 0].copy()
+            subspace = motion_subspace(model, j, joint_data)
             kind = "prismatic" if np.linalg.norm(subspace[3:]) < 1e-12 else "revolute"
             beam = beams.get(name)
             m = 0 if beam is None else beam.m
@@ -223,4 +228,4 @@ class FlexibleLinkChain:
         return state.placements[i] * body.beam.undeformed_tip() * D
 
 
-__all__ = ["ChainBody", "ChainState", "FlexibleLinkChain", "force_cross", "motion_cross"]
+__all__ = ["ChainBody", "ChainState", "FlexibleLinkChain", "force_cross", "motion_cross", "motion_subspace"]

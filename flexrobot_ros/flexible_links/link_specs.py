@@ -31,7 +31,7 @@ import pinocchio as pin
 
 from flexrobot_ros.errors import ModelError
 from flexrobot_ros.flexible_links.beam_link import LINK_MODELS, BeamLink, BeamSpec, beam_frame
-from flexrobot_ros.flexible_links.flexible_chain import FlexibleLinkChain
+from flexrobot_ros.flexible_links.flexible_chain import FlexibleLinkChain, motion_subspace
 from flexrobot_ros.flexible_links.mode_shapes import MAX_CLAMPED_FREE_MODES
 
 LINK_KEYS = frozenset({"EI", "method", "modes", "family", "elements", "length", "tip_frame", "mass_per_length",
@@ -172,9 +172,7 @@ def build_beams(model: pin.Model, specs: Mapping[str, BeamSpec], source: str, me
             if mass <= 0:
                 raise ModelError(f"{where}.mass_per_length: missing and the URDF link has no mass")
             rho = mass / length
-        joint_data = model.createData().joints[j]
-        model.joints[j].calc(joint_data, np.zeros(1), np.ones(1))
-        subspace = np.asarray(joint_data.S).reshape(6, -1)[:, 0]
+        subspace = motion_subspace(model, j)
         if np.linalg.norm(subspace[3:]) > 1e-12:
             axis_up = subspace[3:]
         rotation = beam_frame(direction, axis_up)
@@ -187,11 +185,9 @@ def hub_inertias(model: pin.Model, specs: Mapping[str, BeamSpec]) -> dict[str, p
     """Rigid hub inertias (about each flexible link's joint axis, at its root) keyed by joint name."""
     joints = link_joints(model)
     out = {}
-    data = model.createData()
     for link, spec in specs.items():
         j = joints[link]
-        model.joints[j].calc(data.joints[j], np.zeros(1), np.ones(1))
-        axis = np.asarray(data.joints[j].S).reshape(6, -1)[3:, 0]
+        axis = motion_subspace(model, j)[3:]
         out[model.names[j]] = pin.Inertia(0.0, np.zeros(3), spec.hub_inertia * np.outer(axis, axis))
     return out
 
