@@ -3,6 +3,11 @@
 Prints a table (mode, f [Hz], zeta [%], stable) or, with ``--json``, ``{"frequencies_hz": [...], "damping_ratios":
 [...] (fractions), "stable": bool, "verdict": ..., "eigenvalues": [[re, im], ...], ...}``. Optional: the modal
 participation at the tool frame, a PNG of the mode shapes, a PNG of the tool receptance.
+
+Robots with flexible links or rigid joints use the link layer's linearization
+(:mod:`flexrobot_ros.flexible_links.linearization`): the modes include the link modes; ``--locked-joints`` gives the
+structural modes of the braked arm; ``--link-model amm|fem``, ``--modes N``, ``--elements N`` override every
+flexible link's discretization. Example: ``flexrobot modal canadarm --q 0.4,-1.1,0.7 --locked-joints --json``.
 """
 from __future__ import annotations
 

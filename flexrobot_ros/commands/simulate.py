@@ -19,6 +19,13 @@ The format follows ``--out``'s suffix:
   ``motor_states.position.<joint>`` etc.
 
 Any other suffix is an error.
+
+Robots with flexible links or rigid joints (e.g. ``canadarm``) are simulated by
+:class:`flexrobot_ros.simulation.flexible_link_plant.FlexibleLinkPlant` (``--compiled``: generated C), and the
+time series gains ``deflection.<link>.y`` (and ``.z``) [m], the links' tip deflections. ``--open-loop TRAJECTORY``
+drives the joints with the rigid model's torques along a trajectory file (seed 003 section 7.1)::
+
+    flexrobot simulate canadarm --open-loop config/canadarm_trajectory.yaml --duration 10 --out canadarm.csv
 """
 from __future__ import annotations
 
