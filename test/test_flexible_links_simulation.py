@@ -108,3 +108,48 @@ def test_plant_with_elastic_joint_equals_lagrangian_reference(tmp_path):
         motor = (tau_m[0] + spring - robot.motor_damping[0] * qd_m[0]) / robot.motor_inertia[0]
         assert xdot[layout["qd_m"]][0] == pytest.approx(motor, rel=1e-12)
         assert xdot[layout["qd_m"]][1] == pytest.approx(got[1], rel=1e-12)  # rigid joint: motor = joint
+
+
+def test_linearization_equals_plant_jacobian(tmp_path):
+    """The monitor's closed-loop linearization (link layer, with an elastic joint, a rigid joint, a flexible link and
+    gravity) has the eigenvalues of the simulator plant's own state Jacobian at the held equilibrium (the static sag
+    of the beam included) under the same PD law."""
+    import scipy.linalg
+
+    from flexrobot_ros.flexible_links.inverse_dynamics import bias_forces
+    from flexrobot_ros.flexible_links.linearization import flexible_link_modes, static_deflection
+
+    document = yaml.safe_load((share_directory() / "config" / "planar_2r.yaml").read_text())
+    document["urdf"] = str(share_directory() / "urdf" / "planar_2r.urdf")
+    document["joints"]["joint2"] = {"rigid": True, "link_damping": 0.5}
+    document["flexible_links"] = {"link2": {"EI": 2.0e+3, "modes": 2, "tip_frame": "tool0", "damping_ratio": 0.02}}
+    path = tmp_path / "mixed.yaml"
+    path.write_text(yaml.safe_dump(document))
+    robot = load_robot(path)
+    plant = FlexibleLinkPlant(robot)
+    chain, n, m, layout = plant.chain, plant.n, plant.m, plant.layout
+    q_d = np.array([0.3, -0.6])
+    modes = flexible_link_modes(robot, chain, q_d)
+    eta = static_deflection(chain, q_d)
+    h = bias_forces(chain, np.concatenate([q_d, eta]), np.zeros(chain.size))[:n]
+    k, w = robot.stiffness[0], robot.transmission[0]
+    x = plant.state(q_d, [w * q_d[0] + h[0] / (k * w), q_d[1]])
+    x[layout["eta"]] = eta
+    q_m_d = x[layout["q_m"]]
+    kp, kd = robot.kp, robot.kd
+    feedforward = np.array([k * (q_m_d[0] - w * q_d[0]), h[1]])
+
+    def torque(state):
+        return feedforward + kp * (q_m_d - state[layout["q_m"]]) - kd * state[layout["qd_m"]]
+
+    assert np.max(np.abs(plant.derivative(x, torque(x))[layout["velocities"]])) < 1e-8  # an equilibrium
+    dtau = np.zeros((n, layout.size))
+    dtau[:, layout["q_m"]] = -np.diag(kp)
+    dtau[:, layout["qd_m"]] = -np.diag(kd)
+    jacobian = plant.jacobian(x, torque(x), dtau)
+    mechanical = layout.mechanical  # (the rigid joint's motor mirror q_m = q only adds non-oscillatory eigenvalues)
+    spectrum = scipy.linalg.eigvals(jacobian[mechanical, mechanical])
+    expected = np.sort_complex(np.concatenate([modes.eigenvalues, np.conj(modes.eigenvalues[~modes.overdamped])]))
+    oscillatory = np.sort_complex(spectrum[np.abs(spectrum.imag) > 1e-6])
+    np.testing.assert_allclose(np.sort(np.abs(oscillatory)),
+                               np.sort(np.abs(expected[np.abs(expected.imag) > 1e-6])), rtol=1e-5)
