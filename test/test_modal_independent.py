@@ -33,6 +33,9 @@ from flexrobot_ros.model import load_robot, shipped_robots
 def _variants():
     out = []
     for name in shipped_robots():
+        robot = load_robot(name)
+        if robot.flexible_links or robot.rigid_joints:  # not seed 000's model: see test_flexible_links_modes.py
+            continue
         out.append((name, False))
         try:
             load_robot(name, tool=True)

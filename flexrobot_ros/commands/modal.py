@@ -3,6 +3,11 @@
 Prints a table (mode, f [Hz], zeta [%], stable) or, with ``--json``, ``{"frequencies_hz": [...], "damping_ratios":
 [...] (fractions), "stable": bool, "verdict": ..., "eigenvalues": [[re, im], ...], ...}``. Optional: the modal
 participation at the tool frame, a PNG of the mode shapes, a PNG of the tool receptance.
+
+Robots with flexible links or rigid joints use the link layer's linearization
+(:mod:`flexrobot_ros.flexible_links.linearization`): the modes include the link modes; ``--locked-joints`` gives the
+structural modes of the braked arm; ``--link-model amm|fem``, ``--modes N``, ``--elements N`` override every
+flexible link's discretization. Example: ``flexrobot modal canadarm --q 0.4,-1.1,0.7 --locked-joints --json``.
 """
 from __future__ import annotations
 
@@ -42,6 +47,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--frf-plot", type=Path, help="write a PNG of the tool receptance |H| (3 x 3 translational)")
     parser.add_argument("--frf-range", help=f"FMIN:FMAX:COUNT [Hz] for --frf-plot (default {FRF_RANGE})")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    links = parser.add_argument_group("flexible links (robots with a flexible_links section)")
+    links.add_argument("--locked-joints", action="store_true",
+                       help="structural modes with every joint locked (the braked arm as a clamped frame)")
+    links.add_argument("--link-model", choices=("amm", "fem"),
+                       help="assumed modes or finite elements for every flexible link (default: the YAML's)")
+    links.add_argument("--modes", type=int, help="assumed modes per bending direction of every flexible link")
+    links.add_argument("--elements", type=int, help="finite elements per bending direction of every flexible link")
     parser.set_defaults(func=run)
 
 
@@ -66,6 +78,25 @@ def frf_grid(text: str) -> np.ndarray:
     return np.linspace(low, high, int(count))
 
 
+def flexible_link_result(robot: Any, q: np.ndarray, kp: Any, kd: Any, args: argparse.Namespace) -> Any:
+    """Modes of a robot with flexible links or rigid joints (the link-layer linearization), or None."""
+    link_options = args.locked_joints or args.link_model or args.modes is not None or args.elements is not None
+    if not (robot.flexible_links or robot.rigid_joints):
+        if link_options:
+            raise CommandError(f"robot {robot.name}: --locked-joints/--link-model/--modes/--elements need flexible "
+                             "links (a flexible_links section in the flexibility YAML)")
+        return None
+    if args.wrench or args.participation or args.undamped or args.shapes_plot or args.frf_plot:
+        raise CommandError(f"robot {robot.name}: --wrench, --participation, --undamped and the plots are not "
+                         "available for flexible-link robots yet")
+    from flexrobot_ros.flexible_links.link_specs import chain_from_robot
+    from flexrobot_ros.flexible_links.linearization import flexible_link_modes
+
+    method = {"amm": "assumed_modes", "fem": "finite_elements", None: None}[args.link_model]
+    chain = chain_from_robot(robot, method=method, modes=args.modes, elements=args.elements)
+    return flexible_link_modes(robot, chain, q, kp=kp, kd=kd, locked_joints=args.locked_joints)
+
+
 def run(args: argparse.Namespace) -> int:
     from flexrobot_ros.modal.eigenproblem import stability_tolerance
     from flexrobot_ros.modal.modes import modal_analysis
@@ -85,7 +116,9 @@ def run(args: argparse.Namespace) -> int:
     if robot.extended is not None:  # extra elasticities or gear dampers: the extended model's modes
         from flexrobot_ros.commands.extended_modal import run_extended
         return run_extended(args, robot, q, kp, kd)
-    result = modal_analysis(robot, q, kp=kp, kd=kd, wrench=wrench, frame=args.frame)
+    result = flexible_link_result(robot, q, kp, kd, args)
+    if result is None:
+        result = modal_analysis(robot, q, kp=kp, kd=kd, wrench=wrench, frame=args.frame)
     tol = stability_tolerance(np.concatenate([result.eigenvalues, result.offending_eigenvalues])[None])[0]
     mode_stable = result.eigenvalues.real < -tol
     report: dict[str, Any] = {"robot": robot.name, "tool": robot.tool is not None, **result.to_dict(),

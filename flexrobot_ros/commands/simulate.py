@@ -19,6 +19,13 @@ The format follows ``--out``'s suffix:
   ``motor_states.position.<joint>`` etc.
 
 Any other suffix is an error.
+
+Robots with flexible links or rigid joints (e.g. ``canadarm``) are simulated by
+:class:`flexrobot_ros.simulation.flexible_link_plant.FlexibleLinkPlant` (``--compiled``: generated C), and the
+time series gains ``deflection.<link>.y`` (and ``.z``) [m], the links' tip deflections. ``--open-loop TRAJECTORY``
+drives the joints with the rigid model's torques along a trajectory file (seed 003 section 7.1)::
+
+    flexrobot simulate canadarm --open-loop config/canadarm_trajectory.yaml --duration 10 --out canadarm.csv
 """
 from __future__ import annotations
 
@@ -79,7 +86,46 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         help=f"bag topics to write, among {', '.join(BAG_TOPICS)} (default both)")
     parser.add_argument("--plot", help="PNG of the motor and link deviations from the set point")
     parser.add_argument("--json", action="store_true", help="print a JSON summary")
+    parser.add_argument("--open-loop", type=Path, metavar="TRAJECTORY",
+                        help="drive the joints open loop with the rigid-model torques (pinocchio inverse dynamics of "
+                             "the URDF) along a trajectory YAML, instead of holding --q0 (e.g. the Canadarm's "
+                             "config/canadarm_trajectory.yaml, seed 003 eq. 44)")
+    parser.add_argument("--compiled", action="store_true",
+                        help="flexible-link robots: generated C for the link dynamics (compiled once per model, "
+                             "~20 s, then cached; about 10x faster than the Python recursion)")
     parser.set_defaults(func=run)
+
+
+def flexible_link_controller(robot, q_d: np.ndarray, kp, kd, compiled: bool):
+    """(plant, controller) for a robot with flexible links or rigid joints, else (None, None)."""
+    from flexrobot_ros.simulation.flexible_link_plant import hold_controller, plant_for
+
+    plant = plant_for(robot, compiled=compiled) if (robot.flexible_links or robot.rigid_joints) else None
+    if plant is None:
+        return None, None
+    return plant, hold_controller(plant, q_d, kp=kp, kd=kd)
+
+
+def open_loop_controller(robot, path: Path):
+    """Open-loop motor torques: the rigid model's inverse dynamics along the trajectory file (zero after its end)."""
+    import pinocchio as pin
+
+    from flexrobot_ros.dynamics.trajectory import load_trajectory
+    from flexrobot_ros.simulation.controllers import TorqueInput
+
+    trajectory = load_trajectory(path)
+    if trajectory.n_joints != robot.n:
+        raise SimulationError(f"--open-loop {path}: {trajectory.n_joints} joints, robot {robot.name} has {robot.n}")
+    model = robot.model.copy()
+    data = model.createData()
+
+    def torque(t: float) -> np.ndarray:
+        if t > trajectory.end_time:
+            return np.zeros(robot.n)
+        sample = trajectory.evaluate([min(max(t, trajectory.start_time), trajectory.end_time)])
+        return pin.rnea(model, data, sample.q[0], sample.qd[0], sample.qdd[0]).copy()
+
+    return TorqueInput(robot, torque), trajectory.evaluate([trajectory.start_time]).q[0]
 
 
 def parse_impact(text: str) -> RectangularPulse:
@@ -178,9 +224,15 @@ def run(args: argparse.Namespace) -> int:
         robot.frame_id(impact.frame)
     q0 = vector(args.q0, "--q0", robot.n, robot.joint_names) if args.q0 is not None else np.zeros(robot.n)
     q_d = q0 if args.set_point is None else vector(args.set_point, "--set-point", robot.n, robot.joint_names)
-    controller = PDGravityCompensation.create(robot, q_d, kp=gains(args.kp, "--kp", robot.n, robot.joint_names),
-                                              kd=gains(args.kd, "--kd", robot.n, robot.joint_names))
-    simulation = Simulation(robot, controller, q0=q0, rate=args.rate, mode=args.mode,
+    kp = gains(args.kp, "--kp", robot.n, robot.joint_names)
+    kd = gains(args.kd, "--kd", robot.n, robot.joint_names)
+    plant, controller = flexible_link_controller(robot, q_d, kp, kd, args.compiled)
+    if controller is None:
+        controller = PDGravityCompensation.create(robot, q_d, kp=kp, kd=kd)
+    if args.open_loop:
+        controller, q0 = open_loop_controller(robot, args.open_loop)
+        controller.q_d, controller.q_m_d = q0, q0 * robot.transmission  # references of the plot and summary
+    simulation = Simulation(plant or robot, controller, q0=q0, rate=args.rate, mode=args.mode,
                             fixed=FixedStepIntegration(substeps=args.substeps),
                             accurate=AccurateIntegration(args.method, args.rtol, args.atol), excitations=impacts)
     start = time.perf_counter()

@@ -37,6 +37,7 @@ from flexrobot_ros.modal import modal_analysis
 from flexrobot_ros.modal.maps import grid_map, save_map
 from flexrobot_ros.modal.plots import plot_grid
 from flexrobot_ros.model import load_robot
+from flexrobot_ros.model.schema import gains as joint_gains
 from flexrobot_ros.nodes.convert import (Counted, diagnostics, float_array, joint_values, mode_markers,
                                          mode_shapes_array, ordered_stamp, reporting)
 from flexrobot_ros.nodes.live_parameters import LiveParameters, LiveTimer, changed_any, checked
@@ -85,6 +86,15 @@ class ModalMonitorNode:
         self.analysis = extended_analysis(self.robot) or modal_analysis  # extra elasticities: q_e coordinates too
         if self.analysis is not modal_analysis:
             self.coordinates += [f"q_e.{name}" for name in self.robot.extended.elastic_names]
+        elif self.robot.flexible_links or self.robot.rigid_joints:  # link-layer linearization, z = [q, eta, q_m]
+            from flexrobot_ros.flexible_links.link_specs import chain_from_robot
+            from flexrobot_ros.flexible_links.linearization import flexible_link_modes
+
+            chain = chain_from_robot(self.robot)
+            self.analysis = lambda robot, pose, kp, kd: flexible_link_modes(robot, chain, pose, kp, kd)
+            elastic = [j for j in self.robot.joint_names if j not in self.robot.rigid_joints]
+            self.coordinates = ([f"q.{j}" for j in self.robot.joint_names] + [f"eta.{k}" for k in range(chain.m)]
+                                + [f"q_m.{j}" for j in elastic])
         types = node.types
         array_type = types.std_msgs.msg.Float64MultiArray
         self.frequencies = Counted(node.create_publisher(array_type, "modal/frequencies", QOS_LATCHED))
@@ -178,9 +188,9 @@ class ModalMonitorNode:
         """
         robot = self.robot
         gains = [None if not p[k] else p[k][0] if len(p[k]) == 1 else np.array(p[k]) for k in ("kp", "kd")]
-        pose = np.clip(np.zeros(robot.n), robot.lower_limits, robot.upper_limits)
-        checked("kp", modal_analysis, robot, pose, kp=gains[0])
-        checked("kd", modal_analysis, robot, pose, kd=gains[1])
+        for name, value in zip(("kp", "kd"), gains):  # one non-negative value, or one per joint
+            checked(name, joint_gains, value if value is None or np.ndim(value) == 0 else list(value), robot.n,
+                    robot.joint_names, f"parameter '{name}'", 0.0)
         joints = p["map.joints"]
         if joints and (len(joints) != 2 or len(set(joints)) != 2 or not set(joints) <= set(robot.joint_names)):
             raise RuntimeLayerError(f"parameter 'map.joints': expected two different joints of "

@@ -9,7 +9,10 @@ Publishes: ``motor_states`` (sensor_msgs/JointState: motor encoder positions q_m
 torque tau_m [N m], every sample), ``joint_states`` (JointState: link positions q [rad | m], velocities, effort =
 elastic joint torque K (W q - q_m), every ``joint_states_decimation``-th sample), ``tf`` (tf2_msgs/TFMessage of
 the URDF links, the tree robot_state_publisher publishes, every ``1 / tf_rate_hz`` of simulated time),
-``robot_description`` (std_msgs/String, latched, when ``publish_robot_description``) and ``diagnostics`` (state,
+``robot_description`` (std_msgs/String, latched, when ``publish_robot_description``), for robots with flexible
+links ``link_deflections`` (std_msgs/Float64MultiArray (links, 2): tip deflections w_y, w_z [m] of the flexible links
+in YAML order, beam axes, with the joint_states decimation; tf then also carries ``<link>/deformed_tip``, each
+flexible link's deformed end frame, for RViz) and ``diagnostics`` (state,
 simulated time, ``stamp at t = 0 [s]`` to map stamps back to simulated time, achieved real-time factor, counts,
 matched ``motor_states`` subscribers).
 The two state streams are reliable with a history of :data:`STATE_HISTORY` samples, so a subscriber that stalls
@@ -55,9 +58,11 @@ from flexrobot_ros.nodes.convert import (Counted, InputError, diagnostics, joint
                                          tf_message, trajectory_arrays, vector)
 from flexrobot_ros.nodes.live_parameters import LiveParameters, LiveTimer, changed_any, checked
 from flexrobot_ros.runtime import QOS_DEFAULT, QOS_LATCHED, ParameterSpec, run_node
+from flexrobot_ros.runtime.messages import multiarray
 from flexrobot_ros.simulation import (FeedforwardPD, FixedStepIntegration, LinkEncoder, MotorEncoder,
                                       PDGravityCompensation, RandomForce, RectangularPulse, Simulation, TorqueInput)
 from flexrobot_ros.simulation.excitation import as_wrench
+from flexrobot_ros.simulation.flexible_link_plant import hold_controller, plant_for
 
 #: History of the motor_states / joint_states writers: one second of samples at 1 kHz.
 STATE_HISTORY = 1000
@@ -135,12 +140,13 @@ class SimulatorNode:
         p = self.p = live.values
         self.robot = robot = load_robot(p["robot"], tool=p["tool"])
         self.names, self.rate = robot.joint_names, p["rate_hz"]
+        self.plant = plant_for(robot)  # flexible links / rigid joints: the link-layer plant and its hold law
         settings = self._settings(p)
         self.hold, self.set_points, self.frame = settings["hold"], settings["set_points"], settings["frame"]
         self.home = self.hold.q_d
         sensors = (MotorEncoder(p["motor_encoder.counts_per_rev"] or None, p["motor_encoder.noise_std"]),
                    LinkEncoder(p["link_encoder.counts_per_rev"] or None, p["link_encoder.noise_std"]))
-        self.sim = Simulation(robot, self.hold, rate=self.rate, fixed=FixedStepIntegration(p["substeps"]),
+        self.sim = Simulation(self.plant or robot, self.hold, rate=self.rate, fixed=FixedStepIntegration(p["substeps"]),
                               sensors=sensors)
         self.command = np.zeros(robot.n)
         self.mode, self.state, self.move_end, self.next_set_point = "hold", "paused", None, 0
@@ -158,6 +164,8 @@ class SimulatorNode:
         self.joint_states = Counted(node.create_publisher(joint_state_type, "joint_states", STATE_QOS))
         self.tf = Counted(node.create_publisher(types.tf2_msgs.msg.TFMessage, "tf"))
         self.diagnostics = node.create_publisher(types.diagnostic_msgs.msg.DiagnosticArray, "diagnostics")
+        self.deflections = node.create_publisher(types.std_msgs.msg.Float64MultiArray, "link_deflections") \
+            if self.plant is not None and self.plant.deflection_links else None
         if p["publish_robot_description"]:
             description = node.create_publisher(types.std_msgs.msg.String, "robot_description", QOS_LATCHED)
             description.publish(types.std_msgs.msg.String(data=robot.urdf_path.read_text()))
@@ -310,7 +318,7 @@ class SimulatorNode:
                                     f"{n} joints {list(self.names)}")
         set_points = [checked("set_points", robot.check_q, p["set_points"][i:i + n], f"set point {i // n + 1}")
                       for i in range(0, len(p["set_points"]), n)]
-        hold = checked("set_point", PDGravityCompensation.create, robot, home)  # the YAML's gains
+        hold = checked("set_point", self._hold_law, home)  # the YAML's gains
         for name in ("kp", "kd"):  # empty: the YAML's, one value: every joint, else one per joint
             values = p[name][0] if len(p[name]) == 1 else p[name] or None
             hold = checked(name, hold.with_gains, **{name: values})
@@ -322,6 +330,10 @@ class SimulatorNode:
                     tuple(p["excitation.band_hz"]), 0.0, min(p["excitation.period_s"], 1.0),
                     sample_rate=self.rate)
         return {"hold": hold, "set_points": set_points, "frame": frame}
+
+    def _hold_law(self, q_d: np.ndarray) -> PDGravityCompensation:
+        """PD + gravity compensation holding ``q_d`` with the YAML's gains (on the link-layer plant if there is one)."""
+        return hold_controller(self.plant, q_d) if self.plant else PDGravityCompensation.create(self.robot, q_d)
 
     def _prepare(self, values: Any, changed: frozenset) -> Any:
         """Check a change (:meth:`_settings`) and return what installs it (see :mod:`.live_parameters`)."""
@@ -483,8 +495,14 @@ class SimulatorNode:
             if (first + k) % decimation == 0:
                 self.joint_states.publish(joint_state(types, stamp, names, q[k], output.qd[k],
                                                       output.elastic_torque[k]))
+                if self.deflections is not None:
+                    self.deflections.publish(multiarray(types, self.sim.plant.tip_deflections(
+                        output.states[k:k + 1])[0], ("link", "direction")))
             if tf_every and (first + k) % max(tf_every, 1) == 0:
-                self.tf.publish(tf_message(types, stamp, link_transforms(self.robot, output.q[k])))
+                transforms = link_transforms(self.robot, output.q[k])
+                if self.deflections is not None:  # flexible links: their deformed end frames too
+                    transforms += self.sim.plant.deformed_tip_transforms(output.states[k])
+                self.tf.publish(tf_message(types, stamp, transforms))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -86,6 +86,8 @@ class SimulationOutput:
                               ("tau_m", self.tau_m), ("tau_j", self.elastic_torque)):
             columns.update({f"{label}.{name}": values[:, i] for i, name in enumerate(names)})
         columns.update(self.sensors)
+        if hasattr(self.plant, "extra_columns"):  # e.g. deflection.<link>.<y|z> of flexible links
+            columns.update(self.plant.extra_columns(self.states))
         if energy:
             terms = self.energy()
             for name in ("kinetic", "elastic", "gravitational", "dissipated", "work_in"):
@@ -122,7 +124,12 @@ class Simulation:
                  fixed: FixedStepIntegration | None = None, accurate: AccurateIntegration | None = None,
                  sensors: Iterable[Any] = (), seed: int = 0, excitations: Iterable[Any] = (),
                  max_speed: float = 1.0e3, max_position: float = 1.0e3):
-        self.plant: Plant = extended_joint_plant.plant_for(robot) if isinstance(robot, FlexibleRobot) else robot
+        if isinstance(robot, FlexibleRobot):
+            from flexrobot_ros.simulation.flexible_link_plant import plant_for  # flexible links / rigid joints
+
+            self.plant: Plant = plant_for(robot) or extended_joint_plant.plant_for(robot)
+        else:
+            self.plant = robot
         self.robot: FlexibleRobot = self.plant.robot
         if mode not in MODES:
             raise SimulationError(f"simulation mode {mode!r} unknown; use one of {list(MODES)}")
@@ -170,6 +177,8 @@ class Simulation:
         if q_m0 is None:
             if hasattr(controller, "q_m_d") and np.array_equal(q0, getattr(controller, "q_d", None)):
                 q_m0 = controller.q_m_d
+            elif hasattr(self.plant, "static_motor_position"):
+                q_m0 = self.plant.static_motor_position(q0)
             else:
                 from flexrobot_ros.modal.linearization import motor_set_point
 

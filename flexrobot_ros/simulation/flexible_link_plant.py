@@ -1,0 +1,280 @@
+"""Forward dynamics of a robot with flexible links (and rigid or elastic joints) as a simulator Plant.
+
+The link side is the flexible-link chain of :mod:`flexrobot_ros.flexible_links` (recursive DeNOC forward dynamics,
+seed 003): generalized coordinates ``y = [q (n), eta (m)]``, joint coordinates then the beams' modal or nodal
+coordinates. Joints:
+
+* elastic (the flexibility YAML's joint parameters, seed 000 eq. 2.1): ``B qdd_m + D_m qd_m - k (W q - q_m) = tau_m``
+  and ``-W k (W q - q_m) - d qd`` on the link side;
+* rigid (``rigid: true``): the motor torque acts on the joint directly (``tau_m - d qd``); the motor angle is the
+  joint angle (``q_m = q``, ``qd_m = qd`` kept in the state so that every controller sees one layout).
+
+State layout ``x = [q, eta, q_m, qd, eta_dot, qd_m, dissipated, work_in]`` (blocks named ``q``, ``eta``, ``q_m``,
+``qd``, ``eta_dot``, ``qd_m``; ``positions`` = [q, eta, q_m], ``velocities`` = [qd, eta_dot, qd_m]). Dissipated
+power: joint and motor viscous friction and the beams' modal damping; input power: motor torques and external
+wrenches. Energy: ``kinetic`` links and rotors, ``elastic`` joint springs + beam strain, ``gravitational``.
+Coulomb friction is not modelled on flexible-link robots. External wrenches act at a frame's origin in world
+axes; a frame at a flexible link's end (its tip frame) follows the deformed tip.
+``compiled=True`` evaluates the accelerations with generated C (:mod:`flexrobot_ros.flexible_links.compiled_dynamics`,
+the CasADi Lagrangian of the same model) instead of the Python recursion; energy and outputs are unchanged.
+Output columns added by :meth:`extra_columns`: ``deflection.<link>.y`` / ``.z`` [m], the tip deflection of each
+flexible link in its beam frame (beam y in the plane of motion for planar arms).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+import pinocchio as pin
+
+from flexrobot_ros.errors import SimulationError
+from flexrobot_ros.flexible_links.denoc import forward_dynamics
+from flexrobot_ros.flexible_links.link_specs import chain_from_robot, link_joints
+from flexrobot_ros.model import FlexibleRobot
+from flexrobot_ros.simulation.controllers import PDGravityCompensation, _gains
+from flexrobot_ros.simulation.plant import Energy, FrameWrench, StateLayout
+
+
+class FlexibleLinkPlant:
+    """A robot with flexible links (``robot.flexible_links``) and/or rigid joints, as a Plant."""
+
+    def __init__(self, robot: FlexibleRobot, method: str | None = None, modes: int | None = None,
+                 elements: int | None = None, compiled: bool = False):
+        self.robot = robot
+        self.chain = chain_from_robot(robot, method=method, modes=modes, elements=elements)
+        self._forward_dynamics = (lambda y, y_dot, tau: forward_dynamics(self.chain, y, y_dot, tau))
+        if compiled:  # generated C of the same model (compiled once per model, cached): real-time capable
+            from flexrobot_ros.flexible_links.compiled_dynamics import CompiledForwardDynamics
+
+            self._forward_dynamics = CompiledForwardDynamics(self.chain)
+        n, m = self.n, self.m = robot.n, self.chain.m
+        self.joint_names = robot.joint_names
+        p = 2 * n + m
+        self.layout = StateLayout(size=2 * p + 2, slices={
+            "q": slice(0, n), "eta": slice(n, n + m), "q_m": slice(n + m, p),
+            "qd": slice(p, p + n), "eta_dot": slice(p + n, p + n + m), "qd_m": slice(p + n + m, 2 * p),
+            "positions": slice(0, p), "velocities": slice(p, 2 * p),
+            "dissipated": slice(2 * p, 2 * p + 1), "work_in": slice(2 * p + 1, 2 * p + 2)})
+        self._rigid = np.array([name in robot.rigid_joints for name in robot.joint_names])
+        self._elastic = ~self._rigid
+        self._k = np.where(self._rigid, 0.0, robot.stiffness)
+        self._w = robot.transmission.copy()
+        self._d = robot.link_damping.copy()
+        self._dm = np.where(self._rigid, 0.0, robot.motor_damping)
+        self._b = np.where(self._rigid, 1.0, robot.motor_inertia)
+        self._rigid_f, self._elastic_f = self._rigid.astype(float), self._elastic.astype(float)
+        self._eta_damping = np.zeros((m, m))
+        for body in self.chain.bodies:
+            if body.beam is not None and body.m:
+                self._eta_damping[body.eta, body.eta] = body.beam.damping
+        if np.any(robot.link_coulomb) or np.any(robot.motor_coulomb):
+            raise SimulationError(f"robot {robot.name}: Coulomb friction is not simulated with flexible links")
+        joints = link_joints(robot.model)
+        self.deflection_links = [(link, self.chain.bodies.index(next(b for b in self.chain.bodies
+                                                                     if b.name == robot.model.names[joints[link]])))
+                                 for link in robot.flexible_links]
+
+    # ------------------------------------------------------------------ helpers
+    def frame_id(self, name: str) -> int:
+        return self.robot.frame_id(name)
+
+    def _split(self, x: np.ndarray):
+        n, m, p = self.n, self.m, 2 * self.n + self.m
+        return x[:n + m], x[n + m:p], x[p:p + n + m], x[p + n + m:2 * p]
+
+    def state(self, q, q_m, qd=None, qd_m=None) -> np.ndarray:
+        """A state at rest in the beams (eta = eta_dot = 0), with the given joint and motor positions and rates;
+        rigid joints' motor entries are set to their joint's."""
+        robot = self.robot
+        q = robot.check_q(q, "q")
+        q_m = np.where(self._rigid, q, robot.check_q(q_m, "q_m"))
+        qd = np.zeros(self.n) if qd is None else robot.check_q(qd, "qd")
+        qd_m = np.where(self._rigid, qd, np.zeros(self.n) if qd_m is None else robot.check_q(qd_m, "qd_m"))
+        return np.concatenate([q, np.zeros(self.m), q_m, qd, np.zeros(self.m), qd_m, np.zeros(2)])
+
+    def static_motor_position(self, q: np.ndarray) -> np.ndarray:
+        """q_m holding ``q`` at rest against gravity with undeformed beams (rigid joints: q)."""
+        from flexrobot_ros.flexible_links.inverse_dynamics import bias_forces
+
+        y = np.concatenate([q, np.zeros(self.m)])
+        torque = bias_forces(self.chain, y, np.zeros(self.chain.size))[:self.n]
+        stiff = np.where(self._rigid, 1.0, self._k * self._w)
+        return np.where(self._rigid, q, self._w * q + torque / stiff)
+
+    def frame_placement(self, y: np.ndarray, frame_id: int) -> pin.SE3:
+        """World placement of a frame, following the deformed tip when the frame sits at a beam's end."""
+        frame = self.robot.model.frames[frame_id]
+        parent = frame.parentJoint if hasattr(frame, "parentJoint") else frame.parent
+        if parent == 0:
+            return frame.placement
+        i = parent - 1
+        state = self.chain.propagate(y, np.zeros(self.chain.size), with_dynamics=False)
+        body = self.chain.bodies[i]
+        if body.beam is not None:
+            tip = body.beam.undeformed_tip()
+            if np.linalg.norm(tip.translation - frame.placement.translation) < 1e-9 * max(1.0, body.beam.length):
+                D = body.beam.tip_motion(state.eta[i], np.zeros(body.m))[0]
+                return state.placements[i] * tip * D * tip.inverse() * frame.placement
+        return state.placements[i] * frame.placement
+
+    def external_force(self, y: np.ndarray, wrenches: Sequence[FrameWrench]) -> np.ndarray:
+        """Generalized force (n + m,) of world-axes wrenches at frame origins (central-difference Jacobian)."""
+        tau = np.zeros(self.chain.size)
+        for frame_id, wrench in wrenches:
+            for k in range(self.chain.size):
+                step = 1e-7
+                plus, minus = y.copy(), y.copy()
+                plus[k] += step
+                minus[k] -= step
+                a, b = self.frame_placement(plus, frame_id), self.frame_placement(minus, frame_id)
+                linear = (a.translation - b.translation) / (2 * step)
+                angular = pin.log3(a.rotation @ b.rotation.T) / (2 * step)
+                tau[k] += linear @ wrench[:3] + angular @ wrench[3:]
+        return tau
+
+    # ------------------------------------------------------------------ plant protocol
+    def derivative(self, x: np.ndarray, tau_m: np.ndarray, wrenches: Sequence[FrameWrench] = ()) -> np.ndarray:
+        n, m = self.n, self.m
+        p = 2 * n + m
+        y, q_m, y_dot, qd_m = x[:n + m], x[n + m:p], x[p:p + n + m], x[p + n + m:2 * p]
+        q, qd = y[:n], y_dot[:n]
+        rigid, elastic = self._rigid_f, self._elastic_f
+        spring = self._k * (self._w * q - q_m)
+        tau = np.zeros(n + m)
+        tau[:n] = rigid * tau_m - elastic * self._w * spring - self._d * qd
+        motor_rate = rigid * qd + elastic * qd_m
+        power_in = float(tau_m @ motor_rate)
+        if wrenches:
+            external = self.external_force(y, wrenches)
+            tau += external
+            power_in += float(external @ y_dot)
+        y_ddot = self._forward_dynamics(y, y_dot, tau)
+        qdd_m = rigid * y_ddot[:n] + elastic * (tau_m + spring - self._dm * qd_m) / self._b
+        eta_dot = y_dot[n:]
+        dissipated = float(qd @ (self._d * qd) + qd_m @ (self._dm * qd_m) + eta_dot @ self._eta_damping @ eta_dot)
+        out = np.empty(2 * p + 2)
+        out[:n + m], out[n + m:p], out[p:p + n + m], out[p + n + m:2 * p] = y_dot, motor_rate, y_ddot, qdd_m
+        out[2 * p], out[2 * p + 1] = dissipated, power_in
+        return out
+
+    def jacobian(self, x: np.ndarray, tau_m: np.ndarray, dtau_dx: np.ndarray,
+                 wrenches: Sequence[FrameWrench] = (), coulomb: bool = True) -> np.ndarray:
+        """d(xdot)/dx by central differences of :meth:`derivative` (the torque law's slope ``dtau_dx`` included);
+        only the fixed-step integrator's lagged linearization and the implicit methods use it."""
+        size = self.layout.size
+        out = np.zeros((size, size))
+        for k in range(size - 2):
+            step = 1e-7 * max(1.0, abs(x[k]))
+            plus, minus = x.copy(), x.copy()
+            plus[k] += step
+            minus[k] -= step
+            delta = dtau_dx[:, k] * step
+            out[:, k] = (self.derivative(plus, tau_m + delta, wrenches)
+                         - self.derivative(minus, tau_m - delta, wrenches)) / (2 * step)
+        return out
+
+    def coulomb_damping(self, x: np.ndarray) -> None:
+        return None
+
+    def relinearize_needed(self, x: np.ndarray, x_lin: np.ndarray, h: float, distance: float) -> bool:
+        n = self.n
+        return bool(np.abs(x[:n] - x_lin[:n]).max() > distance)
+
+    def energy(self, x: np.ndarray) -> Energy:
+        y, q_m, y_dot, qd_m = self._split(x)
+        n = self.n
+        kinetic, strain, gravity = self.chain.energy(y, y_dot)
+        rotor = np.where(self._rigid, 0.0, self._b * qd_m)
+        deflection = self._w * y[:n] - q_m
+        size = self.layout.size
+        return Energy(kinetic=kinetic + 0.5 * float(qd_m @ rotor),
+                      elastic=strain + 0.5 * float(deflection @ (self._k * deflection)), gravitational=gravity,
+                      dissipated=float(x[size - 2]), work_in=float(x[size - 1]))
+
+    def elastic_torque(self, q: np.ndarray, q_m: np.ndarray) -> np.ndarray:
+        """Joint spring torques k (W q - q_m) [N m] (zero for rigid joints), arrays (..., n)."""
+        return self._k * (self._w * q - q_m)
+
+    def frame_acceleration(self, x: np.ndarray, xdot: np.ndarray, frame_id: int) -> np.ndarray:
+        """Classical linear acceleration (3,) of a frame's origin, world axes, by central differences in time."""
+        y, _, y_dot, _ = self._split(x)
+        p = 2 * self.n + self.m
+        y_ddot = xdot[p:p + self.n + self.m]
+        step = 1e-4
+
+        def position(s: float) -> np.ndarray:
+            return self.frame_placement(y + s * y_dot + 0.5 * s * s * y_ddot, frame_id).translation
+
+        return (position(step) - 2 * position(0.0) + position(-step)) / (step * step)
+
+    # ------------------------------------------------------------------ outputs
+    def tip_deflections(self, states: np.ndarray) -> np.ndarray:
+        """(samples, links, 2) tip deflections w_y, w_z [m] of the flexible links (beam axes)."""
+        n = self.n
+        out = np.zeros((len(states), len(self.deflection_links), 2))
+        for k, (_, i) in enumerate(self.deflection_links):
+            body = self.chain.bodies[i]
+            rows = states[:, n + body.eta.start:n + body.eta.stop]
+            out[:, k] = rows @ body.beam.tip_deflection[1:].T
+        return out
+
+    def deformed_tip_transforms(self, x: np.ndarray) -> tuple:
+        """tf entries ``<link>`` -> ``<link>/deformed_tip``: each flexible link's deformed end frame (beam axes) in
+        its link frame, for RViz (the rigid URDF tree shows the undeformed arm)."""
+        from flexrobot_ros.kinematics import LinkTransform
+
+        n = self.n
+        out = []
+        for link, i in self.deflection_links:
+            body = self.chain.bodies[i]
+            eta = x[n + body.eta.start:n + body.eta.stop]
+            tip = body.beam.undeformed_tip() * body.beam.tip_motion(eta, np.zeros(body.m))[0]
+            out.append(LinkTransform(link, f"{link}/deformed_tip", np.array(tip.translation),
+                                     np.array(pin.Quaternion(tip.rotation).coeffs())))
+        return tuple(out)
+
+    def extra_columns(self, states: np.ndarray) -> dict[str, np.ndarray]:
+        """``deflection.<link>.y`` and ``deflection.<link>.z`` [m] (z only for links bending both ways)."""
+        values = self.tip_deflections(states)
+        columns = {}
+        for k, (link, i) in enumerate(self.deflection_links):
+            columns[f"deflection.{link}.y"] = values[:, k, 0]
+            if self.chain.bodies[i].beam.m_z:
+                columns[f"deflection.{link}.z"] = values[:, k, 1]
+        return columns
+
+
+def plant_for(robot: FlexibleRobot, **options):
+    """The plant that simulates ``robot``: FlexibleLinkPlant for flexible links or rigid joints, else None."""
+    if robot.flexible_links or robot.rigid_joints:
+        return FlexibleLinkPlant(robot, **options)
+    return None
+
+
+
+
+
+@dataclass(frozen=True)
+class FlexibleLinkHold(PDGravityCompensation):
+    """PD + gravity compensation of a flexible-link robot (build it with :func:`hold_controller`)."""
+
+    plant: Any = None
+
+    def with_set_point(self, q_d: Any) -> "FlexibleLinkHold":
+        return hold_controller(self.plant, q_d, self.kp, self.kd)
+
+
+def hold_controller(plant: FlexibleLinkPlant, q_d, kp=None, kd=None) -> FlexibleLinkHold:
+    """PD + gravity compensation holding ``q_d`` on a flexible-link robot (seed 000 eq. 2.2 on the motor side;
+    gravity torque from the chain with undeformed beams; rigid joints are driven directly)."""
+    from flexrobot_ros.flexible_links.inverse_dynamics import bias_forces
+
+    robot = plant.robot
+    q = robot.check_q(q_d, "q_d")
+    q_m_d = plant.static_motor_position(q)
+    gravity = bias_forces(plant.chain, np.concatenate([q, np.zeros(plant.m)]), np.zeros(plant.chain.size))[:plant.n]
+    feedforward = np.where(plant._rigid, gravity, plant._k * (q_m_d - plant._w * q))
+    return FlexibleLinkHold(robot=robot, q_d=q, q_m_d=q_m_d, feedforward=feedforward,
+                            kp=_gains(robot, kp, robot.kp, "kp"), kd=_gains(robot, kd, robot.kd, "kd"), plant=plant)
+__all__ = ["FlexibleLinkHold", "FlexibleLinkPlant", "hold_controller", "plant_for"]
