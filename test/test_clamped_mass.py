@@ -170,7 +170,8 @@ def test_eigenfunctions_are_eq9_normalized_by_eq13(M, J, D):
     modes = ClampedMassModes(1.0, 6, params)
     for i, b in enumerate(modes.roots):
         c, s, ch, sh = math.cos(b), math.sin(b), math.cosh(b), math.sinh(b)
-        nu = ((s - sh + M * b * (c - ch) - D * b ** 2 * (s + sh)) / (c + ch - M * b * (s - sh) - D * b ** 2 * (c - ch)))
+        nu = ((s - sh + M * b * (c - ch) - D * b ** 2 * (s + sh))
+              / (c + ch - M * b * (s - sh) - D * b ** 2 * (c - ch)))
         assert abs(modes.nu[i] - nu) < 1e-9 * max(1.0, abs(nu))
         eta = np.linspace(0.0, 1.0, 7)
         eq9 = modes.C[i] * (np.cos(b * eta) - np.cosh(b * eta) + nu * (np.sin(b * eta) - np.sinh(b * eta)))
