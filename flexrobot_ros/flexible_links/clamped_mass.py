@@ -36,6 +36,7 @@ integrated with the plant's state) or a root solve per step.
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Any, Sequence
@@ -73,7 +74,7 @@ def tip_body_from_distal(masses: Sequence[float], coms: Any, inertias: Any, beam
     centre of mass; all in one frame (e.g. the link-tip frame).  beam_axis: the undeformed beam direction;
     deflection_axis: the direction of the transverse deflection in this plane (orthogonal to the beam axis).
     A point r of a distal body moves by w (deflection) + theta n x r with n = beam_axis x deflection_axis and
-    theta = dw/dx, so the kinetic energy is (M_L w'^2 + 2 M_DL w' theta' + J_L theta'^2) / 2 with
+    theta = dw/dx, so its kinetic energy is (M_L w_dot^2 + 2 M_DL w_dot theta_dot + J_L theta_dot^2) / 2 with
     M_L = sum m, M_DL = sum m (c . beam_axis), J_L = n . (sum I_c + m (|c|^2 1 - c c^T)) n.
     """
     m = np.asarray(masses, dtype=float).reshape(-1)
@@ -128,17 +129,23 @@ class ClampedMassParameters:
         if self.M < 0.0 or self.J < 0.0:
             raise ModelError(f"{source}: tip mass M and rotary inertia J must be >= 0, got M={self.M}, J={self.J}")
         if self.D * self.D > self.M * self.J * (1.0 + 1e-12) + 1e-300:
-            raise ModelError(f"{source}: first moment D={self.D} exceeds sqrt(M J)={math.sqrt(self.M * self.J)}: the "
-                             "tip body's inertia about the tip must be >= M D^2 / M^2 (parallel-axis theorem)")
+            raise ModelError(f"{source}: first moment D={self.D} exceeds sqrt(M J)={math.sqrt(self.M * self.J)}: "
+                             "a tip body has J_L >= M_DL^2 / M_L about the tip (parallel-axis theorem)")
 
 
 # ----------------------------------------------------------------------------------------------------------------
 # Frequency equation and its derivatives (eqs. 38, 41-44)
 
+def _sech(beta: Any) -> np.ndarray:
+    """1 / cosh(beta) without overflow for large |beta|."""
+    e = np.exp(-np.abs(np.asarray(beta, dtype=float)))
+    return 2.0 * e / (1.0 + e * e)
+
+
 def _scaled_frequency_equation(beta: Any, M: float, J: float, D: float) -> np.ndarray:
-    """f(beta, M, J, D) / cosh(beta): the same roots and signs, bounded growth."""
+    """f(beta, M, J, D) / cosh(beta): the same roots and signs, growing only polynomially."""
     b = np.asarray(beta, dtype=float)
-    c, s, th, se = np.cos(b), np.sin(b), np.tanh(b), 1.0 / np.cosh(b)
+    c, s, th, se = np.cos(b), np.sin(b), np.tanh(b), _sech(b)
     b2 = b * b
     return ((se + c) - M * b * (s - th * c) - J * b2 * b * (s + th * c) + (M * J - D * D) * b2 * b2 * (se - c)
             - 2.0 * D * b2 * th * s)
@@ -163,7 +170,7 @@ class FrequencyDerivatives:
 def _scaled_derivatives(beta: Any, M: float, J: float, D: float) -> FrequencyDerivatives:
     """Eqs. 41-44 divided by cosh(beta) (their ratios, as in eq. 40, are unchanged)."""
     b = np.asarray(beta, dtype=float)
-    c, s, th, se = np.cos(b), np.sin(b), np.tanh(b), 1.0 / np.cosh(b)
+    c, s, th, se = np.cos(b), np.sin(b), np.tanh(b), _sech(b)
     b2 = b * b
     e = D * D - M * J
     d_beta = (th * c * (1.0 + M - b2 * (2.0 * D + 3.0 * J) + b2 * b2 * e)
@@ -197,13 +204,13 @@ def roots_rate(beta: Any, params: ClampedMassParameters, params_rate: ClampedMas
 def _clamped_clamped_count(beta: float) -> int:
     """Number of roots of cos(b) cosh(b) = 1 in (0, beta): clamped-clamped beam eigenvalues below beta.
 
-    Root k >= 1 lies within e^-(k pi) of (k + 1/2) pi, where h = cos(b) - sech(b) changes sign from
-    (-1)^k to (-1)^(k+1).
+    Root k >= 1 lies within about 2 e^-((k + 1/2) pi) of (k + 1/2) pi, where h = cos(b) - sech(b) changes sign
+    from (-1)^k to (-1)^(k+1), and is the only root of h in [k pi, (k + 1) pi].
     """
-    m = int(math.floor(beta / math.pi))  # nearest candidate (m + 1/2) pi within pi/2 of beta
+    m = int(math.floor(beta / math.pi))  # beta is within pi/2 of the candidate (m + 1/2) pi
     if m < 1:
         return 0
-    h = math.cos(beta) - 1.0 / math.cosh(beta)
+    h = math.cos(beta) - float(_sech(beta))
     passed = (h > 0.0) == (m % 2 == 1)  # sign of h after root m is (-1)^(m+1)
     return (m - 1) + (1 if passed else 0)
 
@@ -218,7 +225,9 @@ def _tip_dynamic_stiffness(beta: float) -> np.ndarray:
         return np.array([[12.0, -6.0], [-6.0, 4.0]]) - beta ** 4 * np.array([[13.0 / 35.0, -11.0 / 210.0],
                                                                               [-11.0 / 210.0, 1.0 / 105.0]])
     c, s, th = math.cos(beta), math.sin(beta), math.tanh(beta)
-    delta = 2.0 * math.sin(0.5 * beta) ** 2 - 2.0 * math.sinh(0.5 * beta) ** 2 / math.cosh(beta)  # sech - cos
+    delta = 2.0 * math.sin(0.5 * beta) ** 2 - (1.0 - float(_sech(beta)))  # sech - cos = (1 - cos) - (1 - sech)
+    if delta == 0.0:  # on a clamped-clamped eigenvalue: the stiffness is infinite
+        return np.full((2, 2), np.inf)
     k_ww = beta ** 3 * (c * th + s) / delta
     k_wt = -beta * beta * s * th / delta
     k_tt = beta * (s - c * th) / delta
@@ -355,7 +364,8 @@ class ClampedMassModes:
         # psi_i = scale_i (a cos + b sin - p e^(beta (eta - 1)) / 2 - q e^(-beta eta) / 2), see _shape_coefficients
         self._coefficients = np.array([_shape_coefficients(float(b), self.params) for b in self.roots]).reshape(-1, 4)
         self._scale = np.ones(self.count)
-        eta, weights = _gauss_legendre(int(64 + 2 * (self.roots.max() if self.count else 0.0)))
+        # exact to round-off: psi^2 is entire with ~beta / pi oscillations; 16-point steps keep the cache small
+        eta, weights = _gauss_legendre(16 * (4 + int(self.roots.max() if self.count else 0.0) // 8))
         norm2 = weights @ (self.shapes(eta) ** 2)
         curvature0, jerk0 = self.shapes([0.0], 2)[0], self.shapes([0.0], 3)[0]
         sign = np.where(curvature0 != 0.0, np.sign(curvature0), np.sign(jerk0))
@@ -394,10 +404,13 @@ class ClampedMassModes:
         return self.roots ** 2 * math.sqrt(EI / (rho * self.length ** 4))
 
 
+@functools.lru_cache(maxsize=32)
 def _gauss_legendre(points: int) -> tuple[np.ndarray, np.ndarray]:
-    """Nodes and weights of the Gauss-Legendre rule on [0, 1]."""
+    """Nodes and weights of the Gauss-Legendre rule on [0, 1] (cached: computing them costs milliseconds)."""
     x, w = np.polynomial.legendre.leggauss(points)
-    return 0.5 * (x + 1.0), 0.5 * w
+    x, w = 0.5 * (x + 1.0), 0.5 * w
+    x.flags.writeable = w.flags.writeable = False
+    return x, w
 
 
 # ----------------------------------------------------------------------------------------------------------------
