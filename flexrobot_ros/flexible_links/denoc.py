@@ -17,7 +17,6 @@ Cost O(n) in the number of links and O(m^3) per link in its elastic coordinates 
 from __future__ import annotations
 
 import numpy as np
-import scipy.linalg
 
 from flexrobot_ros.flexible_links.flexible_chain import FlexibleLinkChain
 from flexrobot_ros.flexible_links.inverse_dynamics import generalized_forces
@@ -41,8 +40,8 @@ def forward_dynamics(chain: FlexibleLinkChain, y: np.ndarray, y_dot: np.ndarray,
         i_hat = np.empty((1 + body.m, 1 + body.m))
         i_hat[0] = body.motion_subspace @ psi_hat[:6]
         i_hat[1:] = psi_hat[6:]
-        factor = scipy.linalg.cho_factor(i_hat)
-        psi = scipy.linalg.cho_solve(factor, psi_hat.T).T                       # Psi^ I^^-1 (I^ symmetric)
+        i_hat_inv = np.linalg.inv(i_hat)                                        # (1 + m_i) block, SPD
+        psi = psi_hat @ i_hat_inv                                                # Psi^ I^^-1
         m_bar = m_hat - psi_hat @ psi.T
         rows = chain.block_indices(i)
         phi_hat = phi[rows].copy()
@@ -50,7 +49,7 @@ def forward_dynamics(chain: FlexibleLinkChain, y: np.ndarray, y_dot: np.ndarray,
         phi_hat[0] -= body.motion_subspace @ eta_bar[:6]
         phi_hat[1:] -= eta_bar[6:]
         eta_next = psi @ phi_hat + eta_bar
-        phi_tilde[i] = scipy.linalg.cho_solve(factor, phi_hat)
+        phi_tilde[i] = i_hat_inv @ phi_hat
         psi_list[i] = psi
     y_ddot = np.zeros(chain.size)
     mu = None

@@ -27,17 +27,17 @@ import numpy as np
 import pinocchio as pin
 
 from flexrobot_ros.errors import ModelError
-from flexrobot_ros.flexible_links.beam_link import BeamLink
+from flexrobot_ros.flexible_links.beam_link import BeamLink, cross
 
 
 def motion_cross(v: np.ndarray, w: np.ndarray) -> np.ndarray:
     """Spatial motion cross product v x w, [linear; angular] order."""
-    return np.concatenate([np.cross(v[3:], w[:3]) + np.cross(v[:3], w[3:]), np.cross(v[3:], w[3:])])
+    return np.concatenate([cross(v[3:], w[:3]) + cross(v[:3], w[3:]), cross(v[3:], w[3:])])
 
 
 def force_cross(v: np.ndarray, f: np.ndarray) -> np.ndarray:
     """Spatial force cross product v x* f, [linear; angular] order."""
-    return np.concatenate([np.cross(v[3:], f[:3]), np.cross(v[:3], f[:3]) + np.cross(v[3:], f[3:])])
+    return np.concatenate([cross(v[3:], f[:3]), cross(v[:3], f[:3]) + cross(v[3:], f[3:])])
 
 
 @dataclass

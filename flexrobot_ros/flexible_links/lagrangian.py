@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import casadi as ca
 import numpy as np
 
+from flexrobot_ros.flexible_links.beam_elements import ClampedBeamMesh
 from flexrobot_ros.flexible_links.flexible_chain import FlexibleLinkChain
 
 
@@ -46,8 +47,9 @@ class LagrangianDynamics:
         return np.linalg.solve(inertia, np.asarray(tau) - np.array(self.bias(y, y_dot)).ravel())
 
 
-def lagrangian_dynamics(chain: FlexibleLinkChain, points_per_beam: int = 48) -> LagrangianDynamics:
-    """Build the reference dynamics of ``chain`` (Gauss-Legendre points per beam for the kinetic energy)."""
+def lagrangian_dynamics(chain: FlexibleLinkChain, points_per_beam: int = 24) -> LagrangianDynamics:
+    """Build the reference dynamics of ``chain``: ``points_per_beam`` Gauss-Legendre points per assumed-modes beam
+    for the kinetic energy (4 per element, exact, for finite elements)."""
     y = ca.SX.sym("y", chain.size)
     yd = ca.SX.sym("yd", chain.size)
     n = chain.n
@@ -98,9 +100,12 @@ def lagrangian_dynamics(chain: FlexibleLinkChain, points_per_beam: int = 48) -> 
         if body.beam is not None:
             beam = body.beam
             eta = y[n + body.eta.start:n + body.eta.stop]
-            s, w = np.polynomial.legendre.leggauss(points_per_beam)
-            x = (s + 1) * beam.length / 2
-            weights = list(beam.rho * w * beam.length / 2) + [beam.tip_mass]
+            segments = beam.family_y.elements if isinstance(beam.family_y, ClampedBeamMesh) else 1
+            order = 4 if segments > 1 or isinstance(beam.family_y, ClampedBeamMesh) else points_per_beam
+            s, w = np.polynomial.legendre.leggauss(order)
+            h = beam.length / segments
+            x = (np.arange(segments)[:, None] * h + (s + 1) * h / 2).ravel()
+            weights = list(beam.rho * np.tile(w * h / 2, segments)) + [beam.tip_mass]
             x = np.append(x, beam.length)
             shapes = beam._shape_matrix(x)                                    # (Q, 3, m) beam axes
             for xq, wq, Sq in zip(x, weights, shapes):

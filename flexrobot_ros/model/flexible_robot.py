@@ -55,6 +55,8 @@ class FlexibleRobot:
     ``motor_damping`` d_fm [N m s/rad]; ``motor_coulomb`` [N m]; ``gear_ratio`` N; ``rotor_inertia`` I_r [kg m^2]
     (NaN when only the reflected value was given); ``motor_inertia`` B_ii [kg m^2]; ``transmission`` W_ii [1/m | 1];
     ``kp`` [N m/rad], ``kd`` [N m s/rad] default motor-side PD gains. ``gravity`` [m/s^2] is in the base frame.
+    ``flexible_links`` maps URDF link names to validated beam specs (:mod:`flexrobot_ros.flexible_links`);
+    ``rigid_joints`` names the joints declared ``rigid: true`` (their stiffness is inf, motor inertia 0).
     """
 
     name: str
@@ -84,6 +86,7 @@ class FlexibleRobot:
     effort_limits: np.ndarray
     flexible_links: dict[str, Any] = field(default_factory=dict)
     extra_elasticities: list[Any] = field(default_factory=list)
+    rigid_joints: tuple[str, ...] = ()
 
     # ------------------------------------------------------------------ derived quantities
     @property
@@ -280,6 +283,7 @@ def build_robot(spec: FlexibilitySpec, model: pin.Model, urdf_path: Path, yaml_p
         effort_limits=_readonly(model.effortLimit),
         flexible_links=spec.flexible_links,
         extra_elasticities=spec.extra_elasticities,
+        rigid_joints=tuple(name for name, s in zip(joint_names, specs) if s.stiffness == float("inf")),
     )
 
 

@@ -20,6 +20,8 @@ reduced (Spong) model of seed 000, eq. 2.1::
         rotor_inertia: 1.71e-4        # I_r [kg m^2]: B = N^2 I_r ...
         # reflected_inertia: 0.44     # ... or B [kg m^2] directly (then rotor_inertia must be absent)
         transmission_radius: 0.057    # r [m] of the rack/ball screw; prismatic joints only (W = 1/r)
+      joint2: {rigid: true}           # a rigid joint (no joint elasticity, no motor model): allowed with
+                                      # flexible links; optional link_damping, link_coulomb
     controller:                       # default motor-side PD gains: a number for all joints or a list of n
       kp: 15000.0                     # [N m/rad]
       kd: 52.0                        # [N m s/rad]
@@ -28,7 +30,7 @@ reduced (Spong) model of seed 000, eq. 2.1::
       frame: tool0                    # frame it is attached to
       com: [0.0, 0.0, 0.0]            # m, in that frame
       inertia: [0, 0, 0, 0, 0, 0]     # ixx ixy ixz iyy iyz izz [kg m^2] about the CoM, frame axes
-    flexible_links: {}                # reserved for flexible links (assumed modes / finite elements)
+    flexible_links: {}                # beam links, see flexrobot_ros.flexible_links.link_specs
     extra_elasticities: []            # reserved for non-actuated elasticities
 
 Every error names the file, the field (and joint) and what was expected; nothing partial is ever returned.
@@ -50,8 +52,9 @@ TOP_KEYS = frozenset(
 REQUIRED_TOP_KEYS = ("urdf", "joints")
 JOINT_KEYS = frozenset(
     {"stiffness", "link_damping", "link_coulomb", "motor_damping", "motor_coulomb", "gear_ratio", "rotor_inertia",
-     "reflected_inertia", "transmission_radius"}
+     "reflected_inertia", "transmission_radius", "rigid"}
 )
+RIGID_JOINT_KEYS = frozenset({"rigid", "link_damping", "link_coulomb"})
 TOOL_KEYS = frozenset({"mass", "frame", "com", "inertia"})
 CONTROLLER_KEYS = frozenset({"kp", "kd"})
 FLEXIBLE_LINK_METHODS = ("assumed_modes", "finite_elements")
@@ -61,7 +64,7 @@ FLEXIBLE_LINK_METHODS = ("assumed_modes", "finite_elements")
 class JointSpec:
     """Validated elastic-joint parameters of one joint (units as in the module docstring)."""
 
-    stiffness: float
+    stiffness: float  # inf for a rigid joint
     link_damping: float
     link_coulomb: float
     motor_damping: float
@@ -194,14 +197,9 @@ def parse_flexibility(document: Any, source: str) -> FlexibilitySpec:
             com=vector(raw.get("com", [0.0, 0.0, 0.0]), 3, f"{source}: tool.com"),
             inertia=inertia,
         )
-    flexible_links = top.get("flexible_links", {}) or {}
-    if not isinstance(flexible_links, Mapping):
-        raise ModelError(f"{source}: flexible_links: expected a mapping from link name to a description")
-    for link, desc in flexible_links.items():
-        method = desc.get("method") if isinstance(desc, Mapping) else None
-        if method not in FLEXIBLE_LINK_METHODS:
-            raise ModelError(f"{source}: flexible_links.{link}.method: expected one of {FLEXIBLE_LINK_METHODS}, "
-                             f"got {method!r}")
+    from flexrobot_ros.flexible_links.link_specs import parse_flexible_links  # the link layer owns the section
+
+    flexible_links = parse_flexible_links(top.get("flexible_links"), source)
     extra = top.get("extra_elasticities", []) or []
     if not isinstance(extra, list):
         raise ModelError(f"{source}: extra_elasticities: expected a list")
@@ -214,6 +212,17 @@ def parse_flexibility(document: Any, source: str) -> FlexibilitySpec:
 
 def joint_spec(params: Mapping[str, Any], joint_type: str, where: str) -> JointSpec:
     """Validate one joint's parameters against its URDF type ('revolute' or 'prismatic')."""
+    if params.get("rigid", False) is not False:
+        if params["rigid"] is not True:
+            raise ModelError(f"{where}.rigid: expected true or false, got {params['rigid']!r}")
+        extra = sorted(set(params) - RIGID_JOINT_KEYS)
+        if extra:
+            raise ModelError(f"{where}: a rigid joint has no {extra}; allowed: {sorted(RIGID_JOINT_KEYS)}")
+        return JointSpec(stiffness=math.inf,
+                         link_damping=non_negative(params.get("link_damping", 0.0), f"{where}.link_damping"),
+                         link_coulomb=non_negative(params.get("link_coulomb", 0.0), f"{where}.link_coulomb"),
+                         motor_damping=0.0, motor_coulomb=0.0, gear_ratio=1.0, rotor_inertia=math.nan,
+                         motor_inertia=0.0, transmission_radius=1.0)
     if "stiffness" not in params:
         raise ModelError(f"{where}.stiffness: missing (N m/rad)")
     gear_ratio = positive(params.get("gear_ratio", 1.0), f"{where}.gear_ratio")

@@ -1,0 +1,211 @@
+"""The ``flexible_links`` section of the flexibility YAML: validation, and the beams it describes on a URDF.
+
+::
+
+    flexible_links:                   # per URDF link (the child link of a movable joint), by name
+      link1:
+        EI: 1.0e5                     # [N m^2]: one number = planar link (bends along beam y only), or
+        # EI: {y: 1.0e5, z: 2.0e5}    #   one value per bending direction of the beam frame
+        method: assumed_modes         # assumed_modes (default) | finite_elements
+        modes: 2                      # assumed modes per bending direction (1..40)
+        family: clamped_free          # boundary family of the assumed modes
+        # elements: 4                 # finite elements per bending direction (method: finite_elements)
+        # length: 6.0                 # [m]; default: distance to the child joint, or to tip_frame
+        # tip_frame: tool0            # frame at the beam's end (last link); default: the next joint
+        # mass_per_length: 23.3       # [kg/m]; default: the URDF link mass / length
+        # tip_mass: 0.0               # [kg] point mass at the tip
+        # hub_inertia: 0.0            # [kg m^2] rigid inertia about the joint axis at the link's root
+        # damping_ratio: 0.0          # modal damping of the clamped link's modes [-]
+
+The beam frame: origin at the link's joint frame, x towards the beam's end, z the joint axis made orthogonal to x
+(so y lies in the plane of motion of a planar arm). The flexible link's inertia is the beam's (plus hub and tip mass);
+the URDF inertial only supplies the default mass per length.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping
+
+import numpy as np
+import pinocchio as pin
+
+from flexrobot_ros.errors import ModelError
+from flexrobot_ros.flexible_links.beam_link import LINK_MODELS, BeamLink, BeamSpec, beam_frame
+from flexrobot_ros.flexible_links.flexible_chain import FlexibleLinkChain
+from flexrobot_ros.flexible_links.mode_shapes import MAX_CLAMPED_FREE_MODES
+
+LINK_KEYS = frozenset({"EI", "method", "modes", "family", "elements", "length", "tip_frame", "mass_per_length",
+                       "tip_mass", "hub_inertia", "damping_ratio"})
+#: Assumed-mode families and the largest number of modes each supports.
+FAMILIES = {"clamped_free": MAX_CLAMPED_FREE_MODES}
+MAX_ELEMENTS = 200
+
+
+def _number(value: Any, where: str, positive: bool = False, allow_zero: bool = True) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        hint = " (YAML 1.1 reads 1.0e5 as text: write 1.0e+5)" if isinstance(value, str) else ""
+        raise ModelError(f"{where}: expected a finite number, got {value!r}{hint}")
+    if positive and value <= 0:
+        raise ModelError(f"{where}: expected a positive number, got {value!r}")
+    if not allow_zero and value < 0:
+        raise ModelError(f"{where}: expected a number >= 0, got {value!r}")
+    return float(value)
+
+
+def _count(value: Any, where: str, largest: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= largest:
+        raise ModelError(f"{where}: expected an integer 1..{largest}, got {value!r}")
+    return int(value)
+
+
+def parse_link(link: str, raw: Any, source: str) -> BeamSpec:
+    """Validate one ``flexible_links.<link>`` entry (ModelError naming file, link and field)."""
+    where = f"{source}: flexible_links.{link}"
+    if not isinstance(raw, Mapping):
+        raise ModelError(f"{where}: expected a mapping with EI, method, modes/elements, ...")
+    method = raw.get("method", "assumed_modes")
+    if method not in LINK_MODELS:
+        raise ModelError(f"{where}.method: expected one of {LINK_MODELS}, got {method!r}")
+    unknown = sorted(set(raw) - LINK_KEYS)
+    if unknown:
+        raise ModelError(f"{where}: unknown key(s) {unknown}; allowed: {sorted(LINK_KEYS)}")
+    if "EI" not in raw:
+        raise ModelError(f"{where}.EI: missing (bending stiffness [N m^2], one number or {{y: , z: }})")
+    EI = raw["EI"]
+    if isinstance(EI, Mapping):
+        bad = sorted(set(EI) - {"y", "z"})
+        if bad or "y" not in EI or "z" not in EI:
+            raise ModelError(f"{where}.EI: expected {{y: EI_y, z: EI_z}} [N m^2], got {dict(EI)!r}")
+        EI_y = _number(EI["y"], f"{where}.EI.y", positive=True)
+        EI_z: float | None = _number(EI["z"], f"{where}.EI.z", positive=True)
+    else:
+        EI_y, EI_z = _number(EI, f"{where}.EI", positive=True), None
+    family = raw.get("family", "clamped_free")
+    if family not in FAMILIES:
+        raise ModelError(f"{where}.family: expected one of {sorted(FAMILIES)}, got {family!r}")
+    modes = elements = 0
+    if method == "assumed_modes":
+        if "elements" in raw:
+            raise ModelError(f"{where}.elements: only for method finite_elements (this link uses assumed_modes)")
+        modes = _count(raw.get("modes", 2), f"{where}.modes ({family} family)", FAMILIES[family])
+    else:
+        if "modes" in raw:
+            raise ModelError(f"{where}.modes: only for method assumed_modes (this link uses finite_elements)")
+        elements = _count(raw.get("elements", 4), f"{where}.elements", MAX_ELEMENTS)
+    length = raw.get("length")
+    if length is not None:
+        length = _number(length, f"{where}.length", positive=True)
+    tip_frame = raw.get("tip_frame")
+    if tip_frame is not None and (not isinstance(tip_frame, str) or not tip_frame):
+        raise ModelError(f"{where}.tip_frame: expected a frame name, got {tip_frame!r}")
+    rho = raw.get("mass_per_length")
+    if rho is not None:
+        rho = _number(rho, f"{where}.mass_per_length", positive=True)
+    damping = _number(raw.get("damping_ratio", 0.0), f"{where}.damping_ratio", allow_zero=False)
+    if damping >= 1.0:
+        raise ModelError(f"{where}.damping_ratio: expected a fraction in [0, 1), got {damping}")
+    return BeamSpec(link=link, method=method, EI_y=EI_y, EI_z=EI_z, modes=modes, elements=elements, family=family,
+                    length=length, mass_per_length=rho,
+                    tip_mass=_number(raw.get("tip_mass", 0.0), f"{where}.tip_mass", allow_zero=False),
+                    hub_inertia=_number(raw.get("hub_inertia", 0.0), f"{where}.hub_inertia", allow_zero=False),
+                    damping_ratio=damping, tip_frame=tip_frame)
+
+
+def parse_flexible_links(raw: Any, source: str) -> dict[str, BeamSpec]:
+    """Validate the whole ``flexible_links`` mapping (empty or absent: no flexible link)."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping):
+        raise ModelError(f"{source}: flexible_links: expected a mapping from link name to a beam description")
+    return {str(link): parse_link(str(link), desc, source) for link, desc in raw.items()}
+
+
+def link_joints(model: pin.Model) -> dict[str, int]:
+    """URDF link name -> index of the movable joint that carries it (the first BODY frame at each joint)."""
+    out: dict[str, int] = {}
+    for frame in model.frames:
+        parent = frame.parentJoint if hasattr(frame, "parentJoint") else frame.parent
+        if frame.type == pin.FrameType.BODY and parent > 0 and parent not in out.values() \
+                and frame.placement.isIdentity():
+            out[frame.name] = parent
+    return out
+
+
+def build_beams(model: pin.Model, specs: Mapping[str, BeamSpec], source: str, method: str | None = None,
+                modes: int | None = None, elements: int | None = None) -> dict[str, BeamLink]:
+    """The beams of ``specs`` on ``model`` keyed by joint name; ``method``/``modes``/``elements`` override every
+    link's discretization (the CLI's --link-model, --modes, --elements)."""
+    joints = link_joints(model)
+    beams: dict[str, BeamLink] = {}
+    for link, spec in specs.items():
+        where = f"{source}: flexible_links.{link}"
+        if link not in joints:
+            raise ModelError(f"{where}: no movable joint carries a link {link!r}; links: {sorted(joints)}")
+        j = joints[link]
+        if modes is not None and not 1 <= modes <= FAMILIES[spec.family]:
+            raise ModelError(f"{where}: --modes {modes}: the {spec.family} family supports 1..{FAMILIES[spec.family]}")
+        end = None
+        if spec.tip_frame is not None:
+            if not model.existFrame(spec.tip_frame):
+                raise ModelError(f"{where}.tip_frame: unknown frame {spec.tip_frame!r}")
+            frame = model.frames[model.getFrameId(spec.tip_frame)]
+            parent = frame.parentJoint if hasattr(frame, "parentJoint") else frame.parent
+            if parent != j:
+                raise ModelError(f"{where}.tip_frame: frame {spec.tip_frame!r} is not on link {link!r}")
+            end = frame.placement.translation
+        elif j + 1 < model.njoints and model.parents[j + 1] == j:
+            end = model.jointPlacements[j + 1].translation
+        axis_up = np.array([0.0, 0.0, 1.0])
+        if end is not None and np.linalg.norm(end) > 1e-9:
+            direction, length_geometry = end / np.linalg.norm(end), float(np.linalg.norm(end))
+        else:
+            direction, length_geometry = np.array([1.0, 0.0, 0.0]), None
+        length = spec.length if spec.length is not None else length_geometry
+        if length is None:
+            raise ModelError(f"{where}.length: missing; the link has no child joint or tip_frame to take it from")
+        if spec.length is not None and length_geometry is not None and abs(length - length_geometry) > 1e-9 * length:
+            raise ModelError(f"{where}.length: {length} m disagrees with the URDF distance {length_geometry} m "
+                             "to the link's end")
+        rho = spec.mass_per_length
+        if rho is None:
+            mass = model.inertias[j].mass
+            if mass <= 0:
+                raise ModelError(f"{where}.mass_per_length: missing and the URDF link has no mass")
+            rho = mass / length
+        joint_data = model.createData().joints[j]
+        model.joints[j].calc(joint_data, np.zeros(1), np.ones(1))
+        subspace = np.asarray(joint_data.S).reshape(6, -1)[:, 0]
+        if np.linalg.norm(subspace[3:]) > 1e-12:
+            axis_up = subspace[3:]
+        rotation = beam_frame(direction, axis_up)
+        beams[model.names[j]] = BeamLink.from_spec(spec, length, rho, rotation, np.zeros(3), modes=modes,
+                                                   elements=elements, method=method)
+    return beams
+
+
+def hub_inertias(model: pin.Model, specs: Mapping[str, BeamSpec]) -> dict[str, pin.Inertia]:
+    """Rigid hub inertias (about each flexible link's joint axis, at its root) keyed by joint name."""
+    joints = link_joints(model)
+    out = {}
+    data = model.createData()
+    for link, spec in specs.items():
+        j = joints[link]
+        model.joints[j].calc(data.joints[j], np.zeros(1), np.ones(1))
+        axis = np.asarray(data.joints[j].S).reshape(6, -1)[3:, 0]
+        out[model.names[j]] = pin.Inertia(0.0, np.zeros(3), spec.hub_inertia * np.outer(axis, axis))
+    return out
+
+
+__all__ = ["FAMILIES", "LINK_KEYS", "build_beams", "chain_from_robot", "hub_inertias", "link_joints", "parse_flexible_links",
+           "parse_link"]
+
+
+def chain_from_robot(robot: Any, method: str | None = None, modes: int | None = None,
+                     elements: int | None = None) -> FlexibleLinkChain:
+    """The flexible-link chain of a loaded FlexibleRobot (its pinocchio model, gravity and ``flexible_links``);
+    ``method``/``modes``/``elements`` override every flexible link's discretization."""
+    source = str(robot.yaml_path or robot.name)
+    specs = robot.flexible_links
+    beams = build_beams(robot.model, specs, source, method=method, modes=modes, elements=elements)
+    return FlexibleLinkChain(robot.model, beams, gravity=np.asarray(robot.gravity, dtype=float),
+                             hubs=hub_inertias(robot.model, specs))
