@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
+import pinocchio as pin
 from scipy.optimize import brentq
 
 from flexrobot_ros.errors import ModelError
@@ -98,6 +99,26 @@ def tip_body_from_distal(masses: Sequence[float], coms: Any, inertias: Any, beam
     tip_inertia = inertia.sum(axis=0) + np.einsum("k,kij->ij", m, (np.einsum("ki,ki->k", c, c)[:, None, None]
                                                                    * np.eye(3) - np.einsum("ki,kj->kij", c, c)))
     return TipBody(mass=float(m.sum()), first_moment=float(m @ (c @ a)), inertia=float(n @ tip_inertia @ n))
+
+
+def tip_body_from_model(model: pin.Model, joint: int, q: Any, tip: pin.SE3, beam_axis: Any, deflection_axis: Any,
+                        source: str = "tip body") -> TipBody:
+    """The tip body of the link carried by joint index ``joint`` of a pinocchio model, at configuration ``q``.
+
+    Everything beyond the link (the rigid inertias of every joint of its subtree but its own, frozen at ``q``; a
+    payload the model carries is included) is seen at the link's end ``tip``, the placement of the end in the
+    joint's frame; ``beam_axis`` and ``deflection_axis`` are in the ``tip`` frame (see :func:`tip_body_from_distal`).
+    It depends on ``q`` when distal joints move (M_DL, J_L) -- seed 004 section 2.1.1.
+    """
+    if not 0 < joint < model.njoints:
+        raise ModelError(f"{source}: joint index {joint} is not a movable joint of the model (1..{model.njoints - 1})")
+    data = model.createData()
+    pin.forwardKinematics(model, data, np.asarray(q, dtype=float))
+    world_tip = data.oMi[joint] * tip
+    total = pin.Inertia.Zero()
+    for k in list(model.subtrees[joint])[1:]:
+        total += world_tip.actInv(data.oMi[k]).act(model.inertias[k])
+    return tip_body_from_distal([total.mass], [total.lever], [total.inertia], beam_axis, deflection_axis, source)
 
 
 @dataclass(frozen=True)
