@@ -385,8 +385,8 @@ class ClampedMassModes:
         # psi_i = scale_i (a cos + b sin - p e^(beta (eta - 1)) / 2 - q e^(-beta eta) / 2), see _shape_coefficients
         self._coefficients = np.array([_shape_coefficients(float(b), self.params) for b in self.roots]).reshape(-1, 4)
         self._scale = np.ones(self.count)
-        # exact to round-off: psi^2 is entire with ~beta / pi oscillations; 16-point steps keep the cache small
-        eta, weights = _gauss_legendre(16 * (4 + int(self.roots.max() if self.count else 0.0) // 8))
+        # exact to round-off: psi^2 oscillates ~beta / pi times; a 16-point rule per beta / 2 resolves it
+        eta, weights = _gauss_legendre(4 + int(self.roots.max() if self.count else 0.0) // 2)
         norm2 = weights @ (self.shapes(eta) ** 2)
         curvature0, jerk0 = self.shapes([0.0], 2)[0], self.shapes([0.0], 3)[0]
         sign = np.where(curvature0 != 0.0, np.sign(curvature0), np.sign(jerk0))
@@ -425,13 +425,17 @@ class ClampedMassModes:
         return self.roots ** 2 * math.sqrt(EI / (rho * self.length ** 4))
 
 
+_GAUSS_16 = np.polynomial.legendre.leggauss(16)
+
+
 @functools.lru_cache(maxsize=32)
-def _gauss_legendre(points: int) -> tuple[np.ndarray, np.ndarray]:
-    """Nodes and weights of the Gauss-Legendre rule on [0, 1] (cached: computing them costs milliseconds)."""
-    x, w = np.polynomial.legendre.leggauss(points)
-    x, w = 0.5 * (x + 1.0), 0.5 * w
-    x.flags.writeable = w.flags.writeable = False
-    return x, w
+def _gauss_legendre(segments: int) -> tuple[np.ndarray, np.ndarray]:
+    """Nodes and weights of the composite 16-point Gauss-Legendre rule on [0, 1] with ``segments`` equal parts."""
+    s, w = _GAUSS_16
+    starts = np.arange(segments)[:, None] / segments
+    x, weights = (starts + (s + 1.0) / (2 * segments)).ravel(), np.tile(w / (2 * segments), segments)
+    x.flags.writeable = weights.flags.writeable = False
+    return x, weights
 
 
 # ----------------------------------------------------------------------------------------------------------------
