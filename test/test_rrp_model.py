@@ -17,7 +17,8 @@ from scipy.integrate import solve_ivp
 
 from flexrobot_ros.dynamics.trajectory import load_trajectory
 from flexrobot_ros.flexible_links.clamped_mass import (
-    ClampedMassModes, ClampedMassParameters, PrismaticLinkRoots, TipBody, tip_body_from_model)
+    ClampedMassModes, ClampedMassParameters, PrismaticLinkRoots, TipBody, parameter_rates, roots_rate,
+    tip_body_from_model, tip_body_rate_from_model)
 from flexrobot_ros.flexible_links.link_specs import chain_from_robot
 from flexrobot_ros.model import load_robot
 
@@ -134,3 +135,41 @@ def test_rrp_section5_trajectory_file():
 
     solution = solve_ivp(rate, (0.0, 0.5), link3.roots(0.3), method="DOP853", rtol=1e-11, atol=1e-12)
     np.testing.assert_allclose(solution.y[:, -1], [1.573631, 4.225002], atol=1e-6)
+
+
+def test_rrp_link2_roots_follow_the_moving_link3(robot):
+    """Configuration-dependent clamped-mass parameters (seed 004 section 2.1.1, eq. 40): along the section 5
+    motion the in-plane J of link 2 changes with d_3; its rate from the model equals the hand formula
+    dJ_L/dt = (2 m_3 (d_3 - 0.65) + 2 m_p d_3) d_3' (1e-7), and the link-2 roots integrated by eq. 40 equal a direct
+    root solve at 0.25 s and 0.5 s (1e-8)."""
+    model = robot.model
+    joint = model.getJointId("joint2")
+    tip = pin.SE3(np.eye(3), np.array([L2, 0.0, 0.0]))
+    axes = dict(beam_axis=[1, 0, 0], deflection_axis=[0, 1, 0])
+    trajectory = load_trajectory(TRAJECTORY)
+
+    def state(t: float) -> tuple[np.ndarray, np.ndarray]:
+        sample = trajectory.evaluate(np.array([t]))
+        return sample.q[0], sample.qd[0]
+
+    q, qd = state(0.2)
+    rate = tip_body_rate_from_model(model, joint, q, qd, tip, **axes)
+    hand = (2 * M3 * (q[2] - L3_TOTAL / 2) + 2 * M_P * q[2]) * qd[2]
+    assert rate.inertia == pytest.approx(hand, rel=1e-7) and abs(rate.mass) < 1e-9 and abs(rate.first_moment) < 1e-9
+
+    def roots_at(t: float) -> np.ndarray:
+        body = tip_body_from_model(model, joint, state(t)[0], tip, **axes)
+        return ClampedMassModes(L2, 2, ClampedMassParameters.from_tip_body(body, RHO_A, L2)).roots
+
+    def rhs(t: float, beta: np.ndarray) -> np.ndarray:
+        q, qd = state(t)
+        body = tip_body_from_model(model, joint, q, tip, **axes)
+        body_rate = tip_body_rate_from_model(model, joint, q, qd, tip, **axes)
+        params = ClampedMassParameters.from_tip_body(body, RHO_A, L2)
+        return roots_rate(beta, params, parameter_rates(body, body_rate, RHO_A, L2))
+
+    solution = solve_ivp(rhs, (0.0, 0.5), roots_at(0.0), method="DOP853", rtol=1e-10, atol=1e-11,
+                         dense_output=True)
+    for t in (0.25, 0.5):
+        np.testing.assert_allclose(solution.sol(t), roots_at(t), atol=1e-8)
+    assert roots_at(0.5)[0] < roots_at(0.25)[0]  # the heavier-looking boom lowers link 2's first frequency
