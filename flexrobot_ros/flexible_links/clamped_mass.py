@@ -32,7 +32,12 @@ length l(t) changes, distal links that move), the roots follow eq. 40,
 d beta_i/dt = -(f_M dM/dt + f_J dJ/dt + f_D dD/dt) / f_beta, with the partial derivatives of eqs. 41-44.  For
 the paper's prismatic link 3 (tip payload m_p only) it reduces to eqs. 45-47, where the printed m_p^2 in eq. 47
 must read m_p (ERRATA.md).  :class:`PrismaticLinkRoots` offers that differential form (the roots become states
-integrated with the plant's state) or a root solve per step.
+integrated with the plant's state) or a root solve per step.  For a revolute link whose distal links move,
+:func:`tip_body_from_model` and :func:`tip_body_rate_from_model` give the tip body and its rate from a pinocchio
+model at (q, qd), :func:`parameter_rates` turns them into dM/dt, dJ/dt, dD/dt and :func:`roots_rate` into eq. 40.
+
+:class:`ClampedMassModes` follows the link layer's ModeShapeFamily protocol (:mod:`.mode_shapes`: ``length``,
+``count``, ``roots``, ``evaluate(x, derivative)``, ``frequencies_rad_s``), so a BeamLink can use it directly.
 """
 from __future__ import annotations
 
