@@ -13,6 +13,8 @@ import math
 import numpy as np
 import pytest
 import scipy.linalg
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.integrate import quad, simpson, solve_ivp
 from scipy.optimize import brentq
 
@@ -423,3 +425,26 @@ def test_clamped_mass_modes_in_the_link_layer_are_exact_for_the_tip_mass(length)
                           np.zeros(3), tip_mass=m_p)
     overestimate = cantilever.clamped_frequencies_rad_s() / exact - 1
     assert np.all(overestimate > 5e-4) and overestimate[1] > 1e-2
+
+
+@settings(max_examples=60, deadline=None)
+@given(log_m=st.floats(-3.0, 4.0), log_j=st.floats(-4.0, 3.0), rho=st.floats(-1.0, 1.0),
+       no_m=st.booleans(), no_j=st.booleans())
+def test_roots_interlace_and_fall_as_the_tip_body_grows(log_m, log_j, rho, no_m, no_j):
+    """Independent bounds on the first 8 roots for any admissible tip body (Rayleigh's theorems): fixing the tip's
+    deflection and slope (2 constraints) gives the clamped-clamped roots g_i of cos b cosh b = 1, so
+    beta_i <= g_i <= beta_(i+2); adding inertia at the tip lowers every root (beta_i(M) <= cantilever root, and
+    beta_i falls when M grows).  The Wittrick-Williams count sits at i - 1 just below beta_i and at i just above."""
+    M = 0.0 if no_m else 10.0 ** log_m
+    J = 0.0 if no_j else 10.0 ** log_j
+    params = ClampedMassParameters(M, J, rho * math.sqrt(M * J))
+    roots = frequency_roots(8, params)
+    g = np.array([brentq(lambda b: math.cos(b) - 2 * math.exp(-b) / (1 + math.exp(-2 * b)),
+                         (k + 0.5) * math.pi - 0.1, (k + 0.5) * math.pi + 0.1, xtol=1e-15) for k in range(1, 9)])
+    assert np.all(np.diff(roots) > 0)
+    assert np.all(roots <= g + 1e-12) and np.all(roots[2:] >= g[:-2] - 1e-12)
+    assert np.all(roots <= frequency_roots(8) + 1e-12)
+    heavier = frequency_roots(8, ClampedMassParameters(2 * M + 0.1, J, params.D))
+    assert np.all(heavier <= roots + 1e-12)
+    for i, b in enumerate(roots):
+        assert eigenvalue_count(b * (1 - 1e-9), params) == i and eigenvalue_count(b * (1 + 1e-9), params) == i + 1
