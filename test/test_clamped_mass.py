@@ -252,6 +252,10 @@ def test_tip_body_of_point_mass_and_rod():
     assert across.first_moment == 0.0 and across.inertia == pytest.approx(m * L ** 2 / 12, rel=1e-14)
     params = ClampedMassParameters.from_tip_body(rod, mass_per_length=0.331, length=1.0)
     assert (params.M, params.J, params.D) == pytest.approx((m / 0.331, m * L ** 2 / 3 / 0.331, m * L / 2 / 0.331))
+    # a payload on the rotation axis, placed with round-off (1e-17 m along the beam): still admissible (M J >= D^2)
+    on_axis = tip_body_from_distal([m], [[1e-17, 0.0, 0.7]], [np.zeros((3, 3))], [1, 0, 0], [0, 1, 0])
+    assert abs(on_axis.first_moment) < 1e-16 and abs(on_axis.inertia) < 1e-30
+    ClampedMassParameters.from_tip_body(on_axis, mass_per_length=0.331, length=1.0)  # no ModelError
 
 
 def test_bad_input_is_a_model_error_naming_the_field():

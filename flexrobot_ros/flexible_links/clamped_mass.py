@@ -103,7 +103,11 @@ def tip_body_from_distal(masses: Sequence[float], coms: Any, inertias: Any, beam
     n = np.cross(a, d)
     tip_inertia = inertia.sum(axis=0) + np.einsum("k,kij->ij", m, (np.einsum("ki,ki->k", c, c)[:, None, None]
                                                                    * np.eye(3) - np.einsum("ki,kj->kij", c, c)))
-    return TipBody(mass=float(m.sum()), first_moment=float(m @ (c @ a)), inertia=float(n @ tip_inertia @ n))
+    mass, first_moment, rotary = float(m.sum()), float(m @ (c @ a)), float(n @ tip_inertia @ n)
+    # M_L J_L >= M_DL^2 holds exactly for bodies; keep it through round-off (bodies on the rotation axis, ...)
+    if first_moment ** 2 > mass * rotary and first_moment ** 2 - mass * rotary <= 1e-12 * mass * np.trace(tip_inertia):
+        rotary = first_moment ** 2 / mass
+    return TipBody(mass=mass, first_moment=first_moment, inertia=rotary)
 
 
 def tip_body_from_model(model: pin.Model, joint: int, q: Any, tip: pin.SE3, beam_axis: Any, deflection_axis: Any,
