@@ -532,3 +532,9 @@ class PrismaticLinkRoots:
     def modes(self, length: float, beta: Any = None) -> ClampedMassModes:
         """The mode shapes at free length ``length`` [m], at root states ``beta`` or (None) at solved roots."""
         return ClampedMassModes(length, self.count, self.parameters(length), roots=beta, source=self.source)
+
+
+__all__ = ["ROOT_METHODS", "ClampedMassModes", "ClampedMassParameters", "FrequencyDerivatives", "PrismaticLinkRoots",
+           "TipBody", "eigenvalue_count", "frequency_equation", "frequency_equation_derivatives", "frequency_roots",
+           "parameter_rates", "refine_roots", "roots_rate", "tip_body_from_distal", "tip_body_from_model",
+           "tip_body_rate_from_model"]
