@@ -95,13 +95,14 @@ def campaign(harness, node, per_topic: int, per_service: int, seed: int) -> dict
 
 
 @pytest.mark.slow
-def test_malformed_samples_on_every_input_leave_every_node_working():
+def test_malformed_samples_on_every_input_leave_every_node_working(tmp_path):
     output = io.StringIO()
     with Harness() as harness:
         node = harness.node("fuzzer")
         probe = Probe(node, {"/diagnostics": DIAG, "/motor_trajectory": JT})
+        out = {"output_directory": str(tmp_path)}  # fuzzed requests may run ~/map: files go there, not the checkout
         launcher = node_processes({"simulator_node": {"real_time_factor": 1.0}, "feedforward_node": {},
-                                   "modal_monitor_node": {}, "oma_node": {}}, output)
+                                   "modal_monitor_node": out, "oma_node": out}, output)
         with launcher:
             assert harness.spin(90.0, lambda: all(probe.diagnostics(n) for n in TARGETS)), output.getvalue()
             assert harness.spin(30.0, lambda: probe.count("oma_node", "samples received") > 500), output.getvalue()

@@ -15,12 +15,13 @@ import numpy as np
 from flexrobot_ros.errors import ModalError
 from flexrobot_ros.extended_joints.linearization import extended_modal_analysis
 
-UNSUPPORTED = ("wrench", "participation", "undamped", "shapes_plot", "frf_plot")
+UNSUPPORTED = ("wrench", "participation", "undamped", "shapes_plot", "frf_plot", "locked_joints", "link_model",
+               "modes", "elements")
 
 
 def run_extended(args: argparse.Namespace, robot, q: np.ndarray, kp, kd) -> int:
     """Modes of ``robot``'s extended model at link set point ``q`` with motor gains ``kp``, ``kd``."""
-    given = [f"--{name.replace('_', '-')}" for name in UNSUPPORTED if getattr(args, name, None)]
+    given = [f"--{name.replace('_', '-')}" for name in UNSUPPORTED if getattr(args, name, None) not in (None, False)]
     if given:
         raise ModalError(f"robot {robot.name} has an extended model (extra elasticities "
                          f"{list(robot.extended.elastic_names)}, gear dampers D_g): {', '.join(given)} are not "

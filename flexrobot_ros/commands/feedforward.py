@@ -32,7 +32,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("robot", help="shipped robot name or path to a flexibility YAML")
     parser.add_argument("--trajectory", type=Path, required=True, help="trajectory YAML (poly9 profile or waypoints)")
     parser.add_argument("--method", choices=METHODS, default="sdrnea",
-                        help="sdrnea: generated C code, compiled once per robot and cached (default); ejnea: numeric")
+                        help="sdrnea: generated C code, compiled once per robot and cached (default); ejnea: numeric; "
+                             "dae: robots with extra elasticities (BDF or optimization, seed 002)")
     parser.add_argument("--rate", type=float, default=1000.0, help="sampling rate [Hz] (default 1000)")
     parser.add_argument("--out", type=Path, required=True, help="output time series (.csv or .npz)")
     parser.add_argument("--plot", type=Path, help="also write a PNG figure (q, deflection, tau, tau_m)")

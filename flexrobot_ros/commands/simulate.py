@@ -96,14 +96,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-def flexible_link_controller(robot, q_d: np.ndarray, kp, kd, compiled: bool):
-    """(plant, controller) for a robot with flexible links or rigid joints, else (None, None)."""
+def flexible_link_controller(robot, q_d: np.ndarray, kp, kd, compiled: bool, hold: bool = True):
+    """(plant, hold controller or None) for a robot with flexible links or rigid joints, else (None, None)."""
     from flexrobot_ros.simulation.flexible_link_plant import hold_controller, plant_for
 
     plant = plant_for(robot, compiled=compiled) if (robot.flexible_links or robot.rigid_joints) else None
     if plant is None:
         return None, None
-    return plant, hold_controller(plant, q_d, kp=kp, kd=kd)
+    return plant, hold_controller(plant, q_d, kp=kp, kd=kd) if hold else None
 
 
 def open_loop_controller(robot, path: Path):
@@ -219,19 +219,27 @@ def run(args: argparse.Namespace) -> int:
     impacts = [parse_impact(text) for text in args.impact]
     for note in check_impacts(impacts, args.duration):
         print(f"flexrobot simulate: warning: {note}", file=sys.stderr)
+    if args.open_loop:
+        given = [option for option, value in (("--q0", args.q0), ("--set-point", args.set_point), ("--kp", args.kp),
+                                              ("--kd", args.kd)) if value is not None]
+        if given:
+            raise SimulationError(f"--open-loop starts at the trajectory's first pose and applies its torques without "
+                                  f"feedback: {', '.join(given)} would have no effect")
     robot = load_robot(args.robot, tool=args.tool)
+    if args.compiled and not (robot.flexible_links or robot.rigid_joints):
+        raise SimulationError(f"--compiled: generated code is for flexible-link robots; robot {robot.name} has none")
     for impact in impacts:
         robot.frame_id(impact.frame)
     q0 = vector(args.q0, "--q0", robot.n, robot.joint_names) if args.q0 is not None else np.zeros(robot.n)
     q_d = q0 if args.set_point is None else vector(args.set_point, "--set-point", robot.n, robot.joint_names)
     kp = gains(args.kp, "--kp", robot.n, robot.joint_names)
     kd = gains(args.kd, "--kd", robot.n, robot.joint_names)
-    plant, controller = flexible_link_controller(robot, q_d, kp, kd, args.compiled)
-    if controller is None:
-        controller = PDGravityCompensation.create(robot, q_d, kp=kp, kd=kd)
+    plant, controller = flexible_link_controller(robot, q_d, kp, kd, args.compiled, hold=not args.open_loop)
     if args.open_loop:
         controller, q0 = open_loop_controller(robot, args.open_loop)
         controller.q_d, controller.q_m_d = q0, q0 * robot.transmission  # references of the plot and summary
+    elif controller is None:
+        controller = PDGravityCompensation.create(robot, q_d, kp=kp, kd=kd)
     simulation = Simulation(plant or robot, controller, q0=q0, rate=args.rate, mode=args.mode,
                             fixed=FixedStepIntegration(substeps=args.substeps),
                             accurate=AccurateIntegration(args.method, args.rtol, args.atol), excitations=impacts)

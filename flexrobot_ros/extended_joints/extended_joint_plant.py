@@ -240,6 +240,12 @@ class ExtendedJointPlant:
                       gravitational=float(pin.computePotentialEnergy(self.model, self.data, q_a)),
                       dissipated=float(x[lay["dissipated"].start]), work_in=float(x[lay["work_in"].start]))
 
+    def extra_columns(self, states: np.ndarray) -> dict[str, np.ndarray]:
+        """``q_e.<name>`` [rad | m] and ``qd_e.<name>`` of the extra elastic coordinates, for the time series."""
+        lay = self.layout
+        return {f"{block}.{name}": states[:, lay[block]][:, i] for block in ("q_e", "qd_e")
+                for i, name in enumerate(self.elastic_names)}
+
     def elastic_torque(self, q: np.ndarray, q_m: np.ndarray) -> np.ndarray:
         """Gear-spring torque K (W q - q_m) [N m], arrays (..., n) (the damper's share is not included)."""
         return self._k * (self._w * q - q_m)

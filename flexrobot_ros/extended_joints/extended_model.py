@@ -217,6 +217,10 @@ def attach_extended(robot: Any, spec: Any, full: pin.Model, source: str) -> Any:
     damping = spring_damping(spec.joints, robot.joint_names, source)
     if not spec.extra_elasticities and not np.any(damping):
         return robot
+    if robot.flexible_links or robot.rigid_joints:
+        raise ModelError(f"{source}: extra_elasticities / spring_damping together with flexible_links or rigid "
+                         "joints are not supported yet (the simulator and the modal analysis would each drop half "
+                         "of the model); use one or the other")
     specs = parse_elasticities(spec.extra_elasticities, source)
     ext = extended_pinocchio_model(full, specs, source)
     ext.gravity = robot.model.gravity

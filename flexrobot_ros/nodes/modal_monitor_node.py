@@ -142,6 +142,11 @@ class ModalMonitorNode:
         if self.computed is None:
             response.success, response.message = False, "no pose received on joint_states yet"
             return response
+        if self.analysis is not modal_analysis:
+            response.success = False
+            response.message = (f"~/map: robot {self.robot.name} has flexible links, rigid joints or extra "
+                                "elasticities; maps use the flexible-joint model and are not available for it yet")
+            return response
         p, names = self.p, self.robot.joint_names
         joints = tuple(p["map.joints"]) or names[:2]
         axes = [np.clip(self.computed[self.robot.joint_index(j)] + np.linspace(-p["map.span"], p["map.span"],

@@ -109,7 +109,10 @@ class SimulationOutput:
 class Simulation:
     """A robot (or any :class:`~flexrobot_ros.simulation.plant.Plant`) under a controller, stepped in chunks.
 
-    ``robot``: a FlexibleRobot (simulated with :class:`FlexibleJointPlant`) or a plant. ``controller``: see
+    ``robot``: a FlexibleRobot (simulated with the plant its description needs: flexible links or rigid joints
+    :class:`~flexrobot_ros.simulation.flexible_link_plant.FlexibleLinkPlant`, extra elasticities
+    :class:`~flexrobot_ros.extended_joints.extended_joint_plant.ExtendedJointPlant`, else
+    :class:`~flexrobot_ros.simulation.flexible_joint_plant.FlexibleJointPlant`) or a plant. ``controller``: see
     :mod:`flexrobot_ros.simulation.controllers`. Initial state: ``q0`` [rad | m] defaults to the controller's set
     point ``q_d``; ``q_m0`` to its ``q_m_d`` or else to the static motor position of ``q0`` (eq. 2.3, springs
     carrying gravity); rates default to zero. ``rate`` [Hz] output sample rate; ``mode`` 'fixed' or 'accurate' with
@@ -317,10 +320,14 @@ class Simulation:
         block = next(name for name in layout.slices if name not in ("positions", "velocities")
                      and layout[name].start <= bad < layout[name].stop)  # plants may add blocks (e.g. q_e)
         offset = bad - layout[block].start
-        label = self.plant.joint_names[offset] if block in ("q", "q_m", "qd", "qd_m") else (
-            getattr(self.plant, "elastic_names", None) or [block] * (offset + 1))[offset]
+        if block in ("q", "q_m", "qd", "qd_m"):
+            where = f"{block}[{self.plant.joint_names[offset]}]"
+        elif block in ("q_e", "qd_e"):
+            where = f"{block}[{self.plant.elastic_names[offset]}]"
+        else:
+            where = f"{block}[{offset}]"
         message = (f"robot {self.robot.name}: the simulated state left the valid range at t = {stop.t:.6g} s: "
-                   f"{block}[{label}] = {x[bad]:.6g} (bound {self._bound[bad]:g}); stopped, the simulation stays at "
+                   f"{where} = {x[bad]:.6g} (bound {self._bound[bad]:g}); stopped, the simulation stays at "
                    f"t = {self.t:.6g} s.")
         if hasattr(self.controller, "q_d"):
             try:
