@@ -64,3 +64,35 @@ def test_simulate_forced_canadarm(tmp_path):
     for link in ("link1", "link2", "link3"):
         assert f"deflection.{link}.y" in columns
     assert np.max(np.abs(columns["deflection.link1.y"])) > 1e-4
+
+
+def test_feedforward_refuses_rigid_joints_and_flexible_links(tmp_path, capsys):
+    """The feedforward inverts finite joint stiffnesses of rigid links (thesis eqs. 4.5-4.10): the Canadarm (rigid
+    joints, flexible links) and a flexible link on an elastic joint get one error naming the robot and what is not
+    supported, from the CLI and from every API entry point (before: 'stiffness: non-finite value [inf, inf, inf]')."""
+    import pytest
+
+    from flexrobot_ros.dynamics import compiled_feedforward, feedforward, rigid_feedforward
+    from flexrobot_ros.errors import ModelError
+    from flexrobot_ros.model import load_robot
+
+    trajectory = "config/canadarm_trajectory.yaml"
+    assert main(["feedforward", "canadarm", "--trajectory", trajectory, "--out", str(tmp_path / "ff.csv")]) != 0
+    message = capsys.readouterr().err
+    assert "robot 'canadarm'" in message and "rigid joints (joint1, joint2, joint3" in message
+    assert "flexible links (link1, link2, link3)" in message and "inf" not in message.replace("finite", "")
+    assert not (tmp_path / "ff.csv").exists()
+    robot = load_robot("canadarm")
+    for call in (lambda: feedforward(robot, trajectory), lambda: feedforward(robot, trajectory, "ejnea"),
+                 lambda: feedforward(robot, trajectory, "dae"), lambda: rigid_feedforward(robot, trajectory),
+                 lambda: compiled_feedforward(robot)):
+        with pytest.raises(ModelError, match="robot 'canadarm'.*not supported: rigid joints"):
+            call()
+    # an elastic joint carrying a flexible link: only the flexible link is named
+    path = one_link_robot(tmp_path)
+    path.write_text("robot: one\n" + path.read_text().replace("{rigid: true}",
+                                                               "{stiffness: 2000.0, reflected_inertia: 1.0}"))
+    elastic = load_robot(str(path))
+    assert not elastic.rigid_joints
+    with pytest.raises(ModelError, match=r"robot 'one'.*not supported: flexible links \(arm\)\. Simulate"):
+        feedforward(elastic, trajectory, "ejnea")

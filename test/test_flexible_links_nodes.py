@@ -15,6 +15,7 @@ from flexrobot_ros.runtime.messages import as_array
 from node_harness import Harness, Probe
 
 ARRAY, JS, TF = "std_msgs/msg/Float64MultiArray", "sensor_msgs/msg/JointState", "tf2_msgs/msg/TFMessage"
+MARKERS = "visualization_msgs/msg/MarkerArray"
 POSE = [0.4, -1.1, 0.7]
 
 
@@ -24,13 +25,15 @@ def test_canadarm_nodes():
         parameters = {"robot": "canadarm", "tool": False, "set_point": POSE, "set_points": [], "rate_hz": 200.0,
                       "duration_s": 0.5, "real_time_factor": 2.0, "autostart": True,
                       "excitation.type": "impacts", "excitation.first_s": 0.1, "excitation.period_s": 100.0,
-                      "impact.force": [0.0, 200.0, 0.0], "impact.duration_s": 0.05, "joint_states_decimation": 1}
+                      "impact.force": [0.0, 200.0, 0.0], "impact.duration_s": 0.05, "joint_states_decimation": 1,
+                      "link_shapes_rate_hz": 50.0}
         app = SimulatorNode(harness.node("simulator_node", parameters, files=()))
         monitor = ModalMonitorNode(harness.node("modal_monitor_node", {"robot": "canadarm", "tool": False},
                                                 files=()))
         probe = Probe(harness.node("probe"), {"/link_deflections": ARRAY, "/joint_states": JS, "/tf": TF,
-                                              "/modal/frequencies": ARRAY}, latched=["/modal/frequencies"])
+                                              "/modal/frequencies": ARRAY, "/link_shapes": MARKERS}, latched=["/modal/frequencies"])
         harness.spin(60.0, lambda: app.state == "finished" and len(probe.messages["/link_deflections"]) >= 100
+                     and len(probe.messages["/link_shapes"]) >= 20
                      and probe.last("/modal/frequencies") is not None)
     deflections = np.array([as_array(m.data) for m in probe.messages["/link_deflections"]])
     assert deflections.shape[1] == 3 * 2
@@ -40,6 +43,29 @@ def test_canadarm_nodes():
     assert tips and all(e.header.frame_id == "link1" for e in tips)
     assert max(abs(e.transform.translation.y) for e in tips) > 1e-5
     assert all(abs(e.transform.translation.x - 6.0) < 1e-9 for e in tips)
+    # link_shapes: one 16-point line strip per flexible link in its own frame, from the clamped root (the link origin)
+    # to the deformed tip: the tip point is the deformed_tip frame's origin on tf at the same stamp (tip deflection
+    # matrix, seed 003 eq. 10) and the tip deflection published on link_deflections
+    shapes = probe.messages["/link_shapes"]
+    assert len(shapes) >= 20 and all(len(m.markers) == 3 for m in shapes)
+    tip_at = {(e.header.stamp.sec, e.header.stamp.nanosec, e.child_frame_id): e.transform.translation
+              for m in probe.messages["/tf"] for e in m.transforms if e.child_frame_id.endswith("/deformed_tip")}
+    published = deflections.reshape(-1, 3, 2)
+    matched, bent = 0, 0.0
+    for m in shapes:
+        for k, (marker, link, length) in enumerate(zip(m.markers, ("link1", "link2", "link3"), (6.0, 7.0, 2.0))):
+            assert marker.header.frame_id == link and marker.type == 4  # LINE_STRIP
+            points = np.array([[p.x, p.y, p.z] for p in marker.points])
+            assert points.shape == (16, 3)
+            np.testing.assert_allclose(points[0], 0.0, atol=1e-12)
+            np.testing.assert_allclose(points[:, 0], np.linspace(0.0, length, 16), atol=1e-12)  # inextensible
+            assert np.min(np.abs(published[:, k, 0] - points[-1, 1])) < 1e-12
+            tip = tip_at.get((marker.header.stamp.sec, marker.header.stamp.nanosec, f"{link}/deformed_tip"))
+            if tip is not None:
+                np.testing.assert_allclose([tip.x, tip.y, tip.z], points[-1], atol=1e-12)
+                matched += 1
+            bent = max(bent, float(np.max(np.abs(points[:, 1]))))
+    assert matched >= 3 * 5 and bent > 1e-5
     # the monitor: the closed-loop modes of the link layer at the pose it received
     expected = flexible_link_modes(robot, chain_from_robot(robot), monitor.computed).frequencies_hz
     np.testing.assert_allclose(as_array(probe.last("/modal/frequencies").data), expected, rtol=1e-9)

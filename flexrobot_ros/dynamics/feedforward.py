@@ -20,7 +20,7 @@ from flexrobot_ros.dynamics.ejnea import Ejnea
 from flexrobot_ros.dynamics.flexible_joint import JointFlexibility, motor_side, rigid_motor_side
 from flexrobot_ros.dynamics.serial_chain import SerialChain
 from flexrobot_ros.dynamics.trajectory import Trajectory, TrajectorySamples, load_trajectory
-from flexrobot_ros.errors import TrajectoryError
+from flexrobot_ros.errors import ModelError, TrajectoryError
 
 METHODS = ("sdrnea", "ejnea", "dae")
 #: Position-limit tolerance [rad or m]: trajectories that touch a limit (the thesis' LWR4 case) pass.
@@ -60,11 +60,26 @@ class FeedforwardResult:
                 for name in QUANTITIES for j, joint in enumerate(self.joint_names)}
 
 
+def check_supported(robot: Any) -> None:
+    """Raise :class:`ModelError` naming the robot when it has rigid joints or flexible links: the feedforward
+    (EJNEA / SDRNEA / DAE and the rigid baseline, thesis eqs. 4.5-4.10) inverts finite joint stiffnesses of a chain
+    of rigid links."""
+    rigid, links = list(getattr(robot, "rigid_joints", ())), list(getattr(robot, "flexible_links", ()))
+    if rigid or links:
+        parts = ([f"rigid joints ({', '.join(rigid)}: no finite stiffness to invert)"] if rigid else []) + \
+                ([f"flexible links ({', '.join(links)})"] if links else [])
+        raise ModelError(
+            f"robot {robot.name!r}: the feedforward supports elastic joints on rigid links only; not supported: "
+            f"{' and '.join(parts)}. Simulate it with 'flexrobot simulate' (rigid-model torques: "
+            "flexrobot_ros.flexible_links.inverse_dynamics)")
+
+
 def compiled_feedforward(robot: Any) -> CompiledSdrnea:
     """The robot's compiled SDRNEA with the motor side: x = [q, qd, qdd, q3, q4] -> [tau, .., q_m, .., tau_m].
 
     For per-sample use in a control loop (``evaluate_packed``); built once per robot and cached on disk.
     """
+    check_supported(robot)
     return load_sdrnea(SerialChain.from_model(robot.model), JointFlexibility.from_robot(robot))
 
 
@@ -85,6 +100,7 @@ def feedforward(robot: Any, trajectory: Trajectory | TrajectorySamples | str | o
     """
     if method not in METHODS:
         raise TrajectoryError(f"method: {method!r}; expected one of {METHODS}")
+    check_supported(robot)
     if method == "dae":
         from flexrobot_ros.dynamics.dae.dae_feedforward import dae_feedforward, feedforward_result
 
@@ -113,6 +129,7 @@ def rigid_feedforward(robot: Any, trajectory: Trajectory | TrajectorySamples, *,
 
     The baseline a flexible-joint feedforward is compared with; dtau and ddtau are still reported (EJNEA).
     """
+    check_supported(robot)
     samples = _samples(robot, trajectory, rate_hz, t, check_limits)
     chain = SerialChain.from_model(robot.model)
     torques = Ejnea(chain)(samples.q, samples.qd, samples.qdd, samples.q3, samples.q4)

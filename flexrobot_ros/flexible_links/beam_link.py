@@ -286,6 +286,12 @@ class BeamLink:
         """The undeformed tip frame (beam axes at x = l) in B."""
         return pin.SE3(self.rotation, self.origin + self.length * self.rotation[:, 0])
 
+    def deformed_axis(self, eta: np.ndarray, x: np.ndarray) -> np.ndarray:
+        """(len(x), 3) [m] points of the deformed beam axis at arc lengths ``x`` in B: origin + R (x e_x + S(x) eta)."""
+        x = np.asarray(x, dtype=float)
+        local = np.column_stack([x, np.zeros((len(x), 2))]) + self._shape_matrix(x) @ eta
+        return self.origin[None, :] + local @ self.rotation.T
+
     def deflection(self, eta: np.ndarray, x: float | None = None) -> np.ndarray:
         """(w_y, w_z) [m] at arc length ``x`` (default the tip), beam axes."""
         at = self.length if x is None else x

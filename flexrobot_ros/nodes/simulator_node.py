@@ -12,9 +12,10 @@ the URDF links, the tree robot_state_publisher publishes, every ``1 / tf_rate_hz
 ``robot_description`` (std_msgs/String, latched, when ``publish_robot_description``), for robots with flexible
 links ``link_deflections`` (std_msgs/Float64MultiArray (links, 2): tip deflections w_y, w_z [m] of the flexible links
 in YAML order, beam axes, with the joint_states decimation; tf then also carries ``<link>/deformed_tip``, each
-flexible link's deformed end frame, for RViz) and ``diagnostics`` (state,
-simulated time, ``stamp at t = 0 [s]`` to map stamps back to simulated time, achieved real-time factor, counts,
-matched ``motor_states`` subscribers).
+flexible link's deformed end frame, for RViz; and ``link_shapes``, visualization_msgs/MarkerArray: one line strip
+per flexible link along its deformed beam, 16 points in the link frame, every ``1 / link_shapes_rate_hz``) and
+``diagnostics`` (state, simulated time, ``stamp at t = 0 [s]`` to map stamps back to simulated time, achieved
+real-time factor, counts, matched ``motor_states`` subscribers).
 The two state streams are reliable with a history of :data:`STATE_HISTORY` samples, so a subscriber that stalls
 for up to a second of 1 kHz samples (an identification running, a loaded machine) still gets every sample.
 Automatic excitations start exactly on their sample, so a run does not depend on timer jitter or CPU load.
@@ -94,6 +95,8 @@ PARAMETERS = (
     ParameterSpec("autostart", True, "run at start-up (else wait for ~/run)", read_only=True),
     ParameterSpec("joint_states_decimation", 1, "publish joint_states every k-th sample", range=(1, 1000)),
     ParameterSpec("tf_rate_hz", 50.0, "rate of the link transforms on tf [Hz]; 0: no tf", range=(0.0, 1000.0)),
+    ParameterSpec("link_shapes_rate_hz", 20.0, "rate of the link_shapes line strips (robots with flexible links) "
+                  "[Hz]; 0: none", range=(0.0, 1000.0)),
     ParameterSpec("publish_robot_description", True, "publish the URDF on robot_description (latched); turn off "
                   "when robot_state_publisher runs", read_only=True),
     ParameterSpec("torque_command_mode", "effort", "motor_torque_command is the motor torque ('effort') or is "
@@ -166,6 +169,8 @@ class SimulatorNode:
         self.diagnostics = node.create_publisher(types.diagnostic_msgs.msg.DiagnosticArray, "diagnostics")
         self.deflections = node.create_publisher(types.std_msgs.msg.Float64MultiArray, "link_deflections") \
             if self.plant is not None and self.plant.deflection_links else None
+        self.shapes = node.create_publisher(types.visualization_msgs.msg.MarkerArray, "link_shapes") \
+            if self.deflections is not None else None
         if p["publish_robot_description"]:
             description = node.create_publisher(types.std_msgs.msg.String, "robot_description", QOS_LATCHED)
             description.publish(types.std_msgs.msg.String(data=robot.urdf_path.read_text()))
@@ -486,6 +491,8 @@ class SimulatorNode:
     def _publish(self, output: Any) -> None:
         types, names, decimation = self.node.types, self.names, self.p["joint_states_decimation"]
         tf_every = round(self.rate / self.p["tf_rate_hz"]) if self.p["tf_rate_hz"] else 0
+        shapes_every = max(round(self.rate / self.p["link_shapes_rate_hz"]), 1) \
+            if self.shapes is not None and self.p["link_shapes_rate_hz"] else 0
         q_m = np.column_stack([output.sensors[f"motor_encoder.{joint}"] for joint in names])
         q = np.column_stack([output.sensors[f"link_encoder.{joint}"] for joint in names])
         first = self.sim.sample_index - len(output.t) + 1
@@ -503,6 +510,24 @@ class SimulatorNode:
                 if self.deflections is not None:  # flexible links: their deformed end frames too
                     transforms += self.sim.plant.deformed_tip_transforms(output.states[k])
                 self.tf.publish(tf_message(types, stamp, transforms))
+            if shapes_every and (first + k) % shapes_every == 0:
+                self.shapes.publish(beam_markers(types, stamp, self.sim.plant.beam_shapes(output.states[k])))
+
+
+def beam_markers(types: Any, stamp: Any, shapes: Any, width: float = 0.05) -> Any:
+    """``visualization_msgs/MarkerArray``: one LINE_STRIP per flexible link (namespace ``link_shapes``, id = its
+    index) through its deformed beam axis ``(link, (k, 3))`` [m], in the link's own frame (tf places it)."""
+    viz, geometry, std = types.visualization_msgs.msg, types.geometry_msgs.msg, types.std_msgs.msg
+    markers = []
+    for i, (link, points) in enumerate(shapes):
+        item = viz.Marker(ns="link_shapes", id=i, type=viz.Marker.LINE_STRIP, action=viz.Marker.ADD)
+        item.header.stamp, item.header.frame_id = stamp, link
+        item.pose.orientation.w = 1.0
+        item.scale.x = width
+        item.color = std.ColorRGBA(r=0.1, g=0.5, b=0.9, a=1.0)
+        item.points = [geometry.Point(x=float(p[0]), y=float(p[1]), z=float(p[2])) for p in points]
+        markers.append(item)
+    return viz.MarkerArray(markers=markers)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -234,6 +234,18 @@ class FlexibleLinkPlant:
                                      np.array(pin.Quaternion(tip.rotation).coeffs())))
         return tuple(out)
 
+    def beam_shapes(self, x: np.ndarray, points: int = 16) -> tuple:
+        """Each flexible link's deformed beam axis: ``(link, (points, 3))`` [m] in the link frame, from the root
+        (arc length 0) to the tip (length l) at equal steps: ``origin + s e_x + R S(s) eta`` (the link layer's shape
+        functions S and the current modal or nodal coordinates eta), for an RViz line strip."""
+        n = self.n
+        out = []
+        for link, i in self.deflection_links:
+            beam, body_eta = self.chain.bodies[i].beam, self.chain.bodies[i].eta
+            eta = x[n + body_eta.start:n + body_eta.stop]
+            out.append((link, beam.deformed_axis(eta, np.linspace(0.0, beam.length, points))))
+        return tuple(out)
+
     def extra_columns(self, states: np.ndarray) -> dict[str, np.ndarray]:
         """``deflection.<link>.y`` and ``deflection.<link>.z`` [m] (z only for links bending both ways)."""
         values = self.tip_deflections(states)
