@@ -107,6 +107,10 @@ def feedforward(robot: Any, trajectory: Trajectory | TrajectorySamples | str | o
         if isinstance(trajectory, Trajectory):
             _samples(robot, trajectory, rate_hz, t, check_limits)  # joint count and limits, as for the others
         return feedforward_result(robot, dae_feedforward(robot, trajectory, h=1.0 / rate_hz))
+    if getattr(robot, "extended", None) is not None:
+        warnings.warn(f"robot {robot.name} has extra elasticities / gear dampers; method {method!r} inverts the "
+                      "flexible-joint model without them (use method 'dae' to cancel them)", RuntimeWarning,
+                      stacklevel=2)
     samples = _samples(robot, trajectory, rate_hz, t, check_limits)
     chain = SerialChain.from_model(robot.model)
     flexibility = JointFlexibility.from_robot(robot)

@@ -442,17 +442,22 @@ class SimulatorNode:
                              np.zeros(self.robot.n), kp=hold.kp, kd=hold.kd)
 
     def _move_to(self, target: np.ndarray) -> None:
+        """Move to ``target``: a Poly9 path tracked with the flexible-joint feedforward over ``set_point_move_s``, or
+        a step of the PD set point (``set_point_move_s`` = 0, and always on flexible-link / rigid-joint plants,
+        which the flexible-joint feedforward cannot represent). Nothing changes when the move cannot be planned."""
         target = self._pose(target)
         start = self.hold.q_d if self.mode == "hold" else self.sim.state[:self.robot.n]
-        self.hold = self.hold.with_set_point(target)
-        if self.p["set_point_move_s"] == 0:
-            self.sim.set_controller(self.hold)
+        hold = self.hold.with_set_point(target)
+        if self.p["set_point_move_s"] == 0 or self.plant is not None:
+            self.hold = hold
+            self.sim.set_controller(hold)
             self.mode, self.move_end = "hold", None
             return
         path = Poly9Trajectory(start, target, self.p["set_point_move_s"], start_time=self.sim.t)
         motion = feedforward(self.robot, path, "ejnea", rate_hz=self.rate)
+        self.hold = hold
         self.sim.set_controller(FeedforwardPD(self.robot, motion.tau_m, motion.q_m, motion.qd_m, motion.t,
-                                              self.hold.kp, self.hold.kd))
+                                              hold.kp, hold.kd))
         self.mode, self.move_end = "moving", float(motion.t[-1])
 
     def _excites(self) -> bool:
@@ -512,6 +517,8 @@ class SimulatorNode:
                 self.tf.publish(tf_message(types, stamp, transforms))
             if shapes_every and (first + k) % shapes_every == 0:
                 self.shapes.publish(beam_markers(types, stamp, self.sim.plant.beam_shapes(output.states[k])))
+                if not tf_every:  # robot_state_publisher sends the link frames: the deformed tips still come from here
+                    self.tf.publish(tf_message(types, stamp, self.sim.plant.deformed_tip_transforms(output.states[k])))
 
 
 def beam_markers(types: Any, stamp: Any, shapes: Any, width: float = 0.05) -> Any:
