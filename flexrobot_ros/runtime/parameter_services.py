@@ -68,17 +68,23 @@ def python_value(types: Any, msg: Any) -> Any:
 def parameter_descriptor(types: Any, spec: ParameterSpec) -> Any:
     """``rcl_interfaces/ParameterDescriptor`` of a declaration (what ``ros2 param describe`` prints)."""
     msg = types.rcl_interfaces.msg
-    descriptor = msg.ParameterDescriptor(name=spec.name, type=type_code(types, spec.type),
-                                         description=spec.description, read_only=spec.read_only)
+    return build_descriptor(spec, type_code(types, spec.type), msg.ParameterDescriptor, msg.FloatingPointRange,
+                            msg.IntegerRange)
+
+
+def build_descriptor(spec: ParameterSpec, code: int, descriptor_type: Any, float_range: Any, int_range: Any) -> Any:
+    """A ParameterDescriptor of ``spec`` built with the given message classes (this runtime's or rclpy's), type
+    ``code`` (rcl_interfaces ParameterType). rcl_interfaces ranges apply to scalar double / integer parameters only;
+    an array's element-wise range goes into ``additional_constraints`` with the choices of string parameters."""
+    descriptor = descriptor_type(name=spec.name, type=code, description=spec.description, read_only=spec.read_only)
     constraints = []
     if spec.range is not None:
         low, high = spec.range
         if spec.type == "double":
-            descriptor.floating_point_range = [msg.FloatingPointRange(from_value=float(low), to_value=float(high),
-                                                                      step=float(spec.step))]
+            descriptor.floating_point_range = [float_range(from_value=float(low), to_value=float(high),
+                                                           step=float(spec.step))]
         elif spec.type == "integer":
-            descriptor.integer_range = [msg.IntegerRange(from_value=int(low), to_value=int(high),
-                                                         step=int(spec.step))]
+            descriptor.integer_range = [int_range(from_value=int(low), to_value=int(high), step=int(spec.step))]
         else:
             constraints.append(f"each element in [{low}, {high}]" + (f" in steps of {spec.step}" if spec.step else ""))
     if spec.choices is not None:

@@ -58,6 +58,7 @@ from flexrobot_ros.errors import FlexrobotError, RuntimeLayerError
 from flexrobot_ros.runtime.messages import rclpy_message_types
 from flexrobot_ros.runtime.names import Remapping
 from flexrobot_ros.runtime.node import Node
+from flexrobot_ros.runtime.parameter_services import build_descriptor
 from flexrobot_ros.runtime.params import ParameterSpec, validate_parameter, validate_update
 from flexrobot_ros.runtime.qos import QOS_DEFAULT, QosProfile
 
@@ -89,27 +90,10 @@ def qos_profile(profile: QosProfile) -> QoSProfile:
 
 
 def parameter_descriptor(spec: ParameterSpec) -> ParameterDescriptor:
-    """``rcl_interfaces/ParameterDescriptor`` of a declaration (shown by ``ros2 param describe``).
-
-    rcl_interfaces ranges apply to scalar double / integer parameters only; for arrays the element-wise range goes
-    into ``additional_constraints`` with the choices of string parameters.
-    """
-    descriptor = ParameterDescriptor(name=spec.name, type=PARAMETER_TYPES[spec.type].value,
-                                     description=spec.description, read_only=spec.read_only)
-    constraints = []
-    if spec.range is not None:
-        low, high = spec.range
-        if spec.type == "double":
-            descriptor.floating_point_range = [FloatingPointRange(from_value=float(low), to_value=float(high),
-                                                                  step=float(spec.step))]
-        elif spec.type == "integer":
-            descriptor.integer_range = [IntegerRange(from_value=int(low), to_value=int(high), step=int(spec.step))]
-        else:
-            constraints.append(f"each element in [{low}, {high}]" + (f" in steps of {spec.step}" if spec.step else ""))
-    if spec.choices is not None:
-        constraints.append(f"one of {list(spec.choices)}")
-    descriptor.additional_constraints = "; ".join(constraints)
-    return descriptor
+    """``rcl_interfaces/ParameterDescriptor`` of a declaration (shown by ``ros2 param describe``), built as the
+    standalone runtime builds it (:func:`~flexrobot_ros.runtime.parameter_services.build_descriptor`)."""
+    return build_descriptor(spec, PARAMETER_TYPES[spec.type].value, ParameterDescriptor, FloatingPointRange,
+                            IntegerRange)
 
 
 def init(argv: Sequence[str] | None = None) -> None:
