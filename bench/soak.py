@@ -1,8 +1,8 @@
 """Soak test (issue 12, item 1): ``python bench/soak.py [MINUTES] [--png soak.png]`` (default 10 minutes).
 
 Runs the standalone simulation bring-up of the Scompi (simulator, feedforward, modal monitor and OMA nodes as
-processes, config/scompi_simulation.yaml, loopback DDS in a domain of its own) and, beside it, a 1 kHz JointState
-stream between two more processes, for MINUTES. Every 10 s it records: encoder samples received from the simulator and
+processes, config/scompi_simulation.yaml, loopback DDS (ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST) in a domain of its
+own) and, beside it, a 1 kHz JointState stream between two more processes, for MINUTES. Every 10 s it records: encoder samples received from the simulator and
 stream samples received, lost ones (gaps in the simulator's 1 ms stamps, gaps in the stream's indices; reliable QoS,
 goal 0), one-way latency percentiles of the stream (send stamp to receive, same clock), resident memory and CPU of
 every process, and the OMA node's completed identifications. It prints a table, the start/end figures, a PNG of the
@@ -27,10 +27,6 @@ from flexrobot_ros.runtime import create_node  # noqa: E402
 from flexrobot_ros.runtime.messages import time_seconds  # noqa: E402
 from flexrobot_ros.runtime.processes import Launcher, NodeLaunch  # noqa: E402
 
-LOOPBACK = ('<CycloneDDS><Domain id="any"><General><Interfaces><NetworkInterface address="127.0.0.1"/></Interfaces>'
-            "<AllowMulticast>false</AllowMulticast></General><Discovery><ParticipantIndex>auto</ParticipantIndex>"
-            '<MaxAutoParticipantIndex>60</MaxAutoParticipantIndex><Peers><Peer address="127.0.0.1"/></Peers>'
-            "</Discovery></Domain></CycloneDDS>")
 #: The 1 kHz stream's publisher: JointState with position[0] = index and the send time as stamp, reliable, depth 1000.
 STREAM = """
 import signal, sys, time
@@ -73,11 +69,12 @@ def main() -> None:
     parser.add_argument("--png", default="soak.png")
     args = parser.parse_args()
     duration = 60.0 * args.minutes
-    env = dict(os.environ, CYCLONEDDS_URI=LOOPBACK, FLEXROBOT_RUNTIME="dds",
+    # loopback only, in a domain of its own: the runtime's own localhost discovery range (as rmw_cyclonedds)
+    env = dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST", FLEXROBOT_RUNTIME="dds",
                ROS_DOMAIN_ID=str(random.randint(150, 220)), PYTHONPATH=str(REPO))
-    env.pop("ROS_AUTOMATIC_DISCOVERY_RANGE", None)
-    env.pop("ROS_LOCALHOST_ONLY", None)
-    os.environ.update({k: env[k] for k in ("CYCLONEDDS_URI", "FLEXROBOT_RUNTIME", "ROS_DOMAIN_ID")})
+    env.pop("CYCLONEDDS_URI", None)
+    os.environ.pop("CYCLONEDDS_URI", None)
+    os.environ.update({k: env[k] for k in ("ROS_AUTOMATIC_DISCOVERY_RANGE", "FLEXROBOT_RUNTIME", "ROS_DOMAIN_ID")})
     params = str(REPO / "config" / "scompi_simulation.yaml")
     launches = [NodeLaunch(name, module=f"flexrobot_ros.nodes.{name}", parameter_files=(params,))
                 for name in ("simulator_node", "feedforward_node", "modal_monitor_node", "oma_node")]
