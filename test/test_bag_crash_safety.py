@@ -143,16 +143,18 @@ def test_repair_refuses_a_directory_without_a_bag(tmp_path):
         bag_recovery.repair(tmp_path)
 
 
-def _children(pid: int) -> list[int]:
-    """Processes whose parent is ``pid`` (Linux /proc)."""
+def _node_children(pid: int) -> list[int]:
+    """Node processes (``python -m flexrobot_ros.nodes.<node>``) whose parent is ``pid`` (Linux /proc); other
+    children, such as a compiler the bring-up may run, are not nodes."""
     out = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
                 stat = (entry / "stat").read_text()
+                command = (entry / "cmdline").read_bytes()
             except OSError:
                 continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid and b"flexrobot_ros.nodes." in command:
                 out.append(int(entry.name))
     return out
 
@@ -171,7 +173,7 @@ def test_sigkilled_bringup_leaves_a_readable_bag_and_no_orphan_nodes(tmp_path):
             assert time.monotonic() < deadline and bringup.poll() is None, \
                 bringup.stdout.read() if bringup.poll() is not None else "bring-up recorded nothing in 120 s"
             time.sleep(0.1)
-        nodes = _children(bringup.pid)
+        nodes = _node_children(bringup.pid)
         assert len(nodes) == 4, nodes
         time.sleep(0.3)
         killed_ns = time.time_ns()
