@@ -3,7 +3,7 @@
 rosbags' ``Writer`` keeps a sqlite3 bag in one open transaction and an MCAP bag's last megabyte in memory, and writes
 ``metadata.yaml`` only when it is closed: a recorder killed by SIGKILL or a power cut would leave an empty database or
 an MCAP file without its footer, and no ``metadata.yaml``, so nothing could be read. :class:`Checkpointer`, run every
-half second by :class:`~flexrobot_ros.runtime.bags.BagRecorder`, makes everything received so far durable and readable:
+quarter second by :class:`~flexrobot_ros.runtime.bags.BagRecorder`, makes everything received so far durable and readable:
 
 * sqlite3: commits the open transaction (sqlite's rollback journal keeps the file consistent at any instant);
 * MCAP: closes the pending chunk, writes a DataEnd record and a footer without summary section after it, and flushes;

@@ -188,7 +188,7 @@ class BagRecorder:
     """
 
     def __init__(self, node: Any, path: str | Path, topics: Sequence[str] | None = None, storage: str = "sqlite3",
-                 depth: int = 1000, checkpoint_s: float = 0.5) -> None:
+                 depth: int = 1000, checkpoint_s: float = 0.25) -> None:
         from cyclonedds.builtin import BuiltinDataReader, BuiltinTopicDcpsPublication
         from rosbags.rosbag2 import StoragePlugin, Writer
         from rosbags.rosbag2.errors import WriterError

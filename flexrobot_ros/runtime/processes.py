@@ -86,10 +86,11 @@ class ProcessResult:
 
 
 def _stop_with_parent() -> None:
-    """In the child before exec: ask the kernel for SIGINT when the parent dies (prctl PR_SET_PDEATHSIG)."""
+    """In the child before exec: ask the kernel for SIGKILL when the parent dies (prctl PR_SET_PDEATHSIG). A launcher
+    killed without warning cannot stop its nodes in order; SIGINT there left a node running now and then."""
     import ctypes
 
-    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGINT, 0, 0, 0)
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)
 
 
 class Launcher:
@@ -111,7 +112,7 @@ class Launcher:
 
     def start(self) -> None:
         """Start every process (each in its own session, so a terminal's Ctrl-C reaches only the launcher). On Linux
-        each gets SIGINT when the launcher dies, even by SIGKILL, so no node outlives a killed bring-up."""
+        each is killed when the launcher dies, even by SIGKILL, so no node outlives a killed bring-up."""
         for launch in self.launches:
             argv = launch.argv()
             process = subprocess.Popen(argv, env={**self._env, **launch.env}, stdout=subprocess.PIPE,
