@@ -4,8 +4,17 @@ sections 8.1 and 9).
 At every step t_i = t_0 + i h the BDF derivative x'_i = (alpha_0 x_i + sum_{l>=1} alpha_l x_{i-l}) / h (eq. 20) is
 inserted in F(t_i, x_i, x'_i) = 0 (eq. 21), solved for x_i by Newton with the Jacobian F_x + (alpha_0 / h) F_x'
 (eq. 22). The k past values before t_0 are the consistent rest state (section 9.1). The motor torque follows from the
-motor equation with the BDF motor acceleration. With unstable zero dynamics (non-minimum phase) the solution grows
-without bound: the solver stops, and the result says where and why (``diverged``), instead of raising.
+motor equation with the BDF motor acceleration (the BDF derivative of v_m, itself the BDF derivative of q_m).
+
+Accuracy of tau_m: O(h^k) where the solution is smooth; across the start and end of a rest-to-rest reference with
+r continuous derivatives (C^r, r = 5 for the paper's degree-11 p) the solution is only C^(r+2-nu) in q_m
+(nu = 3 with transmission damping, 4 without), and the k-step stencils that straddle those instants differentiate
+q_m twice across the jump of its next derivative: there tau_m is O(h^(r+1-nu)). ``DaeSolution.torque_order`` is
+min(k, r + 1 - nu): 3 for the paper's C^5 line on the Table 1 model, 2 on a flexible-joint model without damping,
+k for a C^(k+nu-1) reference.
+
+With unstable zero dynamics (non-minimum phase) the solution grows without bound: the solver stops, and the result
+says where and why (``diverged``), instead of raising.
 """
 from __future__ import annotations
 
@@ -39,6 +48,20 @@ class DaeSolution:
     condition: np.ndarray
     diverged: bool = False
     message: str = ""
+    xdot: np.ndarray | None = None
+
+    @property
+    def a_m(self) -> np.ndarray:
+        """Motor accelerations (N + 1, n) [rad/s^2]: the BDF derivative of v_m, the one tau_m uses (zero at rest)."""
+        if self.xdot is None:
+            raise DaeError(f"{self.method}: no BDF derivatives recorded")
+        return self.xdot[:, self.dae.layout.v_m]
+
+    @property
+    def torque_order(self) -> int:
+        """Convergence order of tau_m in h (module docstring): min(k, r + 1 - nu) for a C^r reference and a DAE of
+        structural index nu."""
+        return max(min(self.k, int(self.dae.reference.continuity) + 1 - self.dae.index), 0)
 
     @property
     def q_a(self) -> np.ndarray:
@@ -127,4 +150,4 @@ def solve_bdf(dae: InverseDae, t_end: float, h: float, k: int = 3, scaled: bool 
     method = f"bdf{k} on {SYSTEMS[dae.system]}{', scaled' if scaled else ''}"
     return DaeSolution(t=t, x=x, tau_m=tau, dae=dae, method=method, k=k, h=h, scaled=scaled,
                        newton_iterations=iterations[:last], condition=conditions[:last], diverged=diverged,
-                       message=message)
+                       message=message, xdot=xdots)

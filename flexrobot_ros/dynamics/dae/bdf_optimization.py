@@ -111,7 +111,7 @@ def solve_bdf_optimization(dae: InverseDae, steps: int, h: float, k: int = 6, fo
     solution = DaeSolution(t=np.concatenate([[0.0], t]), x=x_all, tau_m=tau, dae=dae,
                            method=f"bdf{k} optimization ({form}) on {SYSTEMS[dae.system]}", k=k, h=h, scaled=scaled,
                            newton_iterations=np.zeros(0, dtype=int), condition=np.zeros(0), diverged=not ok,
-                           message=message)
+                           message=message, xdot=xdots)
     size = ProblemSize(unknowns=unknowns.numel(), equations=g.numel(), paper_unknowns=1812 if dae.system == 1 else None,
                        paper_equations=1812 if dae.system == 1 else None, seconds=seconds)
     return solution, size

@@ -132,8 +132,8 @@ def dae_feedforward(robot: Any, reference: Any, *, solver: str = "auto", h: floa
 def feedforward_result(robot: Any, result: DaeFeedforward) -> Any:
     """The :class:`~flexrobot_ros.dynamics.feedforward.FeedforwardResult` of a dae solution (method 'dae'): q, qd,
     qdd the actuated link trajectory (qdd and the jerk/snap q3, q4 by differences of the BDF solution), tau the
-    gear torque K (q_m - W q) + D_g (qd_m - W qd) (link side, its derivatives by differences), q_m, qd_m, qdd_m (BDF
-    derivative) and tau_m."""
+    gear torque K (q_m - W q) + D_g (qd_m - W qd) (link side, its derivatives by differences), q_m, qd_m, qdd_m (the
+    BDF derivative of qd_m that tau_m is computed with, not a second-order difference) and tau_m."""
     from flexrobot_ros.dynamics.feedforward import FeedforwardResult
 
     s = result.solution
@@ -145,7 +145,7 @@ def feedforward_result(robot: Any, result: DaeFeedforward) -> Any:
     tau = robot.stiffness * (s.q_m - w * q) + ext.spring_damping * (s.v_m - w * qd)
     dtau = grad(tau)
     return FeedforwardResult(t=t, q=q, qd=qd, qdd=qdd, q3=grad(qdd), q4=grad(grad(qdd)), tau=tau, dtau=dtau,
-                             ddtau=grad(dtau), q_m=s.q_m, qd_m=s.v_m, qdd_m=grad(s.v_m), tau_m=s.tau_m,
+                             ddtau=grad(dtau), q_m=s.q_m, qd_m=s.v_m, qdd_m=s.a_m, tau_m=s.tau_m,
                              joint_names=tuple(robot.joint_names), method="dae")
 
 
