@@ -160,7 +160,7 @@ def test_k3_h3ms_tool_error_is_the_bdf_truncation_error(moberg5, reference_solut
     k = 3 BDF the paper's 0.05 mm needs h <= ~1.2 ms on this line; at h = 3 ms k = 5 gives 0.057 mm (the C^5 line's
     ends cap the torque order at 3, ``torque_order``). The other systems do no better at k = 3, h = 3 ms (eq. 17:
     3598 N m, 1.01 mm; eq. 19: 1588 N m, 1.22 mm; scaling changes neither), nor does measuring only the path
-    (perpendicular) error: 0.57 mm.
+    (perpendicular) error: 0.57 mm."""
     ref = reference_solution
     spline = CubicSpline(ref.t, ref.tau_m, axis=0)
     torque_error, tool_error = [], []
