@@ -209,7 +209,7 @@ def test_compiled_dynamics_equal_recursive(tmp_path, monkeypatch):
     monkeypatch.setenv("FLEXROBOT_CACHE", str(tmp_path))
     chain = random_spatial_chain(4, links=1)  # one spatial beam (2 + 1 modes): a small function compiles fast
     compiled = CompiledForwardDynamics(chain, points_per_beam=16)
-    assert compiled.library is not None and compiled.library.parent == tmp_path
+    assert list(tmp_path.glob("flexible_fd_*.so")), "no library compiled into the code cache"
     rng = np.random.default_rng(1)
     for _ in range(5):
         y, yd, tau = random_state(chain, rng, scale=0.2)

@@ -74,12 +74,32 @@ def test_mixed_robot_holds_pose(tmp_path):
 RTOL = 1e-10
 
 
-def test_plant_with_elastic_joint_equals_lagrangian_reference(tmp_path):
-    """A robot mixing an elastic joint (seed 000 eq. 2.1), a rigid joint, a rigid link and a spatial flexible link:
-    the plant's accelerations (recursive DeNOC on the link side, motor equations) equal the CasADi Lagrangian's
-    with the same joint terms, at 20 random states (RTOL)."""
-    from flexrobot_ros.flexible_links.lagrangian import lagrangian_dynamics
+def test_compiled_plant_equals_python_plant(tmp_path, monkeypatch):
+    """Issue 13 real-time path: the compiled plant (its whole state derivative as one generated-C function of the
+    CasADi Lagrangian) equals the Python plant (recursive DeNOC, joint and motor equations, power terms) on the mixed
+    robot of the next test (elastic joint, rigid joint with damping, damped spatial flexible link with a tip mass),
+    with and without an external wrench at the deformed tip, at 10 random states (1e-9 relative)."""
+    monkeypatch.setenv("FLEXROBOT_CACHE", str(tmp_path))
+    robot = load_robot(mixed_robot(tmp_path))
+    python, compiled = FlexibleLinkPlant(robot), FlexibleLinkPlant(robot, compiled=True)
+    assert list(tmp_path.glob("flexible_plant_*.so")), "no library compiled into the code cache"
+    n, m, layout = python.n, python.m, python.layout
+    wrench = [(robot.frame_id("tool0"), np.array([3.0, -2.0, 5.0, 0.4, -0.1, 0.2]))]
+    rng = np.random.default_rng(11)
+    for _ in range(10):
+        x = python.state(rng.uniform(-2, 2, n), rng.uniform(-2, 2, n), rng.normal(size=n), rng.normal(size=n))
+        x[layout["eta"]] = 0.05 * rng.normal(size=m)
+        x[layout["eta_dot"]] = rng.normal(size=m)
+        x[-2:] = rng.normal(size=2)
+        tau_m = rng.normal(size=n) * 30
+        for wrenches in ((), wrench):
+            expected = python.derivative(x, tau_m, wrenches)
+            got = compiled.derivative(x, tau_m, wrenches)
+            assert np.max(np.abs(got - expected)) < 1e-9 * np.max(np.abs(expected)), wrenches
 
+
+def mixed_robot(tmp_path):
+    """planar_2r with joint 2 rigid and damped, and link 2 a damped spatial beam with a tip mass (a YAML path)."""
     document = yaml.safe_load((share_directory() / "config" / "planar_2r.yaml").read_text())
     document["urdf"] = str(share_directory() / "urdf" / "planar_2r.urdf")
     document["joints"]["joint2"] = {"rigid": True, "link_damping": 0.5}
@@ -87,7 +107,16 @@ def test_plant_with_elastic_joint_equals_lagrangian_reference(tmp_path):
                                             "tip_mass": 0.5, "damping_ratio": 0.03}}
     path = tmp_path / "mixed.yaml"
     path.write_text(yaml.safe_dump(document))
-    robot = load_robot(path)
+    return path
+
+
+def test_plant_with_elastic_joint_equals_lagrangian_reference(tmp_path):
+    """A robot mixing an elastic joint (seed 000 eq. 2.1), a rigid joint, a rigid link and a spatial flexible link:
+    the plant's accelerations (recursive DeNOC on the link side, motor equations) equal the CasADi Lagrangian's
+    with the same joint terms, at 20 random states (RTOL)."""
+    from flexrobot_ros.flexible_links.lagrangian import lagrangian_dynamics
+
+    robot = load_robot(mixed_robot(tmp_path))
     plant = FlexibleLinkPlant(robot)
     reference = lagrangian_dynamics(plant.chain, points_per_beam=16)
     n, m, layout = plant.n, plant.m, plant.layout

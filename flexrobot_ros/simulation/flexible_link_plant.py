@@ -15,8 +15,10 @@ power: joint and motor viscous friction and the beams' modal damping; input powe
 wrenches. Energy: ``kinetic`` links and rotors, ``elastic`` joint springs + beam strain, ``gravitational``.
 Coulomb friction is not modelled on flexible-link robots. External wrenches act at a frame's origin in world
 axes; a frame at a flexible link's end (its tip frame) follows the deformed tip.
-``compiled=True`` evaluates the accelerations with generated C (:mod:`flexrobot_ros.flexible_links.compiled_dynamics`,
-the CasADi Lagrangian of the same model) instead of the Python recursion; energy and outputs are unchanged.
+``compiled=True`` evaluates the whole state derivative (link accelerations from the CasADi Lagrangian of the same
+model, joint springs, motors, power terms) as one call of generated C
+(:mod:`flexrobot_ros.flexible_links.compiled_dynamics`) instead of the Python recursion; energy and outputs are
+unchanged.
 Output columns added by :meth:`extra_columns`: ``deflection.<link>.y`` / ``.z`` [m], the tip deflection of each
 flexible link in its beam frame (beam y in the plane of motion for planar arms).
 """
@@ -44,10 +46,6 @@ class FlexibleLinkPlant:
         self.robot = robot
         self.chain = chain_from_robot(robot, method=method, modes=modes, elements=elements)
         self._forward_dynamics = (lambda y, y_dot, tau: forward_dynamics(self.chain, y, y_dot, tau))
-        if compiled:  # generated C of the same model (compiled once per model, cached): real-time capable
-            from flexrobot_ros.flexible_links.compiled_dynamics import CompiledForwardDynamics
-
-            self._forward_dynamics = CompiledForwardDynamics(self.chain)
         n, m = self.n, self.m = robot.n, self.chain.m
         self.joint_names = robot.joint_names
         p = 2 * n + m
@@ -70,6 +68,7 @@ class FlexibleLinkPlant:
                 self._eta_damping[body.eta, body.eta] = body.beam.damping
         if np.any(robot.link_coulomb) or np.any(robot.motor_coulomb):
             raise SimulationError(f"robot {robot.name}: Coulomb friction is not simulated with flexible links")
+        self._compiled_derivative = self._compile_derivative() if compiled else None
         joints = link_joints(robot.model)
         self.deflection_links = [(link, self.chain.bodies.index(next(b for b in self.chain.bodies
                                                                      if b.name == robot.model.names[joints[link]])))
@@ -133,8 +132,44 @@ class FlexibleLinkPlant:
                 tau[k] += linear @ wrench[:3] + angular @ wrench[3:]
         return tau
 
+    def _compile_derivative(self):
+        """The whole state derivative of :meth:`derivative` as generated C of the CasADi Lagrangian
+        (:mod:`flexrobot_ros.flexible_links.compiled_dynamics`): ``(x, tau_m, f) -> x_dot``, f (n + m,) the
+        generalized force of external wrenches; one C call per evaluation."""
+        import casadi as ca
+
+        from flexrobot_ros.flexible_links.compiled_dynamics import compiled_function, quadrature_points
+        from flexrobot_ros.flexible_links.lagrangian import lagrangian_dynamics
+
+        n, m, size = self.n, self.m, self.layout.size
+        p = 2 * n + m
+        x, tau_m, external = ca.SX.sym("x", size), ca.SX.sym("tau_m", n), ca.SX.sym("f", n + m)
+        y, q_m, y_dot, qd_m = x[:n + m], x[n + m:p], x[p:p + n + m], x[p + n + m:2 * p]
+        q, qd = y[:n], y_dot[:n]
+        rigid, elastic, k, w = (ca.DM(v) for v in (self._rigid_f, self._elastic_f, self._k, self._w))
+        spring = k * (w * q - q_m)
+        tau = ca.vertcat(rigid * tau_m - elastic * w * spring - ca.DM(self._d) * qd, ca.SX.zeros(m)) + external
+        motor_rate = rigid * qd + elastic * qd_m
+        reference = lagrangian_dynamics(self.chain, quadrature_points(self.chain))
+        y_ddot = ca.solve(reference.inertia(y), tau - reference.bias(y, y_dot))
+        qdd_m = rigid * y_ddot[:n] + elastic * (tau_m + spring - ca.DM(self._dm) * qd_m) / ca.DM(self._b)
+        eta_dot = y_dot[n:]
+        dissipated = (ca.dot(qd, ca.DM(self._d) * qd) + ca.dot(qd_m, ca.DM(self._dm) * qd_m)
+                      + ca.dot(eta_dot, ca.DM(self._eta_damping) @ eta_dot))
+        power_in = ca.dot(tau_m, motor_rate) + ca.dot(external, y_dot)
+        out = ca.vertcat(y_dot, motor_rate, y_ddot, qdd_m, dissipated, power_in)
+        cse = getattr(ca, "cse", lambda e: e)  # common subexpressions (CasADi >= 3.6)
+        function = ca.Function("flexible_plant", [ca.vertcat(x, tau_m, external)], [cse(out)])
+        evaluate = compiled_function(function, size + p, size)
+        no_force = np.zeros(n + m)
+        return lambda x, tau_m, f=no_force: evaluate(np.concatenate([x, tau_m, f]))
+
     # ------------------------------------------------------------------ plant protocol
     def derivative(self, x: np.ndarray, tau_m: np.ndarray, wrenches: Sequence[FrameWrench] = ()) -> np.ndarray:
+        if self._compiled_derivative is not None:
+            if not wrenches:
+                return self._compiled_derivative(x, tau_m)
+            return self._compiled_derivative(x, tau_m, self.external_force(x[:self.n + self.m], wrenches))
         n, m = self.n, self.m
         p = 2 * n + m
         y, q_m, y_dot, qd_m = x[:n + m], x[n + m:p], x[p:p + n + m], x[p + n + m:2 * p]
