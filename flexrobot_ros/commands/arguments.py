@@ -120,6 +120,18 @@ def add_vector(parser: argparse.ArgumentParser, *flags: str, help: str, metavar:
     parser.add_argument(*flags, nargs="+", metavar=metavar, help=help, **kwargs)
 
 
+#: ``--link-model`` choices and the link layer's method names.
+LINK_MODELS = {"amm": "assumed_modes", "fem": "finite_elements"}
+
+
+def add_link_model_arguments(group: Any) -> None:
+    """``--link-model amm|fem``, ``--modes N``, ``--elements N``: override every flexible link's discretization."""
+    group.add_argument("--link-model", choices=tuple(LINK_MODELS),
+                       help="assumed modes or finite elements for every flexible link (default: the YAML's)")
+    group.add_argument("--modes", type=int, help="assumed modes per bending direction of every flexible link")
+    group.add_argument("--elements", type=int, help="finite elements per bending direction of every flexible link")
+
+
 def output_file(path: str | Path | None, what: str, suffixes: Sequence[str] | None = None) -> Path | None:
     """Check an output file before the work starts: suffix (when ``suffixes`` is given), not a directory, parent
     directory created when missing and writable. Returns the path (None stays None)."""

@@ -18,7 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from flexrobot_ros.commands.arguments import CommandError, add_vector, gains, number, output_file, vector
+from flexrobot_ros.commands.arguments import (LINK_MODELS, CommandError, add_link_model_arguments, add_vector, gains,
+                                              number, output_file, vector)
 
 def add_common(parser: argparse.ArgumentParser) -> None:
     """Options shared by ``modal`` and ``modal-map``."""
@@ -50,10 +51,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     links = parser.add_argument_group("flexible links (robots with a flexible_links section)")
     links.add_argument("--locked-joints", action="store_true",
                        help="structural modes with every joint locked (the braked arm as a clamped frame)")
-    links.add_argument("--link-model", choices=("amm", "fem"),
-                       help="assumed modes or finite elements for every flexible link (default: the YAML's)")
-    links.add_argument("--modes", type=int, help="assumed modes per bending direction of every flexible link")
-    links.add_argument("--elements", type=int, help="finite elements per bending direction of every flexible link")
+    add_link_model_arguments(links)
     parser.set_defaults(func=run)
 
 
@@ -92,7 +90,7 @@ def flexible_link_result(robot: Any, q: np.ndarray, kp: Any, kd: Any, args: argp
     from flexrobot_ros.flexible_links.link_specs import chain_from_robot
     from flexrobot_ros.flexible_links.linearization import flexible_link_modes
 
-    method = {"amm": "assumed_modes", "fem": "finite_elements", None: None}[args.link_model]
+    method = LINK_MODELS.get(args.link_model)
     chain = chain_from_robot(robot, method=method, modes=args.modes, elements=args.elements)
     return flexible_link_modes(robot, chain, q, kp=kp, kd=kd, locked_joints=args.locked_joints)
 

@@ -37,7 +37,8 @@ from pathlib import Path
 
 import numpy as np
 
-from flexrobot_ros.commands.arguments import add_vector, gains, output_directory, output_file, vector
+from flexrobot_ros.commands.arguments import (LINK_MODELS, CommandError, add_link_model_arguments, add_vector, gains,
+                                              output_directory, output_file, vector)
 from flexrobot_ros.errors import SimulationError
 from flexrobot_ros.model import load_robot
 from flexrobot_ros.simulation import (AccurateIntegration, FixedStepIntegration, PDGravityCompensation,
@@ -93,14 +94,24 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--compiled", action="store_true",
                         help="flexible-link robots: generated C for the link dynamics (compiled once per model, "
                              "~20 s, then cached; about 10x faster than the Python recursion)")
+    links = parser.add_argument_group("flexible links (robots with a flexible_links section)")
+    add_link_model_arguments(links)
+    links.add_argument("--controller", choices=("pd", "decoupling"), default="pd",
+                       help="pd: motor PD + gravity compensation holding --set-point (default); decoupling: seed "
+                            "004's model-based decoupling control along --trajectory, then an LQR vibration loop "
+                            "(rigid joints)")
+    links.add_argument("--trajectory", type=Path, metavar="FILE",
+                       help="--controller decoupling: the joint trajectory YAML to track (e.g. config/"
+                            "rrp_trajectory.yaml, seed 004 section 5); the LQR loop takes over at its end")
     parser.set_defaults(func=run)
 
 
-def flexible_link_controller(robot, q_d: np.ndarray, kp, kd, compiled: bool, hold: bool = True):
-    """(plant, hold controller or None) for a robot with flexible links or rigid joints, else (None, None)."""
+def flexible_link_controller(robot, q_d: np.ndarray, kp, kd, compiled: bool, hold: bool = True, **link_model):
+    """(plant, hold controller or None) for a robot with flexible links or rigid joints, else (None, None);
+    ``link_model``: the plant's method/modes/elements overrides."""
     from flexrobot_ros.simulation.flexible_link_plant import hold_controller, plant_for
 
-    plant = plant_for(robot, compiled=compiled) if (robot.flexible_links or robot.rigid_joints) else None
+    plant = plant_for(robot, compiled=compiled, **link_model) if (robot.flexible_links or robot.rigid_joints) else None
     if plant is None:
         return None, None
     return plant, hold_controller(plant, q_d, kp=kp, kd=kd) if hold else None
@@ -234,8 +245,27 @@ def run(args: argparse.Namespace) -> int:
     q_d = q0 if args.set_point is None else vector(args.set_point, "--set-point", robot.n, robot.joint_names)
     kp = gains(args.kp, "--kp", robot.n, robot.joint_names)
     kd = gains(args.kd, "--kd", robot.n, robot.joint_names)
-    plant, controller = flexible_link_controller(robot, q_d, kp, kd, args.compiled, hold=not args.open_loop)
-    if args.open_loop:
+    link_model = {"method": LINK_MODELS.get(args.link_model), "modes": args.modes, "elements": args.elements}
+    if any(value is not None for value in link_model.values()) and not robot.flexible_links:
+        raise CommandError(f"robot {robot.name}: --link-model/--modes/--elements need flexible links")
+    decoupling = args.controller == "decoupling"
+    if decoupling != (args.trajectory is not None):
+        raise CommandError("--controller decoupling tracks --trajectory FILE: give both or neither")
+    plant, controller = flexible_link_controller(robot, q_d, kp, kd, args.compiled,
+                                                 hold=not (args.open_loop or decoupling), **link_model)
+    if decoupling:
+        from flexrobot_ros.dynamics.trajectory import load_trajectory
+        from flexrobot_ros.simulation.decoupling_control import DecouplingControl
+
+        given = [option for option, value in (("--q0", args.q0), ("--set-point", args.set_point), ("--kp", args.kp),
+                                              ("--kd", args.kd), ("--open-loop", args.open_loop)) if value is not None]
+        if given or plant is None:
+            raise CommandError(f"--controller decoupling starts on the trajectory and needs a flexible-link robot with "
+                               f"rigid joints; {', '.join(given) or 'robot ' + robot.name + ' has no flexible links'} "
+                               "would have no effect")
+        controller = DecouplingControl(plant, load_trajectory(args.trajectory))
+        q0 = controller.q_d
+    elif args.open_loop:
         controller, q0 = open_loop_controller(robot, args.open_loop)
         controller.q_d, controller.q_m_d = q0, q0 * robot.transmission  # references of the plot and summary
     elif controller is None:

@@ -31,8 +31,9 @@ simulation pauses exactly that many simulated seconds after the pulse starts, th
 test, whatever the load of the machine), ``~/reset`` (Trigger: back to ``set_point`` at rest), ``~/set_point``
 (Trigger: move to the next pose of the ``set_points`` parameter, cyclic) and ``~/run`` (std_srvs/SetBool: run or
 pause; the simulation also pauses by itself at the ``pause_at_s`` times). Set-point moves are rest-to-rest
-9th-order polynomials of ``set_point_move_s`` seconds tracked with the EJNEA feedforward + motor PD
-(``set_point_move_s: 0`` steps the PD set point instead).
+9th-order polynomials of ``set_point_move_s`` seconds tracked with the law the ``controller`` parameter names: EJNEA
+feedforward + motor PD (flexible joints), seed 004's decoupling control then LQR (flexible links, rigid joints), or
+a step of the PD set point (``pd``, and always with ``set_point_move_s: 0``).
 
 Excitation (so that OMA has something to identify): ``excitation.type: impacts`` applies the ``impact.*`` pulse
 every ``excitation.period_s`` from ``excitation.first_s``; ``random`` applies a band-limited Gaussian force of RMS
@@ -76,6 +77,11 @@ PARAMETERS = (
                   "~/reset) [rad | m]; empty: zeros clipped to the joint limits", type="double_array"),
     ParameterSpec("set_points", [], "poses the ~/set_point service cycles through, n values per pose "
                   "[rad | m] (a change restarts the cycle at its first pose)", type="double_array"),
+    ParameterSpec("controller", "auto", "law of set-point moves: 'auto' (feedforward on flexible-joint robots, pd on "
+                  "flexible-link or rigid-joint ones), 'pd' (step the PD + gravity compensation set point), "
+                  "'feedforward' (EJNEA feedforward + motor PD along the move), 'decoupling' (seed 004 decoupling "
+                  "control along the move, then its LQR vibration loop holds the target; flexible links, rigid joints); "
+                  "a change applies from the next move", choices=("auto", "pd", "feedforward", "decoupling")),
     ParameterSpec("set_point_move_s", 2.0, "duration of a set-point move [s]; 0: step the PD set point",
                   range=(0.0, 600.0)),
     ParameterSpec("kp", [], "motor PD stiffness [N m/rad]: empty for the YAML's, one value or n values",
@@ -145,6 +151,7 @@ class SimulatorNode:
         self.names, self.rate = robot.joint_names, p["rate_hz"]
         self.plant = plant_for(robot)  # flexible links / rigid joints: the link-layer plant and its hold law
         settings = self._settings(p)
+        self.controller = settings["controller"]
         self.hold, self.set_points, self.frame = settings["hold"], settings["set_points"], settings["frame"]
         self.home = self.hold.q_d
         sensors = (MotorEncoder(p["motor_encoder.counts_per_rev"] or None, p["motor_encoder.noise_std"]),
@@ -334,7 +341,23 @@ class SimulatorNode:
             checked("excitation.rms / excitation.band_hz", RandomForce, frame, p["excitation.rms"],
                     tuple(p["excitation.band_hz"]), 0.0, min(p["excitation.period_s"], 1.0),
                     sample_rate=self.rate)
-        return {"hold": hold, "set_points": set_points, "frame": frame}
+        controller = checked("controller", self._controller_kind, p["controller"])
+        return {"hold": hold, "set_points": set_points, "frame": frame, "controller": controller}
+
+    def _controller_kind(self, kind: str) -> str:
+        """The set-point move law for ``controller`` (see the parameter), checked against the model."""
+        if kind == "auto":
+            return "pd" if self.plant is not None else "feedforward"
+        if kind == "feedforward" and self.plant is not None:
+            raise RuntimeLayerError(f"parameter 'controller': feedforward (EJNEA) needs a flexible-joint robot; "
+                                    f"{self.robot.name} has flexible links or rigid joints (use pd or decoupling)")
+        if kind == "decoupling":
+            elastic = [] if self.plant is None else [n for n, r in zip(self.names, self.plant._rigid) if not r]
+            if self.plant is None or not self.plant.m or elastic:
+                raise RuntimeLayerError(f"parameter 'controller': decoupling (seed 004) needs flexible links and rigid "
+                                        f"joints; {self.robot.name} has " + (f"elastic joints {elastic}" if elastic
+                                                                              else "no flexible links"))
+        return kind
 
     def _hold_law(self, q_d: np.ndarray) -> PDGravityCompensation:
         """PD + gravity compensation holding ``q_d`` with the YAML's gains (on the link-layer plant if there is one)."""
@@ -356,6 +379,8 @@ class SimulatorNode:
             steps.append(lambda: self.sim.set_controller(self._command_controller()))
         if "set_point" in changed:
             steps.append(lambda: setattr(self, "home", settings["hold"].q_d))
+        if "controller" in changed:
+            steps.append(lambda: setattr(self, "controller", settings["controller"]))
         if "set_points" in changed:
             def set_points() -> None:  # the ~/set_point cycle restarts at the first new pose
                 self.set_points, self.next_set_point = settings["set_points"], 0
@@ -448,12 +473,19 @@ class SimulatorNode:
         target = self._pose(target)
         start = self.hold.q_d if self.mode == "hold" else self.sim.state[:self.robot.n]
         hold = self.hold.with_set_point(target)
-        if self.p["set_point_move_s"] == 0 or self.plant is not None:
+        if self.p["set_point_move_s"] == 0 or self.controller == "pd":
             self.hold = hold
             self.sim.set_controller(hold)
             self.mode, self.move_end = "hold", None
             return
         path = Poly9Trajectory(start, target, self.p["set_point_move_s"], start_time=self.sim.t)
+        if self.controller == "decoupling":  # tracks the path, then its LQR loop holds the target
+            from flexrobot_ros.simulation.decoupling_control import DecouplingControl
+
+            self.hold = hold
+            self.sim.set_controller(DecouplingControl(self.plant, path))
+            self.mode, self.move_end = "decoupling", None
+            return
         motion = feedforward(self.robot, path, "ejnea", rate_hz=self.rate)
         self.hold = hold
         self.sim.set_controller(FeedforwardPD(self.robot, motion.tau_m, motion.q_m, motion.qd_m, motion.t,

@@ -63,9 +63,11 @@ class FlexibleLinkPlant:
         self._b = np.where(self._rigid, 1.0, robot.motor_inertia)
         self._rigid_f, self._elastic_f = self._rigid.astype(float), self._elastic.astype(float)
         self._eta_damping = np.zeros((m, m))
+        self.beam_stiffness = np.zeros((m, m))  # K (m, m): the beams' modal or nodal stiffness, block diagonal
         for body in self.chain.bodies:
             if body.beam is not None and body.m:
                 self._eta_damping[body.eta, body.eta] = body.beam.damping
+                self.beam_stiffness[body.eta, body.eta] = body.beam.stiffness
         if np.any(robot.link_coulomb) or np.any(robot.motor_coulomb):
             raise SimulationError(f"robot {robot.name}: Coulomb friction is not simulated with flexible links")
         self._compiled_derivative = self._compile_derivative() if compiled else None
@@ -91,6 +93,16 @@ class FlexibleLinkPlant:
         qd = np.zeros(self.n) if qd is None else robot.check_q(qd, "qd")
         qd_m = np.where(self._rigid, qd, np.zeros(self.n) if qd_m is None else robot.check_q(qd_m, "qd_m"))
         return np.concatenate([q, np.zeros(self.m), q_m, qd, np.zeros(self.m), qd_m, np.zeros(2)])
+
+    def inertia_and_bias(self, y: np.ndarray, y_dot: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(M (n + m, n + m), h (n + m,)) of the link side, ``M y_ddot + h = [joint torques; 0]`` (seed 004 eqs.
+        27-28): h holds Coriolis and centrifugal terms, gravity, the beams' strain K eta and modal damping (joint
+        friction and springs are not in it). Composite-body inertia and recursive bias of the chain."""
+        from flexrobot_ros.flexible_links.inertia_matrix import generalized_inertia
+        from flexrobot_ros.flexible_links.inverse_dynamics import generalized_forces
+
+        state = self.chain.propagate(np.asarray(y, dtype=float), np.asarray(y_dot, dtype=float))
+        return generalized_inertia(self.chain, state), generalized_forces(self.chain, state, np.zeros(self.chain.size))
 
     def static_motor_position(self, q: np.ndarray) -> np.ndarray:
         """q_m holding ``q`` at rest against gravity with undeformed beams (rigid joints: q)."""

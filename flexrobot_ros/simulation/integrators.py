@@ -95,14 +95,33 @@ class ClosedLoop:
         self.excitations = tuple(excitations)
         layout = plant.layout
         self._slices = tuple(layout[name] for name in ("q", "qd", "q_m", "qd_m"))
+        self._full_state = bool(getattr(controller, "full_state", False))
         dtau = np.zeros((plant.n, layout.size))
         dtau[:, layout["q_m"]] = -np.diag(controller.kp)
         dtau[:, layout["qd_m"]] = -np.diag(controller.kd)
         self.dtau_dx = dtau
 
     def torque(self, t: float, x: np.ndarray) -> np.ndarray:
+        """Motor torques (n,): ``motor_torque(t, q, qd, q_m, qd_m)``, or ``state_torque(t, x)`` for a controller
+        that declares ``full_state`` (it sees the whole plant state, e.g. beam coordinates)."""
+        if self._full_state:
+            return self.controller.state_torque(t, x)
         q, qd, q_m, qd_m = self._slices
         return self.controller.motor_torque(t, x[q], x[qd], x[q_m], x[qd_m])
+
+    def torque_slope(self, t: float, x: np.ndarray) -> np.ndarray:
+        """d(torque)/dx (n, size): from the PD gains, or by central differences for a full-state controller."""
+        if not self._full_state:
+            return self.dtau_dx
+        size = self.plant.layout.size
+        slope = np.zeros((self.plant.n, size))
+        for k in range(size - 2):
+            step = 1e-7 * max(1.0, abs(x[k]))
+            plus, minus = x.copy(), x.copy()
+            plus[k] += step
+            minus[k] -= step
+            slope[:, k] = (self.torque(t, plus) - self.torque(t, minus)) / (2 * step)
+        return slope
 
     def wrenches_at(self, t: float) -> list[FrameWrench]:
         return [(frame, e.wrench_at(t)) for frame, e in self.excitations if e.t0 <= t <= e.t1]
@@ -114,7 +133,7 @@ class ClosedLoop:
         return self.plant.derivative(x, self.torque(t, x), self.wrenches_at(t))
 
     def jacobian(self, t: float, x: np.ndarray, coulomb: bool = True) -> np.ndarray:
-        return self.plant.jacobian(x, self.torque(t, x), self.dtau_dx, self.wrenches_at(t), coulomb)
+        return self.plant.jacobian(x, self.torque(t, x), self.torque_slope(t, x), self.wrenches_at(t), coulomb)
 
     def breakpoints(self, a: float, b: float) -> list[float]:
         """Sorted times strictly inside (a, b) where an excitation switches."""
