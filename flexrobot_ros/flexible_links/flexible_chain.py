@@ -28,6 +28,7 @@ import pinocchio as pin
 
 from flexrobot_ros.errors import ModelError
 from flexrobot_ros.flexible_links.beam_link import BeamLink, cross
+from flexrobot_ros.flexible_links.sliding_beam import SlidingBeam
 
 
 def motion_subspace(model: pin.Model, joint_id: int, data: pin.Data | None = None) -> np.ndarray:
@@ -61,10 +62,11 @@ class ChainBody:
     beam: BeamLink | None
     eta: slice                            # this body's elastic coordinates in eta
     parent_flexible: bool = False
+    sliding: SlidingBeam | None = None    # a beam sliding through the hub of this prismatic joint (seed 004)
 
     @property
     def m(self) -> int:
-        return 0 if self.beam is None else self.beam.m
+        return self.sliding.m if self.sliding is not None else 0 if self.beam is None else self.beam.m
 
 
 @dataclass
@@ -85,7 +87,7 @@ class FlexibleLinkChain:
     """A serial chain: pinocchio's kinematics and rigid inertias, plus beams on some links."""
 
     def __init__(self, model: pin.Model, beams: dict[str, BeamLink], gravity: np.ndarray | None = None,
-                 hubs: dict[str, pin.Inertia] | None = None):
+                 hubs: dict[str, pin.Inertia] | None = None, sliding: dict[str, SlidingBeam] | None = None):
         if any(model.parents[j] != j - 1 for j in range(1, model.njoints)):
             raise ModelError("flexible-link dynamics: only serial chains are supported (every joint's parent must be "
                              "the previous joint)")
@@ -106,19 +108,28 @@ class FlexibleLinkChain:
             subspace = motion_subspace(model, j, joint_data)
             kind = "prismatic" if np.linalg.norm(subspace[3:]) < 1e-12 else "revolute"
             beam = beams.get(name)
-            m = 0 if beam is None else beam.m
+            slider = (sliding or {}).get(name)
+            if self.bodies and self.bodies[-1].sliding is not None:
+                raise ModelError(f"flexible-link dynamics: joint {name} follows the sliding link of joint "
+                                 f"{self.bodies[-1].name}; a sliding beam must be the last link")
+            if slider is not None and kind != "prismatic":
+                raise ModelError(f"flexible-link dynamics: a sliding beam needs a prismatic joint; {name} is {kind}")
+            m = slider.m if slider is not None else 0 if beam is None else beam.m
             placement = model.jointPlacements[j]
             if previous_beam is not None:
                 placement = previous_beam.undeformed_tip().inverse() * placement
-            rigid = hubs.get(name, pin.Inertia.Zero()) if beam is not None else model.inertias[j]
+            # a flexible link's inertia is its beam's (plus hub); a sliding beam replaces the link's (and a tool's)
+            rigid = hubs.get(name, pin.Inertia.Zero()) if beam is not None else \
+                pin.Inertia.Zero() if slider is not None else model.inertias[j]
             self.bodies.append(ChainBody(name, kind, subspace, placement, rigid, beam, slice(offset, offset + m),
-                                         previous_beam is not None))
+                                         previous_beam is not None, slider))
             offset += m
             previous_beam = beam
         self.n = len(self.bodies)
         self.m = offset
         self.size = self.n + self.m
         self.joint_names = tuple(b.name for b in self.bodies)
+        self.sliding = tuple(b for b in self.bodies if b.sliding is not None)
 
     # ------------------------------------------------------------------ coordinates
     def split(self, y: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
@@ -135,6 +146,9 @@ class FlexibleLinkChain:
     # ------------------------------------------------------------------ kinematic pass
     def propagate(self, y: np.ndarray, y_dot: np.ndarray, with_dynamics: bool = True) -> ChainState:
         """Outward pass: A_{i,i-1}, twists, bias accelerations, and (``with_dynamics``) body inertias and gamma."""
+        if self.sliding:
+            raise ModelError(f"flexible-link dynamics: the recursive pass does not model the sliding beam of joint "
+                             f"{self.sliding[0].name}; use the Lagrangian (flexible_links.lagrangian)")
         theta, etas = self.split(y)
         theta_dot, eta_dots = self.split(y_dot)
         A, T, C, M, Gm, P = [], [], [], [], [], []

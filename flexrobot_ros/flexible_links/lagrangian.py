@@ -40,6 +40,8 @@ class LagrangianDynamics:
     coriolis: ca.Function       # (y, y_dot) -> C
     inertia_dot: ca.Function    # (y, y_dot) -> I_dot
     energy: ca.Function         # (y, y_dot) -> [T, V_strain, V_gravity]
+    placements: ca.Function     # (y) -> (12 n,): per body vec(R) (column-major) and p of B_i in the world; for a
+    #                             sliding beam, its deformed tip frame (beam slopes turn it, as BeamLink.tip_motion)
 
     def forward_dynamics(self, y: np.ndarray, y_dot: np.ndarray, tau: np.ndarray) -> np.ndarray:
         """y_ddot = I^-1 (tau - h)."""
@@ -60,6 +62,7 @@ def lagrangian_dynamics(chain: FlexibleLinkChain, points_per_beam: int = 24) -> 
     g = ca.DM(chain.gravity.reshape(3, 1))
     damping = ca.SX.zeros(chain.size, 1)
     previous = None
+    frames = []
     for i, body in enumerate(chain.bodies):
         placement = body.placement
         Rj, pj = _transform(placement.rotation, placement.translation)
@@ -84,8 +87,33 @@ def lagrangian_dynamics(chain: FlexibleLinkChain, points_per_beam: int = 24) -> 
             Rq, pq = _rotation_about(axis[3:], y[i]), ca.SX.zeros(3, 1)
         else:
             Rq, pq = ca.SX.eye(3), ca.SX(ca.DM(axis[:3].reshape(3, 1))) * y[i]
+        if body.sliding is not None:  # seed 004 eqs. 19-22: material points by their distance from the tip
+            sliding = body.sliding
+            eta = y[n + body.eta.start:n + body.eta.stop]
+            p_hub, R_hub = p + R @ pj, R @ Rj
+            label = ca.SX.sym("s")
+            for element, xi, weight in sliding.quadrature(y[i]):
+                point = p_hub + R_hub @ sliding.position(eta, y[i], label, element)
+                velocity = ca.substitute(ca.jtimes(point, y, yd), label, y[i] - xi)
+                kinetic += 0.5 * weight * ca.dot(velocity, velocity)
+                gravity_potential -= weight * ca.dot(g, ca.substitute(point, label, y[i] - xi))
+            strain += sliding.strain_energy(eta, y[i])
         p = p + R @ (pj + Rj @ pq)
         R = R @ Rj @ Rq
+        if body.sliding is not None:
+            sliding = body.sliding
+            eta = y[n + body.eta.start:n + body.eta.stop]
+            deflection = ca.DM(sliding.rotation[:, 1:1 + sliding.planes] @ sliding.tip_rows()) @ eta
+            slopes = ca.DM(sliding.tip_slope_rows()) @ eta
+            a, b = slopes[0], (-slopes[1] if sliding.planes == 2 else 0)
+            Rz = ca.vertcat(ca.horzcat(ca.cos(a), -ca.sin(a), 0), ca.horzcat(ca.sin(a), ca.cos(a), 0),
+                            ca.horzcat(0, 0, 1))
+            Ry = ca.vertcat(ca.horzcat(ca.cos(b), 0, ca.sin(b)), ca.horzcat(0, 1, 0),
+                            ca.horzcat(-ca.sin(b), 0, ca.cos(b)))
+            beam = ca.DM(sliding.rotation)
+            frames += [ca.vec(R @ beam @ Rz @ Ry @ beam.T), p + R @ deflection]
+        else:
+            frames += [ca.vec(R), p]
         # rigid part: 1/2 V^T I V with V the body twist
         Rdot = ca.reshape(ca.jtimes(ca.vec(R), y, yd), 3, 3)
         pdot = ca.jtimes(p, y, yd)
@@ -135,6 +163,7 @@ def lagrangian_dynamics(chain: FlexibleLinkChain, points_per_beam: int = 24) -> 
         coriolis=ca.Function("coriolis", [y, yd], [ca.densify(coriolis)]),
         inertia_dot=ca.Function("inertia_dot", [y, yd], [ca.densify(inertia_dot)]),
         energy=ca.Function("energy", [y, yd], [ca.vertcat(kinetic, strain, gravity_potential)]),
+        placements=ca.Function("placements", [y], [ca.vertcat(*frames)]),
     )
 
 

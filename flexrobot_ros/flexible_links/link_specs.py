@@ -33,6 +33,7 @@ from flexrobot_ros.errors import ModelError
 from flexrobot_ros.flexible_links.beam_link import LINK_MODELS, BeamLink, BeamSpec, beam_frame
 from flexrobot_ros.flexible_links.flexible_chain import FlexibleLinkChain, motion_subspace
 from flexrobot_ros.flexible_links.mode_shapes import MAX_CLAMPED_FREE_MODES
+from flexrobot_ros.flexible_links.sliding_beam import SlidingBeam
 
 LINK_KEYS = frozenset({"EI", "method", "modes", "family", "elements", "length", "tip_frame", "mass_per_length",
                        "tip_mass", "hub_inertia", "damping_ratio"})
@@ -142,6 +143,8 @@ def build_beams(model: pin.Model, specs: Mapping[str, BeamSpec], source: str, me
         if link not in joints:
             raise ModelError(f"{where}: no movable joint carries a link {link!r}; links: {sorted(joints)}")
         j = joints[link]
+        if is_prismatic(model, j):
+            continue  # a sliding beam: build_sliding_beams
         if modes is not None and not 1 <= modes <= FAMILIES[spec.family]:
             raise ModelError(f"{where}: --modes {modes}: the {spec.family} family supports 1..{FAMILIES[spec.family]}")
         end = None
@@ -181,12 +184,64 @@ def build_beams(model: pin.Model, specs: Mapping[str, BeamSpec], source: str, me
     return beams
 
 
+def is_prismatic(model: pin.Model, joint: int) -> bool:
+    """Whether pinocchio joint ``joint`` translates (no angular part in its motion subspace)."""
+    return bool(np.linalg.norm(motion_subspace(model, joint)[3:]) < 1e-12)
+
+
+def build_sliding_beams(model: pin.Model, specs: Mapping[str, BeamSpec], source: str, method: str | None = None,
+                        elements: int | None = None) -> dict[str, SlidingBeam]:
+    """The sliding beams (flexible links on prismatic joints, seed 004 eqs. 18-22) of ``specs``, keyed by joint name.
+
+    ``length`` is the beam's total length l0 (required; at least the joint's upper limit, so that part of the beam
+    stays in the hub); finite elements only (their length follows the joint, d / N); the URDF link's mass (and a tool
+    on it) is replaced by the beam (``mass_per_length``, default URDF mass / l0) and its ``tip_mass``."""
+    joints = link_joints(model)
+    out: dict[str, SlidingBeam] = {}
+    for link, spec in specs.items():
+        j = joints.get(link)
+        if j is None or not is_prismatic(model, j):
+            continue
+        where = f"{source}: flexible_links.{link}"
+        if (method or spec.method) != "finite_elements":
+            raise ModelError(f"{where}.method: a link on prismatic joint {model.names[j]} slides through its hub: "
+                             "finite_elements only (element length d / N); assumed modes with time-varying "
+                             "clamped-mass roots are not available for sliding links yet")
+        if spec.length is None:
+            raise ModelError(f"{where}.length: missing; a sliding link needs its total beam length l0 [m]")
+        upper = float(model.upperPositionLimit[model.joints[j].idx_q])
+        if np.isfinite(upper) and upper > spec.length:
+            raise ModelError(f"{where}.length: {spec.length} m is shorter than joint {model.names[j]}'s upper limit "
+                             f"{upper} m (the free length); part of the beam must stay in the hub")
+        for field, value in (("tip_frame", spec.tip_frame), ("hub_inertia", spec.hub_inertia or None),
+                             ("damping_ratio", spec.damping_ratio or None)):
+            if value is not None:
+                raise ModelError(f"{where}.{field}: not available for a sliding link (prismatic joint "
+                                 f"{model.names[j]})")
+        rho = spec.mass_per_length
+        if rho is None:
+            if model.inertias[j].mass <= 0:
+                raise ModelError(f"{where}.mass_per_length: missing and the URDF link has no mass")
+            rho = model.inertias[j].mass / spec.length
+        axis = motion_subspace(model, j)[:3]
+        axis = axis / np.linalg.norm(axis)
+        side = np.array([1.0, 0.0, 0.0]) if abs(axis[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
+        y = side - (side @ axis) * axis  # beam y: the joint frame's x made orthogonal to the axis (z: axis x y)
+        y /= np.linalg.norm(y)
+        rotation = np.column_stack([axis, y, np.cross(axis, y)])
+        out[model.names[j]] = SlidingBeam(link, spec.length, rho, spec.EI_y, spec.EI_z, spec.tip_mass,
+                                          elements or spec.elements, rotation)
+    return out
+
+
 def hub_inertias(model: pin.Model, specs: Mapping[str, BeamSpec]) -> dict[str, pin.Inertia]:
     """Rigid hub inertias (about each flexible link's joint axis, at its root) keyed by joint name."""
     joints = link_joints(model)
     out = {}
     for link, spec in specs.items():
         j = joints[link]
+        if is_prismatic(model, j):
+            continue
         axis = motion_subspace(model, j)[3:]
         out[model.names[j]] = pin.Inertia(0.0, np.zeros(3), spec.hub_inertia * np.outer(axis, axis))
     return out
@@ -199,10 +254,12 @@ def chain_from_robot(robot: Any, method: str | None = None, modes: int | None = 
     source = str(robot.yaml_path or robot.name)
     specs = robot.flexible_links
     beams = build_beams(robot.model, specs, source, method=method, modes=modes, elements=elements)
+    sliding = build_sliding_beams(robot.model, specs, source, method=method, elements=elements)
     return FlexibleLinkChain(robot.model, beams, gravity=np.asarray(robot.gravity, dtype=float),
-                             hubs=hub_inertias(robot.model, specs))
+                             hubs=hub_inertias(robot.model, specs), sliding=sliding)
 
 
-__all__ = ["FAMILIES", "LINK_KEYS", "build_beams", "chain_from_robot", "hub_inertias", "link_joints",
+__all__ = ["FAMILIES", "LINK_KEYS", "build_beams", "build_sliding_beams", "chain_from_robot", "hub_inertias",
+           "is_prismatic", "link_joints",
            "parse_flexible_links",
            "parse_link"]

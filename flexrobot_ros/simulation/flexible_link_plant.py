@@ -46,6 +46,12 @@ class FlexibleLinkPlant:
         self.robot = robot
         self.chain = chain_from_robot(robot, method=method, modes=modes, elements=elements)
         self._forward_dynamics = (lambda y, y_dot, tau: forward_dynamics(self.chain, y, y_dot, tau))
+        self._lagrangian = None
+        if self.chain.sliding:  # the recursion does not model sliding beams: the CasADi Lagrangian of the chain
+            from flexrobot_ros.flexible_links.lagrangian import lagrangian_dynamics
+
+            self._lagrangian = lagrangian = lagrangian_dynamics(self.chain)
+            self._forward_dynamics = lagrangian.forward_dynamics
         n, m = self.n, self.m = robot.n, self.chain.m
         self.joint_names = robot.joint_names
         p = 2 * n + m
@@ -101,15 +107,23 @@ class FlexibleLinkPlant:
         from flexrobot_ros.flexible_links.inertia_matrix import generalized_inertia
         from flexrobot_ros.flexible_links.inverse_dynamics import generalized_forces
 
+        if self._lagrangian is not None:
+            return np.array(self._lagrangian.inertia(y)), self.bias(y, y_dot)
         state = self.chain.propagate(np.asarray(y, dtype=float), np.asarray(y_dot, dtype=float))
         return generalized_inertia(self.chain, state), generalized_forces(self.chain, state, np.zeros(self.chain.size))
 
-    def static_motor_position(self, q: np.ndarray) -> np.ndarray:
-        """q_m holding ``q`` at rest against gravity with undeformed beams (rigid joints: q)."""
+    def bias(self, y: np.ndarray, y_dot: np.ndarray) -> np.ndarray:
+        """h(y, y_dot) (n + m,) of :meth:`inertia_and_bias` (recursive, or the Lagrangian with a sliding beam)."""
         from flexrobot_ros.flexible_links.inverse_dynamics import bias_forces
 
+        if self._lagrangian is not None:
+            return np.array(self._lagrangian.bias(y, y_dot)).ravel()
+        return bias_forces(self.chain, y, y_dot)
+
+    def static_motor_position(self, q: np.ndarray) -> np.ndarray:
+        """q_m holding ``q`` at rest against gravity with undeformed beams (rigid joints: q)."""
         y = np.concatenate([q, np.zeros(self.m)])
-        torque = bias_forces(self.chain, y, np.zeros(self.chain.size))[:self.n]
+        torque = self.bias(y, np.zeros(self.chain.size))[:self.n]
         stiff = np.where(self._rigid, 1.0, self._k * self._w)
         return np.where(self._rigid, q, self._w * q + torque / stiff)
 
@@ -120,6 +134,9 @@ class FlexibleLinkPlant:
         if parent == 0:
             return frame.placement
         i = parent - 1
+        if self._lagrangian is not None:  # B_i in the world; a sliding beam's frames follow its deformed tip
+            values = np.array(self._lagrangian.placements(y)).ravel()[12 * i:12 * i + 12]
+            return pin.SE3(values[:9].reshape(3, 3, order="F"), values[9:]) * frame.placement
         state = self.chain.propagate(y, np.zeros(self.chain.size), with_dynamics=False)
         body = self.chain.bodies[i]
         if body.beam is not None:
@@ -231,7 +248,10 @@ class FlexibleLinkPlant:
     def energy(self, x: np.ndarray) -> Energy:
         y, q_m, y_dot, qd_m = self._split(x)
         n = self.n
-        kinetic, strain, gravity = self.chain.energy(y, y_dot)
+        if self._lagrangian is not None:
+            kinetic, strain, gravity = np.array(self._lagrangian.energy(y, y_dot)).ravel()
+        else:
+            kinetic, strain, gravity = self.chain.energy(y, y_dot)
         rotor = np.where(self._rigid, 0.0, self._b * qd_m)
         deflection = self._w * y[:n] - q_m
         size = self.layout.size
@@ -263,7 +283,8 @@ class FlexibleLinkPlant:
         for k, (_, i) in enumerate(self.deflection_links):
             body = self.chain.bodies[i]
             rows = states[:, n + body.eta.start:n + body.eta.stop]
-            out[:, k] = rows @ body.beam.tip_deflection[1:].T
+            tip = body.sliding.tip_rows() if body.sliding is not None else body.beam.tip_deflection[1:]
+            out[:, k, :len(tip)] = rows @ tip.T
         return out
 
     def deformed_tip_transforms(self, x: np.ndarray) -> tuple:
@@ -276,7 +297,16 @@ class FlexibleLinkPlant:
         for link, i in self.deflection_links:
             body = self.chain.bodies[i]
             eta = x[n + body.eta.start:n + body.eta.stop]
-            tip = body.beam.undeformed_tip() * body.beam.tip_motion(eta, np.zeros(body.m))[0]
+            if body.sliding is not None:  # the link frame is the undeformed tip (the joint moves it by d)
+                sliding = body.sliding
+                slopes = sliding.tip_slope_rows() @ eta
+                a, b = slopes[0], (-slopes[1] if sliding.planes == 2 else 0.0)
+                Rz = np.array([[np.cos(a), -np.sin(a), 0.0], [np.sin(a), np.cos(a), 0.0], [0.0, 0.0, 1.0]])
+                Ry = np.array([[np.cos(b), 0.0, np.sin(b)], [0.0, 1.0, 0.0], [-np.sin(b), 0.0, np.cos(b)]])
+                R = sliding.rotation
+                tip = pin.SE3(R @ Rz @ Ry @ R.T, R[:, 1:1 + sliding.planes] @ (sliding.tip_rows() @ eta))
+            else:
+                tip = body.beam.undeformed_tip() * body.beam.tip_motion(eta, np.zeros(body.m))[0]
             out.append(LinkTransform(link, f"{link}/deformed_tip", np.array(tip.translation),
                                      np.array(pin.Quaternion(tip.rotation).coeffs())))
         return tuple(out)
@@ -288,9 +318,13 @@ class FlexibleLinkPlant:
         n = self.n
         out = []
         for link, i in self.deflection_links:
-            beam, body_eta = self.chain.bodies[i].beam, self.chain.bodies[i].eta
-            eta = x[n + body_eta.start:n + body_eta.stop]
-            out.append((link, beam.deformed_axis(eta, np.linspace(0.0, beam.length, points))))
+            body = self.chain.bodies[i]
+            eta = x[n + body.eta.start:n + body.eta.stop]
+            if body.sliding is not None:  # the free part, hub exit to tip; the link frame sits at the tip
+                d = float(x[i])
+                out.append((link, body.sliding.axis_points(eta, d, points) - d * body.sliding.axis))
+            else:
+                out.append((link, body.beam.deformed_axis(eta, np.linspace(0.0, body.beam.length, points))))
         return tuple(out)
 
     def extra_columns(self, states: np.ndarray) -> dict[str, np.ndarray]:
@@ -299,7 +333,8 @@ class FlexibleLinkPlant:
         columns = {}
         for k, (link, i) in enumerate(self.deflection_links):
             columns[f"deflection.{link}.y"] = values[:, k, 0]
-            if self.chain.bodies[i].beam.m_z:
+            body = self.chain.bodies[i]
+            if (body.sliding.planes == 2) if body.sliding is not None else body.beam.m_z:
                 columns[f"deflection.{link}.z"] = values[:, k, 1]
         return columns
 

@@ -1,0 +1,162 @@
+"""Seed 004 (Theodore & Ghosal) sections 2.1-2.2 and 4.4: a flexible link on a prismatic joint, the beam sliding
+through its hub (eqs. 6, 18-22), discretized by finite elements of length d / N (section 2.1.2), on the RRP robot."""
+import numpy as np
+import pinocchio as pin
+import pytest
+import yaml
+from scipy.integrate import solve_ivp
+from scipy.linalg import eigh
+
+from flexrobot_ros.errors import ModelError
+from flexrobot_ros.flexible_links.beam_elements import hermite_shape_functions
+from flexrobot_ros.flexible_links.lagrangian import lagrangian_dynamics
+from flexrobot_ros.flexible_links.link_specs import chain_from_robot
+from flexrobot_ros.model import load_robot
+from flexrobot_ros.model.loader import share_directory
+from flexrobot_ros.simulation.flexible_link_plant import FlexibleLinkPlant
+
+EI, RHO_A, M_P, L0 = 1165.4916, 0.331, 0.0828, 1.3  # seed 004 Table 3
+LINK3 = {"EI": {"y": EI, "z": EI}, "mass_per_length": RHO_A, "method": "finite_elements", "elements": 2,
+         "length": L0, "tip_mass": M_P}
+
+
+def rrp_yaml(tmp_path, link2: bool = True, **link3) -> str:
+    document = yaml.safe_load((share_directory() / "config" / "rrp.yaml").read_text())
+    document["urdf"] = str(share_directory() / "urdf" / "rrp.urdf")
+    if not link2:
+        del document["flexible_links"]["link2"]
+    document["flexible_links"]["link3"] = {**LINK3, **link3}
+    path = tmp_path / "rrp_sliding.yaml"
+    path.write_text(yaml.safe_dump(document))
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def robot(tmp_path_factory):
+    return load_robot(rrp_yaml(tmp_path_factory.mktemp("rrp")), tool=True)
+
+
+def test_model_size_is_section_4_4s(robot):
+    """Seed 004 section 4.4: the spatial RRP with links 2 and 3 flexible, two elements per link and plane, has
+    4 m n_f + n = 19 second-order equations."""
+    assert chain_from_robot(robot).size == 4 * 2 * 2 + 3
+    assert chain_from_robot(robot, elements=1).size == 4 * 1 * 2 + 3
+
+
+@pytest.mark.parametrize("d, expected", [(0.3, (1103.47, 10900.87)), (1.0, (146.96, 1067.55))])
+def test_locked_sliding_link_frequencies_with_the_payload(robot, d, expected):
+    """Seed 004 section 4.2's example (link 3, tip mass m_p = 0.0828 kg): the two-element model's frequencies at free
+    length d = 0.3 m and 1.0 m are 1103.47, 10900.87 and 146.96, 1067.55 rad/s (1e-4 relative): the sliding link's
+    stiffness and mass at the current d (element length d / 2), every joint locked, both planes alike."""
+    chain = chain_from_robot(robot)
+    dynamics = lagrangian_dynamics(chain)
+    y = np.r_[0.3, 0.5, d, np.zeros(chain.m)]
+    rows = chain.n + np.arange(8, 16)  # link 3's nodal coordinates (after link 2's 8)
+    mass = np.array(dynamics.inertia(y))[np.ix_(rows, rows)]
+    step = 1e-6
+    stiffness = np.column_stack([(np.array(dynamics.bias(y + step * e, np.zeros(chain.size))).ravel()
+                                  - np.array(dynamics.bias(y - step * e, np.zeros(chain.size))).ravel())[rows]
+                                 / (2 * step) for e in np.eye(chain.size)[rows]])
+    omega = np.sqrt(eigh(stiffness, mass, eigvals_only=True))
+    np.testing.assert_allclose(omega[[0, 2]], expected, rtol=1e-4)
+    np.testing.assert_allclose(omega[[1, 3]], expected, rtol=1e-4)  # the other plane
+
+
+def test_zero_deflection_kinematics_is_the_dh_product(robot):
+    """Seed 004 eqs. 3-4 with E = I: zero elastic coordinates put the tool (the sliding beam's tip) where the rigid DH
+    chain (pinocchio on urdf/rrp.urdf) puts it, to 1e-14, at random joint coordinates."""
+    plant = FlexibleLinkPlant(robot)
+    rigid = load_robot("rrp", tool=True)
+    data = rigid.model.createData()
+    tool = robot.frame_id("tool0")
+    for q in np.random.default_rng(4).uniform([-3, -1.5, 0.25], [3, 1.5, 1.15], (10, 3)):
+        placement = plant.frame_placement(np.r_[q, np.zeros(plant.m)], tool)
+        pin.framesForwardKinematics(rigid.model, data, q)
+        assert np.abs(placement.translation - data.oMf[tool].translation).max() < 1e-14
+        assert np.abs(placement.rotation - data.oMf[tool].rotation).max() < 1e-14
+
+
+def beam_kinetic_energy(robot, y, y_dot, points=4000):
+    """Independent check (test-local): the sliding beam's kinetic energy from material points. Each point is labelled
+    by its distance s from the tip; its world position uses pinocchio's joint-2 frame, the joint-3 placement and the
+    Hermite shape functions of beam_elements at xi = d - s; its velocity is a central difference along (y, y_dot)
+    at fixed s; 1/2 int rho |v|^2 by the midpoint rule, plus the tip mass."""
+    model, data = robot.model, robot.model.createData()
+    placement = model.jointPlacements[3]
+
+    def position(yy, s):
+        pin.forwardKinematics(model, data, yy[:3])
+        hub = data.oMi[2] * placement
+        d = yy[2]
+        xi = d - s
+        local = np.array([0.0, 0.0, xi])
+        if xi > 0:
+            h = d / 2
+            element = min(int(xi / h), 1)
+            shapes = hermite_shape_functions(np.array([xi - element * h]), h)[0]
+            for plane, axis in ((0, 0), (1, 1)):  # beam y = joint x, beam z = joint y
+                nodal = np.r_[np.zeros(2), yy[3 + 4 * plane:3 + 4 * plane + 4]]
+                local[axis] += shapes @ nodal[2 * element:2 * element + 4]
+        return hub.act(local)
+
+    eps = 1e-6
+    s_grid = (np.arange(points) + 0.5) * L0 / points
+    energy = 0.0
+    for s in s_grid:
+        v = (position(y + eps * y_dot, s) - position(y - eps * y_dot, s)) / (2 * eps)
+        energy += 0.5 * RHO_A * (L0 / points) * v @ v
+    v_tip = (position(y + eps * y_dot, 0.0) - position(y - eps * y_dot, 0.0)) / (2 * eps)
+    return energy + 0.5 * M_P * v_tip @ v_tip
+
+
+def test_material_derivative_kinetic_energy(tmp_path):
+    """Seed 004 eqs. 19-22: the sliding link's kinetic energy counts every material point with its material velocity
+    (the beam slides: d_dot along the axis plus d_dot dw/dxi). Against the test-local material-point sum (beam_kinetic_
+    energy) plus pinocchio's kinetic energy of links 1 and 2, at random states (1e-6 relative: the midpoint rule)."""
+    robot = load_robot(rrp_yaml(tmp_path, link2=False), tool=True)
+    chain = chain_from_robot(robot)
+    dynamics = lagrangian_dynamics(chain)
+    rigid = robot.model.copy()
+    rigid.inertias[3] = pin.Inertia.Zero()
+    data = rigid.createData()
+    rng = np.random.default_rng(6)
+    for _ in range(3):
+        y = np.r_[rng.uniform(-1, 1, 2), rng.uniform(0.3, 1.1), 0.01 * rng.normal(size=chain.m)]
+        y_dot = rng.normal(size=chain.size)
+        ours = float(np.array(dynamics.energy(y, y_dot)).ravel()[0])
+        expected = pin.computeKineticEnergy(rigid, data, y[:3], y_dot[:3]) + beam_kinetic_energy(robot, y, y_dot)
+        assert ours == pytest.approx(expected, rel=1e-6)
+
+
+@pytest.mark.slow
+def test_energy_is_conserved_while_the_beam_slides(robot):
+    """Seed 004 section 2.2 (Lagrange's equations of T and V): no control, gravity or damping, the joints free and the
+    prismatic joint sliding (d from 0.6 m outwards), beams deflected: T + V constant to 1e-8 relative over 1 s
+    (DOP853, rtol 1e-11; one element per link and plane keeps the highest frequency integrable; measured 1.4e-10)."""
+    chain = chain_from_robot(robot, elements=1)
+    size = chain.size
+    dynamics = lagrangian_dynamics(chain)
+    x0 = np.zeros(2 * size)
+    x0[:3], x0[size:size + 3] = [0.3, 0.5, 0.6], [0.2, -0.2, 0.1]
+    x0[3:size] = 1e-3 * np.random.default_rng(0).normal(size=chain.m)
+    solution = solve_ivp(lambda t, x: np.r_[x[size:], dynamics.forward_dynamics(x[:size], x[size:], np.zeros(size))],
+                         (0.0, 1.0), x0, method="DOP853", rtol=1e-11, atol=1e-13, t_eval=np.linspace(0.0, 1.0, 11))
+    assert solution.success
+    energy = np.array([np.sum(np.array(dynamics.energy(x[:size], x[size:]))) for x in solution.y.T])
+    assert np.abs(energy - energy[0]).max() < 1e-8 * energy[0]
+    assert solution.y[2].max() > 0.7  # it did slide
+
+
+def test_bad_sliding_link_input_names_the_field(tmp_path):
+    """A sliding link needs its total length, at least the joint's travel, and finite elements (ModelError naming
+    the file, link and field)."""
+    document = yaml.safe_load(open(rrp_yaml(tmp_path)).read())
+    for change, field in (({"length": None}, "length"), ({"length": 1.0}, "length"),
+                          ({"method": "assumed_modes", "elements": None, "modes": 2}, "method"),
+                          ({"hub_inertia": 0.1}, "hub_inertia")):
+        entry = {k: v for k, v in {**LINK3, **change}.items() if v is not None}
+        document["flexible_links"]["link3"] = entry
+        path = tmp_path / "bad.yaml"
+        path.write_text(yaml.safe_dump(document))
+        with pytest.raises(ModelError, match=rf"flexible_links\.link3\.{field}"):
+            chain_from_robot(load_robot(path))
