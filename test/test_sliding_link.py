@@ -8,6 +8,8 @@ from scipy.integrate import solve_ivp
 from scipy.linalg import eigh
 
 from flexrobot_ros.errors import ModelError
+from flexrobot_ros.flexible_links.clamped_mass import (ClampedMassParameters, PrismaticLinkRoots, TipBody,
+                                                     frequency_roots)
 from flexrobot_ros.flexible_links.beam_elements import hermite_shape_functions
 from flexrobot_ros.flexible_links.lagrangian import lagrangian_dynamics
 from flexrobot_ros.flexible_links.link_specs import chain_from_robot
@@ -148,11 +150,12 @@ def test_energy_is_conserved_while_the_beam_slides(robot):
 
 
 def test_bad_sliding_link_input_names_the_field(tmp_path):
-    """A sliding link needs its total length, at least the joint's travel, and finite elements (ModelError naming
-    the file, link and field)."""
+    """A sliding link needs its total length, at least the joint's travel, and finite elements or the clamped-mass
+    assumed modes (ModelError naming the file, link and field)."""
     document = yaml.safe_load(open(rrp_yaml(tmp_path)).read())
     for change, field in (({"length": None}, "length"), ({"length": 1.0}, "length"),
-                          ({"method": "assumed_modes", "elements": None, "modes": 2}, "method"),
+                          ({"method": "assumed_modes", "elements": None, "modes": 2, "family": "clamped_free"},
+                           "family"),
                           ({"hub_inertia": 0.1}, "hub_inertia")):
         entry = {k: v for k, v in {**LINK3, **change}.items() if v is not None}
         document["flexible_links"]["link3"] = entry
@@ -160,3 +163,57 @@ def test_bad_sliding_link_input_names_the_field(tmp_path):
         path.write_text(yaml.safe_dump(document))
         with pytest.raises(ModelError, match=rf"flexible_links\.link3\.{field}"):
             chain_from_robot(load_robot(path))
+
+
+AMM = {"method": "assumed_modes", "family": "clamped_mass", "modes": 2, "elements": None}
+
+
+@pytest.fixture(scope="module")
+def amm(tmp_path_factory):
+    document = yaml.safe_load(open(rrp_yaml(tmp_path_factory.mktemp("amm"))).read())
+    document["flexible_links"]["link3"] = {k: v for k, v in {**LINK3, **AMM}.items() if v is not None}
+    path = tmp_path_factory.mktemp("amm2") / "rrp_amm.yaml"
+    path.write_text(yaml.safe_dump(document))
+    robot = load_robot(path, tool=True)
+    chain = chain_from_robot(robot, method="assumed_modes", modes=2)
+    return robot, chain, lagrangian_dynamics(chain)
+
+
+def test_assumed_modes_model_size(amm):
+    """Seed 004 section 4.4: two assumed modes per flexible link and plane: 2 m n_f + n = 11 equations."""
+    assert amm[1].size == 2 * 2 * 2 + 3
+
+
+@pytest.mark.parametrize("d, expected", [(0.3, (1103.45, 10807.82)), (1.0, (146.94, 1059.24))])
+def test_assumed_modes_are_the_exact_clamped_mass_modes(amm, d, expected):
+    """Seed 004 section 4.2 (eq. 38 with M = m_p / (rho A d)): the clamped-mass assumed modes of the sliding link give
+    the exact frequencies 1103.45, 10807.82 rad/s at d = 0.3 m and 146.94, 1059.24 rad/s at 1.0 m (1e-4), below the
+    two-element values of test_locked_sliding_link_frequencies_with_the_payload."""
+    _, chain, dynamics = amm
+    y = np.r_[0.3, 0.5, d, np.zeros(chain.m)]
+    rows = chain.n + np.arange(4, 8)  # link 3 after link 2's four modes
+    mass = np.array(dynamics.inertia(y))[np.ix_(rows, rows)]
+    step = 1e-6
+    stiffness = np.column_stack([(np.array(dynamics.bias(y + step * e, np.zeros(chain.size))).ravel()
+                                  - np.array(dynamics.bias(y - step * e, np.zeros(chain.size))).ravel())[rows]
+                                 / (2 * step) for e in np.eye(chain.size)[rows]])
+    omega = np.sqrt(eigh(stiffness, mass, eigvals_only=True))
+    np.testing.assert_allclose(omega[[0, 2]], expected, rtol=1e-4)
+
+
+def test_time_varying_roots_equal_the_root_solve_and_eqs_45_47(amm):
+    """Seed 004 section 4.2: the roots beta_i(d) inside the model equal a root solve of eq. 38 at every d (1e-10),
+    and their rate is eq. 45 with eqs. 46-47 (m_p, not m_p^2: ERRATA.md), dbeta/dt = f1/f2 dd/dt (1e-7)."""
+    import casadi as ca
+
+    _, chain, _ = amm
+    sliding = chain.sliding[0].sliding
+    d = ca.SX.sym("d")
+    roots = ca.vertcat(*sliding.roots(d))
+    function = ca.Function("roots", [d], [roots, ca.jacobian(roots, d)])
+    tracker = PrismaticLinkRoots(count=2, mass_per_length=RHO_A, tip=TipBody(mass=M_P))
+    for length in (0.3, 0.45, 0.65, 0.8, 1.0, 1.15):
+        beta, rate = (np.array(v).ravel() for v in function(length))
+        direct = frequency_roots(2, ClampedMassParameters(M=M_P / (RHO_A * length)))
+        np.testing.assert_allclose(beta, direct, atol=1e-10)
+        np.testing.assert_allclose(rate, tracker.rate(direct, length, 1.0), rtol=1e-7)

@@ -103,8 +103,8 @@ def lagrangian_dynamics(chain: FlexibleLinkChain, points_per_beam: int = 24) -> 
         if body.sliding is not None:
             sliding = body.sliding
             eta = y[n + body.eta.start:n + body.eta.stop]
-            deflection = ca.DM(sliding.rotation[:, 1:1 + sliding.planes] @ sliding.tip_rows()) @ eta
-            slopes = ca.DM(sliding.tip_slope_rows()) @ eta
+            tip_w, slopes = sliding.tip(eta, y[i])
+            deflection = ca.DM(sliding.rotation[:, 1:1 + sliding.planes]) @ tip_w
             a, b = slopes[0], (-slopes[1] if sliding.planes == 2 else 0)
             Rz = ca.vertcat(ca.horzcat(ca.cos(a), -ca.sin(a), 0), ca.horzcat(ca.sin(a), ca.cos(a), 0),
                             ca.horzcat(0, 0, 1))

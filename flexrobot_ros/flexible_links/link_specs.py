@@ -38,7 +38,7 @@ from flexrobot_ros.flexible_links.sliding_beam import SlidingBeam
 LINK_KEYS = frozenset({"EI", "method", "modes", "family", "elements", "length", "tip_frame", "mass_per_length",
                        "tip_mass", "hub_inertia", "damping_ratio"})
 #: Assumed-mode families and the largest number of modes each supports.
-FAMILIES = {"clamped_free": MAX_CLAMPED_FREE_MODES}
+FAMILIES = {"clamped_free": MAX_CLAMPED_FREE_MODES, "clamped_mass": 6}  # clamped_mass: sliding links only
 MAX_ELEMENTS = 200
 
 
@@ -145,6 +145,9 @@ def build_beams(model: pin.Model, specs: Mapping[str, BeamSpec], source: str, me
         j = joints[link]
         if is_prismatic(model, j):
             continue  # a sliding beam: build_sliding_beams
+        if spec.family == "clamped_mass" and (method or spec.method) == "assumed_modes":
+            raise ModelError(f"{where}.family: clamped_mass is available for sliding links (prismatic joints) only; "
+                             f"revolute link {link!r} uses clamped_free")
         if modes is not None and not 1 <= modes <= FAMILIES[spec.family]:
             raise ModelError(f"{where}: --modes {modes}: the {spec.family} family supports 1..{FAMILIES[spec.family]}")
         end = None
@@ -190,11 +193,12 @@ def is_prismatic(model: pin.Model, joint: int) -> bool:
 
 
 def build_sliding_beams(model: pin.Model, specs: Mapping[str, BeamSpec], source: str, method: str | None = None,
-                        elements: int | None = None) -> dict[str, SlidingBeam]:
+                        modes: int | None = None, elements: int | None = None) -> dict[str, SlidingBeam]:
     """The sliding beams (flexible links on prismatic joints, seed 004 eqs. 18-22) of ``specs``, keyed by joint name.
 
     ``length`` is the beam's total length l0 (required; at least the joint's upper limit, so that part of the beam
-    stays in the hub); finite elements only (their length follows the joint, d / N); the URDF link's mass (and a tool
+    stays in the hub); finite elements (their length follows the joint, d / N) or assumed modes of the clamped_mass
+    family (the payload's eigenfunctions, roots following d); the URDF link's mass (and a tool
     on it) is replaced by the beam (``mass_per_length``, default URDF mass / l0) and its ``tip_mass``."""
     joints = link_joints(model)
     out: dict[str, SlidingBeam] = {}
@@ -203,10 +207,11 @@ def build_sliding_beams(model: pin.Model, specs: Mapping[str, BeamSpec], source:
         if j is None or not is_prismatic(model, j):
             continue
         where = f"{source}: flexible_links.{link}"
-        if (method or spec.method) != "finite_elements":
-            raise ModelError(f"{where}.method: a link on prismatic joint {model.names[j]} slides through its hub: "
-                             "finite_elements only (element length d / N); assumed modes with time-varying "
-                             "clamped-mass roots are not available for sliding links yet")
+        kind = method or spec.method
+        if kind == "assumed_modes" and spec.family != "clamped_mass":
+            raise ModelError(f"{where}.family: a link on prismatic joint {model.names[j]} slides through its hub: "
+                             "its assumed modes are the clamped-mass eigenfunctions with the payload (family: "
+                             f"clamped_mass), got {spec.family}")
         if spec.length is None:
             raise ModelError(f"{where}.length: missing; a sliding link needs its total beam length l0 [m]")
         upper = float(model.upperPositionLimit[model.joints[j].idx_q])
@@ -229,8 +234,14 @@ def build_sliding_beams(model: pin.Model, specs: Mapping[str, BeamSpec], source:
         y = side - (side @ axis) * axis  # beam y: the joint frame's x made orthogonal to the axis (z: axis x y)
         y /= np.linalg.norm(y)
         rotation = np.column_stack([axis, y, np.cross(axis, y)])
+        lower = float(model.lowerPositionLimit[model.joints[j].idx_q])
+        if kind == "assumed_modes" and not (np.isfinite(upper) and 0 < lower < upper):
+            raise ModelError(f"{where}: assumed modes on a sliding link need joint {model.names[j]}'s limits "
+                             f"(0 < lower < upper, the range of the free length), got [{lower}, {upper}]")
+        count = (modes or spec.modes or 2) if kind == "assumed_modes" else 0
         out[model.names[j]] = SlidingBeam(link, spec.length, rho, spec.EI_y, spec.EI_z, spec.tip_mass,
-                                          elements or spec.elements, rotation)
+                                          (elements or spec.elements or 2) if not count else 1, rotation,
+                                          modes=count, travel=(lower, upper))
     return out
 
 
@@ -254,7 +265,7 @@ def chain_from_robot(robot: Any, method: str | None = None, modes: int | None = 
     source = str(robot.yaml_path or robot.name)
     specs = robot.flexible_links
     beams = build_beams(robot.model, specs, source, method=method, modes=modes, elements=elements)
-    sliding = build_sliding_beams(robot.model, specs, source, method=method, elements=elements)
+    sliding = build_sliding_beams(robot.model, specs, source, method=method, modes=modes, elements=elements)
     return FlexibleLinkChain(robot.model, beams, gravity=np.asarray(robot.gravity, dtype=float),
                              hubs=hub_inertias(robot.model, specs), sliding=sliding)
 

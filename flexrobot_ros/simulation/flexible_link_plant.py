@@ -283,8 +283,12 @@ class FlexibleLinkPlant:
         for k, (_, i) in enumerate(self.deflection_links):
             body = self.chain.bodies[i]
             rows = states[:, n + body.eta.start:n + body.eta.stop]
-            tip = body.sliding.tip_rows() if body.sliding is not None else body.beam.tip_deflection[1:]
-            out[:, k, :len(tip)] = rows @ tip.T
+            if body.sliding is not None:  # the tip shapes follow the free length d = q_i
+                for j, (eta, d) in enumerate(zip(rows, states[:, i])):
+                    w = body.sliding.tip_values(eta, d)[0]
+                    out[j, k, :len(w)] = w
+            else:
+                out[:, k] = rows @ body.beam.tip_deflection[1:].T
         return out
 
     def deformed_tip_transforms(self, x: np.ndarray) -> tuple:
@@ -299,12 +303,12 @@ class FlexibleLinkPlant:
             eta = x[n + body.eta.start:n + body.eta.stop]
             if body.sliding is not None:  # the link frame is the undeformed tip (the joint moves it by d)
                 sliding = body.sliding
-                slopes = sliding.tip_slope_rows() @ eta
+                tip_w, slopes = sliding.tip_values(eta, float(x[i]))
                 a, b = slopes[0], (-slopes[1] if sliding.planes == 2 else 0.0)
                 Rz = np.array([[np.cos(a), -np.sin(a), 0.0], [np.sin(a), np.cos(a), 0.0], [0.0, 0.0, 1.0]])
                 Ry = np.array([[np.cos(b), 0.0, np.sin(b)], [0.0, 1.0, 0.0], [-np.sin(b), 0.0, np.cos(b)]])
                 R = sliding.rotation
-                tip = pin.SE3(R @ Rz @ Ry @ R.T, R[:, 1:1 + sliding.planes] @ (sliding.tip_rows() @ eta))
+                tip = pin.SE3(R @ Rz @ Ry @ R.T, R[:, 1:1 + sliding.planes] @ tip_w)
             else:
                 tip = body.beam.undeformed_tip() * body.beam.tip_motion(eta, np.zeros(body.m))[0]
             out.append(LinkTransform(link, f"{link}/deformed_tip", np.array(tip.translation),
@@ -362,12 +366,10 @@ class FlexibleLinkHold(PDGravityCompensation):
 def hold_controller(plant: FlexibleLinkPlant, q_d, kp=None, kd=None) -> FlexibleLinkHold:
     """PD + gravity compensation holding ``q_d`` on a flexible-link robot (seed 000 eq. 2.2 on the motor side;
     gravity torque from the chain with undeformed beams; rigid joints are driven directly)."""
-    from flexrobot_ros.flexible_links.inverse_dynamics import bias_forces
-
     robot = plant.robot
     q = robot.check_q(q_d, "q_d")
     q_m_d = plant.static_motor_position(q)
-    gravity = bias_forces(plant.chain, np.concatenate([q, np.zeros(plant.m)]), np.zeros(plant.chain.size))[:plant.n]
+    gravity = plant.bias(np.concatenate([q, np.zeros(plant.m)]), np.zeros(plant.chain.size))[:plant.n]
     feedforward = np.where(plant._rigid, gravity, plant._k * (q_m_d - plant._w * q))
     return FlexibleLinkHold(robot=robot, q_d=q, q_m_d=q_m_d, feedforward=feedforward,
                             kp=_gains(robot, kp, robot.kp, "kp"), kd=_gains(robot, kd, robot.kd, "kd"), plant=plant)
