@@ -138,3 +138,24 @@ def test_decoupling_control_refuses_elastic_joints(tmp_path, section5):
     plant = FlexibleLinkPlant(load_robot("planar_2r"))  # elastic joints, rigid links
     with pytest.raises(SimulationError, match="joint1"):
         DecouplingControl(plant, Poly9Trajectory(np.zeros(2), np.ones(2), 1.0))
+
+
+def test_closed_loop_eigenvalues_along_the_motion(capsys):
+    """Seed 004 section 5 (Figs. 9-10, eigenvalues of the closed loop's Jacobian along the motion) through
+    `flexrobot modal --controller decoupling`: at rest on the start of the path the decoupled joints (eq. 35) leave
+    the beams' own dynamics (eq. 36 with u = 0 at e = 0): the oscillatory closed-loop frequencies are the locked-joint
+    (clamped) frequencies of `flexrobot modal --locked-joints` at that pose (1e-6), and along the motion they stay
+    bounded and change with the pose."""
+    import json
+
+    from flexrobot_ros.cli import main
+
+    trajectory = str(share_directory() / "config" / "rrp_trajectory.yaml")
+    assert main(["modal", "rrp", "--tool", "--controller", "decoupling", "--trajectory", trajectory,
+                 "--times", "0,0.25", "--json"]) == 0
+    along = json.loads(capsys.readouterr().out)["along_motion"]
+    assert main(["modal", "rrp", "--tool", "--q", "0,0,0.3", "--locked-joints", "--json"]) == 0
+    locked = json.loads(capsys.readouterr().out)["frequencies_hz"]
+    np.testing.assert_allclose(along[0]["frequencies_hz"], locked, rtol=1e-6)
+    assert len(along[1]["frequencies_hz"]) >= len(locked)
+    assert abs(along[1]["frequencies_hz"][-1] - locked[-1]) < 0.01 * locked[-1]

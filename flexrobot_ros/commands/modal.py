@@ -38,8 +38,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("modal", help="closed-loop modes and stability at one pose (seed 000 ch. 2)",
                                    description=__doc__.splitlines()[0])
     add_common(parser)
-    add_vector(parser, "--q", required=True,
-               help="link set point q1,...,qn [rad | m], comma- or space-separated, e.g. 0,-pi/6,2*pi/3,...")
+    add_vector(parser, "--q",
+               help="link set point q1,...,qn [rad | m], comma- or space-separated, e.g. 0,-pi/6,2*pi/3,... "
+                    "(required, except with --controller: the poses come from the motion)")
     parser.add_argument("--participation", action="store_true",
                         help="also print each mode's participation at the tool frame")
     parser.add_argument("--undamped", action="store_true",
@@ -52,6 +53,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     links.add_argument("--locked-joints", action="store_true",
                        help="structural modes with every joint locked (the braked arm as a clamped frame)")
     add_link_model_arguments(links)
+    links.add_argument("--controller", choices=("decoupling",),
+                       help="closed-loop eigenvalues along a motion under seed 004's decoupling control (+ LQR from "
+                            "the end of --trajectory): --trajectory FILE --times T1,T2,... (s)")
+    links.add_argument("--trajectory", type=Path, metavar="FILE", help="the joint trajectory of --controller")
+    links.add_argument("--times", help="times [s] along the motion for --controller, comma-separated")
     parser.set_defaults(func=run)
 
 
@@ -107,6 +113,12 @@ def run(args: argparse.Namespace) -> int:
     grid = frf_grid(args.frf_range or FRF_RANGE) if frf_plot else None
     check_frame(args)
     robot = load_robot(args.robot, tool=args.tool)
+    if args.controller or args.trajectory or args.times:
+        if args.q is not None:
+            raise CommandError("--q: with --controller the poses come from the motion along --trajectory")
+        return run_along_motion(robot, args)
+    if args.q is None:
+        raise CommandError("--q: the link set point is required (q1,...,qn)")
     q = vector(args.q, "--q", robot.n, robot.joint_names)
     wrench = vector(args.wrench, "--wrench", 6)
     kp = gains(args.kp, "--kp", robot.n, robot.joint_names)
@@ -163,4 +175,35 @@ def run(args: argparse.Namespace) -> int:
         print(line)
     print(f"verdict: {result.verdict}"
           + ("" if result.stable else f"; offending eigenvalues {np.round(result.offending_eigenvalues, 4).tolist()}"))
+    return 0
+
+
+def run_along_motion(robot: Any, args: argparse.Namespace) -> int:
+    """``--controller decoupling --trajectory FILE --times ...``: the closed loop's eigenvalues along the motion
+    (seed 004 Figs. 9-10): frequencies [Hz] and damping ratios of its oscillatory eigenvalues at each time."""
+    from flexrobot_ros.dynamics.trajectory import load_trajectory
+    from flexrobot_ros.simulation.decoupling_control import DecouplingControl, eigenvalues_along_motion
+    from flexrobot_ros.simulation.flexible_link_plant import plant_for
+
+    if not (args.controller and args.trajectory and args.times):
+        raise CommandError("--controller decoupling, --trajectory FILE and --times T1,... go together")
+    if not robot.flexible_links:
+        raise CommandError(f"--controller decoupling: robot {robot.name} has no flexible links")
+    times = [number(text, "--times") for text in args.times.split(",")]
+    plant = plant_for(robot, method=LINK_MODELS.get(args.link_model), modes=args.modes, elements=args.elements)
+    sampled, eigenvalues = eigenvalues_along_motion(plant, DecouplingControl(plant, load_trajectory(args.trajectory)),
+                                                    times)
+    rows = []
+    for t, values in zip(sampled, eigenvalues):
+        oscillatory = values[values.imag > 1e-6]
+        oscillatory = oscillatory[np.argsort(oscillatory.imag)]
+        rows.append({"t": float(t), "frequencies_hz": (np.abs(oscillatory) / (2 * np.pi)).tolist(),
+                     "damping_ratios": (-oscillatory.real / np.abs(oscillatory)).tolist(),
+                     "max_real_part": float(values.real.max())})
+    report = {"robot": robot.name, "controller": "decoupling", "along_motion": rows}
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return 0
+    for row in rows:
+        print(f"t = {row['t']:.3f} s: " + ", ".join(f"{f:.3f}" for f in row["frequencies_hz"]) + " Hz")
     return 0

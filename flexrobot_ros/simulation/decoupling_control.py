@@ -183,4 +183,25 @@ def closed_loop_eigenvalues(loop: Any, t: float, x: np.ndarray) -> np.ndarray:
     return np.linalg.eigvals(jacobian)
 
 
-__all__ = ["DEFAULT_GP", "DEFAULT_GV", "DecouplingControl", "closed_loop_eigenvalues"]
+def eigenvalues_along_motion(plant: Any, control: DecouplingControl, times: Any,
+                             rate: float = 1000.0) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Closed-loop eigenvalues [1/s] at ``times`` [s] along the controlled motion (seed 004 Figs. 9-10): the
+    simulation under ``control`` from the trajectory's start (fixed step at ``rate`` Hz), and at the sample nearest
+    each time :func:`closed_loop_eigenvalues`. Returns (sample times, eigenvalues per time)."""
+    from flexrobot_ros.simulation import Simulation
+    from flexrobot_ros.simulation.integrators import ClosedLoop
+
+    times = np.atleast_1d(np.asarray(times, dtype=float))
+    if times.size == 0 or np.any(times < 0) or not np.all(np.isfinite(times)):
+        raise SimulationError(f"eigenvalues along the motion: expected finite times >= 0 s, got {times.tolist()}")
+    simulation = Simulation(plant, control, q0=control.q_d, rate=rate)
+    start = simulation.state
+    output = simulation.run(max(float(times.max()), 1.0 / rate))
+    t = np.concatenate([[0.0], output.t])
+    states = np.vstack([start[None], output.states])
+    loop = ClosedLoop(plant, control)
+    picked = [int(np.argmin(np.abs(t - time))) for time in times]
+    return t[picked], [closed_loop_eigenvalues(loop, t[k], states[k]) for k in picked]
+
+
+__all__ = ["DEFAULT_GP", "DEFAULT_GV", "DecouplingControl", "closed_loop_eigenvalues", "eigenvalues_along_motion"]
