@@ -159,3 +159,24 @@ def test_closed_loop_eigenvalues_along_the_motion(capsys):
     np.testing.assert_allclose(along[0]["frequencies_hz"], locked, rtol=1e-6)
     assert len(along[1]["frequencies_hz"]) >= len(locked)
     assert abs(along[1]["frequencies_hz"][-1] - locked[-1]) < 0.01 * locked[-1]
+
+
+def test_simulate_cli_runs_the_decoupling_controller(tmp_path, capsys):
+    """The README's `flexrobot simulate rrp --controller decoupling --trajectory ...` run (short): the joints follow
+    the section 5 cycloids (within 1e-4 at the end of the motion) and the CSV has the link-2 deflection columns; the
+    controller and its trajectory go together."""
+    import csv
+
+    from flexrobot_ros.cli import main
+
+    trajectory = str(share_directory() / "config" / "rrp_trajectory.yaml")
+    out = tmp_path / "rrp.csv"
+    assert main(["simulate", "rrp", "--tool", "--controller", "decoupling", "--trajectory", trajectory,
+                 "--link-model", "fem", "--elements", "2", "--duration", "0.5", "--rate", "250",
+                 "--out", str(out)]) == 0
+    rows = list(csv.DictReader(out.open()))
+    assert "deflection.link2.z" in rows[0]
+    final = [float(rows[-1][f"q.joint{i}"]) for i in (1, 2, 3)]
+    np.testing.assert_allclose(final, [np.pi, np.pi / 2, 1.0], atol=1e-4)
+    assert main(["simulate", "rrp", "--controller", "decoupling", "--out", str(out)]) == 2
+    assert "give both or neither" in capsys.readouterr().err
