@@ -212,3 +212,59 @@ def test_rrp_locked_joint_modes_are_link2_clamped_mass_modes(robot, d3):
         assert locked(method="assumed_modes", modes=6)[2] == pytest.approx(259, abs=0.5)
     assumed = locked(method="assumed_modes", modes=2)
     assert np.all(assumed > exact) and assumed[2] / exact[1] > 1.4  # mode 3 of 4 = second in-plane mode
+
+
+@pytest.mark.parametrize("d3", [0.3, 1.0])
+def test_rrp_link2_clamped_mass_family_from_the_yaml(tmp_path, d3):
+    """Seed 004 eqs. 9-13 and 38 through the flexibility YAML: link 2 with `family: clamped_mass` and the tip body of
+    what lies beyond it (`tip: {y: {M, J, D}, z: {M, J, D}}`, eq. 12, taken from the model at the pose) gives, with two
+    assumed modes per plane, the exact clamped-mass locked-joint frequencies (62.69, 76.89, 229.53, 948.17 rad/s at
+    d_3 = 0.3 m) to 1e-6: the modes are the problem's own eigenfunctions, where two clamped-free modes miss the second
+    in-plane one by ~50 %."""
+    import yaml
+
+    from flexrobot_ros.flexible_links.linearization import flexible_link_modes
+    from flexrobot_ros.model.loader import share_directory
+
+    base = load_robot("rrp", tool=True)
+    joint = base.model.getJointId("joint2")
+    tip = pin.SE3(np.eye(3), np.array([L2, 0.0, 0.0]))
+    q = np.array([0.2, -0.3, d3])
+    planes, exact = {}, []
+    for plane, deflection in (("y", [0, 1, 0]), ("z", [0, 0, 1])):
+        body = tip_body_from_model(base.model, joint, q, tip, beam_axis=[1, 0, 0], deflection_axis=deflection)
+        params = ClampedMassParameters.from_tip_body(body, RHO_A, L2)
+        planes[plane] = {"M": params.M, "J": params.J, "D": params.D}
+        exact.extend(ClampedMassModes(L2, 2, params).frequencies_rad_s(EI, RHO_A))
+    document = yaml.safe_load((share_directory() / "config" / "rrp.yaml").read_text())
+    document["urdf"] = str(share_directory() / "urdf" / "rrp.urdf")
+    document["flexible_links"]["link2"] = {"EI": {"y": EI, "z": EI}, "mass_per_length": RHO_A, "hub_inertia": 3.2,
+                                           "method": "assumed_modes", "family": "clamped_mass", "modes": 2,
+                                           "tip": planes}
+    path = tmp_path / "rrp_clamped_mass.yaml"
+    path.write_text(yaml.safe_dump(document))
+    robot = load_robot(path, tool=True)
+    frequencies = flexible_link_modes(robot, chain_from_robot(robot), q, locked_joints=True).frequencies_hz
+    np.testing.assert_allclose(np.sort(frequencies)[:4] * 2 * math.pi, np.sort(exact), rtol=1e-6)
+    if d3 == 0.3:
+        np.testing.assert_allclose(np.sort(exact), [62.69, 76.89, 229.53, 948.17], atol=5e-3)
+
+
+def test_clamped_mass_tip_input_errors(tmp_path):
+    """`tip` belongs to the clamped_mass family and holds eq. 12's M, J, D >= 0 (ModelError naming the field)."""
+    import yaml
+
+    from flexrobot_ros.errors import ModelError
+    from flexrobot_ros.model.loader import share_directory
+
+    document = yaml.safe_load((share_directory() / "config" / "rrp.yaml").read_text())
+    document["urdf"] = str(share_directory() / "urdf" / "rrp.urdf")
+    base = {"EI": EI, "mass_per_length": RHO_A, "method": "assumed_modes", "modes": 2}
+    for entry, match in (({**base, "tip": {"M": 1.0}}, r"link2\.tip: tip parameters belong to the clamped_mass"),
+                         ({**base, "family": "clamped_mass", "tip": {"M": -1.0}}, r"link2\.tip"),
+                         ({**base, "family": "clamped_mass", "tip": {"K": 1.0}}, r"link2\.tip: expected M, J, D")):
+        document["flexible_links"]["link2"] = entry
+        path = tmp_path / "bad.yaml"
+        path.write_text(yaml.safe_dump(document))
+        with pytest.raises(ModelError, match=match):
+            chain_from_robot(load_robot(path))

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pinocchio as pin
@@ -105,6 +106,7 @@ class BeamSpec:
     hub_inertia: float
     damping_ratio: float
     tip_frame: str | None = None
+    tip: tuple[Any, Any] | None = None    # family clamped_mass: (y, z) ClampedMassParameters given in the YAML
 
 
 class BeamLink:
@@ -130,8 +132,20 @@ class BeamLink:
     @classmethod
     def from_spec(cls, spec: BeamSpec, length: float, rho: float, rotation: np.ndarray, origin: np.ndarray,
                   modes: int | None = None, elements: int | None = None, method: str | None = None) -> "BeamLink":
-        """Build from a YAML spec and the geometry; ``method``/``modes``/``elements`` override the spec."""
+        """Build from a YAML spec and the geometry; ``method``/``modes``/``elements`` override the spec.
+
+        The clamped_mass family (seed 004 eqs. 9-13, 38) uses the spec's ``tip`` parameters per bending plane, or
+        without them the beam's own tip mass, M = tip_mass / (rho l), J = D = 0."""
         method = method or spec.method
+        if method == "assumed_modes" and spec.family == "clamped_mass":
+            from flexrobot_ros.flexible_links.clamped_mass import ClampedMassModes, ClampedMassParameters
+
+            count = spec.modes if modes is None else modes
+            tips = spec.tip or (ClampedMassParameters(M=spec.tip_mass / (rho * length)),) * 2
+            families = [ClampedMassModes(length, count, tip, source=f"link {spec.link}") for tip in tips]
+            return cls(spec.link, length, rho, spec.EI_y, spec.EI_z, families[0],
+                       None if spec.EI_z is None else families[1], rotation, origin, spec.tip_mass,
+                       spec.damping_ratio)
         if method == "assumed_modes":
             count = spec.modes if modes is None else modes
             make = lambda: ClampedFreeModes(length, count)  # noqa: E731

@@ -8,7 +8,10 @@
         # EI: {y: 1.0e5, z: 2.0e5}    #   one value per bending direction of the beam frame
         method: assumed_modes         # assumed_modes (default) | finite_elements
         modes: 2                      # assumed modes per bending direction (1..40)
-        family: clamped_free          # boundary family of the assumed modes
+        family: clamped_free          # boundary family of the assumed modes: clamped_free, or clamped_mass (the
+        #                               exact eigenfunctions with a tip body, seed 004 eqs. 9-13, 38)
+        # tip: {M: 1.55, J: 0.36, D: 0}  # clamped_mass: dimensionless tip body (eq. 12), or {y: {..}, z: {..}};
+        #                               default the link's own tip_mass: M = tip_mass / (rho l), J = D = 0
         # elements: 4                 # finite elements per bending direction (method: finite_elements)
         # length: 6.0                 # [m]; default: distance to the child joint, or to tip_frame
         # tip_frame: tool0            # frame at the beam's end (last link); default: the next joint
@@ -36,9 +39,9 @@ from flexrobot_ros.flexible_links.mode_shapes import MAX_CLAMPED_FREE_MODES
 from flexrobot_ros.flexible_links.sliding_beam import SlidingBeam
 
 LINK_KEYS = frozenset({"EI", "method", "modes", "family", "elements", "length", "tip_frame", "mass_per_length",
-                       "tip_mass", "hub_inertia", "damping_ratio"})
+                       "tip_mass", "hub_inertia", "damping_ratio", "tip"})
 #: Assumed-mode families and the largest number of modes each supports.
-FAMILIES = {"clamped_free": MAX_CLAMPED_FREE_MODES, "clamped_mass": 6}  # clamped_mass: sliding links only
+FAMILIES = {"clamped_free": MAX_CLAMPED_FREE_MODES, "clamped_mass": 12}
 MAX_ELEMENTS = 200
 
 
@@ -106,10 +109,33 @@ def parse_link(link: str, raw: Any, source: str) -> BeamSpec:
     if damping >= 1.0:
         raise ModelError(f"{where}.damping_ratio: expected a fraction in [0, 1), got {damping}")
     return BeamSpec(link=link, method=method, EI_y=EI_y, EI_z=EI_z, modes=modes, elements=elements, family=family,
+                    tip=_tip_parameters(raw.get("tip"), f"{where}.tip", family),
                     length=length, mass_per_length=rho,
                     tip_mass=_number(raw.get("tip_mass", 0.0), f"{where}.tip_mass", allow_zero=False),
                     hub_inertia=_number(raw.get("hub_inertia", 0.0), f"{where}.hub_inertia", allow_zero=False),
                     damping_ratio=damping, tip_frame=tip_frame)
+
+
+def _tip_parameters(raw: Any, where: str, family: str) -> tuple[Any, Any] | None:
+    """``tip: {M:, J:, D:}`` (both planes) or ``{y: {M:, J:, D:}, z: {...}}``: seed 004 eq. 12's dimensionless tip
+    mass, rotary inertia and first moment of what lies beyond the link (clamped_mass family)."""
+    from flexrobot_ros.flexible_links.clamped_mass import ClampedMassParameters
+
+    if raw is None:
+        return None
+    if family != "clamped_mass":
+        raise ModelError(f"{where}: tip parameters belong to the clamped_mass family (this link: {family})")
+    if not isinstance(raw, Mapping):
+        raise ModelError(f"{where}: expected {{M: , J: , D: }} or {{y: {{M: ..}}, z: {{M: ..}}}}, got {raw!r}")
+    planes = (raw["y"], raw["z"]) if set(raw) == {"y", "z"} else (raw, raw)
+    out = []
+    for plane, values in zip("yz", planes):
+        if not isinstance(values, Mapping) or not set(values) <= {"M", "J", "D"}:
+            raise ModelError(f"{where}: expected M, J, D (dimensionless, seed 004 eq. 12), got {values!r}")
+        params = ClampedMassParameters(**{k: _number(values.get(k, 0.0), f"{where}.{k}") for k in "MJD"})
+        params.validate(f"{where} ({plane} plane)")
+        out.append(params)
+    return out[0], out[1]
 
 
 def parse_flexible_links(raw: Any, source: str) -> dict[str, BeamSpec]:
@@ -145,9 +171,6 @@ def build_beams(model: pin.Model, specs: Mapping[str, BeamSpec], source: str, me
         j = joints[link]
         if is_prismatic(model, j):
             continue  # a sliding beam: build_sliding_beams
-        if spec.family == "clamped_mass" and (method or spec.method) == "assumed_modes":
-            raise ModelError(f"{where}.family: clamped_mass is available for sliding links (prismatic joints) only; "
-                             f"revolute link {link!r} uses clamped_free")
         if modes is not None and not 1 <= modes <= FAMILIES[spec.family]:
             raise ModelError(f"{where}: --modes {modes}: the {spec.family} family supports 1..{FAMILIES[spec.family]}")
         end = None
