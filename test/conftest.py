@@ -46,3 +46,23 @@ def planar():
     from flexrobot_ros.model import load_robot
 
     return load_robot("planar_2r")
+
+
+@pytest.fixture(scope="session")
+def rrp_link2(tmp_path_factory):
+    """Seed 004's RRP (config/rrp.yaml, with the tool) with link 3 rigid and link 2's assumed modes clamped-free
+    (the YAML without link 3 and without link 2's clamped-mass family): link 2 clamped at joint 2 carrying rigid
+    bodies, 7 (AMM) or 11 (FEM) equations. The control-law tests use it where the sliding link 3 only costs time."""
+    import yaml
+
+    from flexrobot_ros.model import load_robot
+    from flexrobot_ros.model.loader import share_directory
+
+    document = yaml.safe_load((share_directory() / "config" / "rrp.yaml").read_text())
+    document["urdf"] = str(share_directory() / "urdf" / "rrp.urdf")
+    del document["flexible_links"]["link3"]
+    for key in ("family", "tip"):
+        del document["flexible_links"]["link2"][key]
+    path = tmp_path_factory.mktemp("rrp") / "rrp_link2.yaml"
+    path.write_text(yaml.safe_dump(document))
+    return load_robot(path, tool=True)

@@ -51,11 +51,12 @@ def test_inertia_and_bias_are_the_plants_dynamics(robot):
         np.testing.assert_allclose(M, M.T, atol=1e-12)
 
 
-def test_exact_model_decouples_the_joints(robot, section5):
+def test_exact_model_decouples_the_joints(rrp_link2, section5):
     """Seed 004 eqs. 31-35: with the exact model and the desired initial state, the joints follow the section 5
     cycloids with e_ddot + G_v e_dot + G_p e = 0 from e(0) = 0, i.e. joint errors at the integrator's tolerance
-    (<= 1e-8 rad | m, accurate mode) while the flexible coordinates stay bounded (eq. 36: link 2 vibrates, a few mm)."""
-    plant = FlexibleLinkPlant(robot, **MODELS["assumed_modes"])
+    (<= 1e-8 rad | m, accurate mode) while the flexible coordinates stay bounded (eq. 36: link 2 vibrates, a few mm).
+    Link 3 rigid here (the sliding beam's stiff elements make the accurate integration take minutes)."""
+    plant = FlexibleLinkPlant(rrp_link2, **MODELS["assumed_modes"])
     control = DecouplingControl(plant, section5, lqr=False)
     simulation = Simulation(plant, control, q0=control.q_d, rate=200.0, mode="accurate",
                             accurate=AccurateIntegration("DOP853", 1e-11, 1e-13))
@@ -85,12 +86,13 @@ def lemma_quantities(plant, y):
     return coupling @ np.linalg.inv(M_ff - coupling), plant.beam_stiffness
 
 
-def test_overestimated_stiffness_lemma_is_only_necessary(robot):
+def test_overestimated_stiffness_lemma_is_only_necessary(rrp_link2):
     """Seed 004 section 4.3 (eqs. 48-50) and ERRATA.md: with K_hat = (1 + alpha) K the closed loop can be unstable
     although alpha lambda_max(H) < 1 (the lemma's condition holds): the closed loop's own eigenvalues decide. Without
     beam damping, the exact model (alpha = 0) leaves the beams' zero dynamics on the imaginary axis (eq. 36); an
     overestimated stiffness pushes a pair into the right half-plane (alpha lambda_max(H) = 0.1: 1.2 1/s, 0.5: 7.7 1/s,
-    0.9: 15.4 1/s), an underestimated one (alpha < 0) into the left."""
+    0.9: 15.4 1/s), an underestimated one (alpha < 0) into the left. On the RRP with link 3 rigid."""
+    robot = rrp_link2
     plant, loop, x = stiffness_error_loop(robot, 0.0)
     y, _ = split(plant, x)
     H, _ = lemma_quantities(plant, y)
@@ -121,10 +123,13 @@ def end_effector_error(robot, plant, control, output) -> np.ndarray:
 
 
 @pytest.mark.parametrize("model", sorted(MODELS))
-def test_rrp_closed_loop_with_lqr_switch(robot, section5, model):
+def test_rrp_closed_loop_with_lqr_switch(rrp_link2, section5, model):
     """Seed 004 section 5 (Figs. 5-6): decoupling control along the cycloids, LQR loop switched in at 0.5 s: the
     end-effector error peaks at millimetres during the motion (link 2 vibrating; the paper: ~8 mm with its own
-    unprinted gains, links 2 and 3 flexible; here link 2, 22-23 mm measured) and falls below 0.1 mm by 1 s."""
+    unprinted gains, links 2 and 3 flexible; here link 2, 22-23 mm measured) and falls below 0.1 mm by 1 s. Link 3
+    rigid here, at 250 Hz; the shipped robot with both links flexible (at 1 kHz, which link 3's stiff elements need):
+    test_sliding_link.py and bench/amm_vs_fem.py."""
+    robot = rrp_link2
     plant = FlexibleLinkPlant(robot, **MODELS[model])
     control = DecouplingControl(plant, section5)
     output = Simulation(plant, control, q0=control.q_d, rate=250.0).run(1.25)
@@ -156,9 +161,13 @@ def test_closed_loop_eigenvalues_along_the_motion(capsys):
     along = json.loads(capsys.readouterr().out)["along_motion"]
     assert main(["modal", "rrp", "--tool", "--q", "0,0,0.3", "--locked-joints", "--json"]) == 0
     locked = json.loads(capsys.readouterr().out)["frequencies_hz"]
-    np.testing.assert_allclose(along[0]["frequencies_hz"], locked, rtol=1e-6)
-    assert len(along[1]["frequencies_hz"]) >= len(locked)
-    assert abs(along[1]["frequencies_hz"][-1] - locked[-1]) < 0.01 * locked[-1]
+
+    def beams(row):  # the joint loop's critically damped double pole (20 rad/s) splits numerically: leave it out
+        return np.array(row["frequencies_hz"])[np.array(row["damping_ratios"]) < 0.5]
+
+    np.testing.assert_allclose(beams(along[0]), locked, rtol=1e-6)
+    assert len(beams(along[1])) == len(locked)
+    assert np.any(np.abs(beams(along[1]) / locked - 1) > 0.01)   # link 3 slid out: its frequencies moved
 
 
 def test_simulate_cli_runs_the_decoupling_controller(tmp_path, capsys):

@@ -46,6 +46,9 @@ def test_rrp_description_is_table3(robot):
     link2 = robot.flexible_links["link2"]
     assert (link2.EI_y, link2.EI_z, link2.mass_per_length, link2.hub_inertia) == (EI, EI, RHO_A, I2)
     assert (link2.method, link2.elements) == ("finite_elements", 2)
+    link3 = robot.flexible_links["link3"]  # the beam sliding through joint 3's hub, with the payload
+    assert (link3.EI_y, link3.EI_z, link3.mass_per_length, link3.length, link3.tip_mass) == (EI, EI, RHO_A,
+                                                                                             L3_TOTAL, M_P)
     assert M3 / L3_TOTAL == pytest.approx(RHO_A, rel=1e-12) and M2 / L2 == pytest.approx(RHO_A, rel=1e-12)
 
 
@@ -70,12 +73,28 @@ def test_rrp_kinematics_is_the_inferred_dh_table(robot):
         np.testing.assert_allclose(data.oMf[frame].homogeneous, expected, atol=1e-14)
 
 
-def test_rrp_model_size_with_link2_flexible(robot):
+def test_rrp_model_size_is_section_4_4s(robot, rrp_link2):
     """Seed 004 section 4.4: 2 m n_f + n (assumed modes) and 4 m n_f + n (finite elements) second-order equations
-    in space, m = 2. With link 2 flexible (n_f = 1; link 3's sliding beam is not in the link layer yet): 7 and 11
-    (the shipped file uses two elements). Both links flexible would give the paper's 11 and 19."""
-    assert chain_from_robot(robot, method="assumed_modes", modes=2).size == 2 * 2 * 1 + 3
-    assert chain_from_robot(robot).size == 4 * 2 * 1 + 3
+    in space, m = 2 per link and plane. The shipped file (links 2 and 3 flexible, n_f = 2): the paper's 11 and 19;
+    link 2 alone (n_f = 1): 7 and 11."""
+    assert chain_from_robot(robot, method="assumed_modes", modes=2).size == 2 * 2 * 2 + 3 == 11
+    assert chain_from_robot(robot).size == 4 * 2 * 2 + 3 == 19
+    assert chain_from_robot(rrp_link2, method="assumed_modes", modes=2).size == 2 * 2 * 1 + 3
+    assert chain_from_robot(rrp_link2).size == 4 * 2 * 1 + 3
+
+
+def test_rrp_link2_tip_parameters_in_the_yaml_are_the_distal_bodies_at_the_start(robot):
+    """config/rrp.yaml's constant link-2 clamped-mass parameters (seed 004 eq. 12; the paper keeps link 2's modes
+    time-invariant, Figs. 9-10) are the bodies beyond link 2 at d_3 = 0.3 m, the start of the section 5 motion, to
+    the 4 printed digits (the in-plane J = 0.3648, out of plane 0)."""
+    joint = robot.model.getJointId("joint2")
+    tip = pin.SE3(np.eye(3), np.array([L2, 0.0, 0.0]))
+    shipped = robot.flexible_links["link2"].tip
+    for plane, deflection in zip(shipped, ([0, 1, 0], [0, 0, 1])):
+        body = tip_body_from_model(robot.model, joint, np.array([0.0, 0.0, 0.3]), tip, beam_axis=[1, 0, 0],
+                                   deflection_axis=deflection)
+        params = ClampedMassParameters.from_tip_body(body, RHO_A, L2)
+        assert (plane.M, plane.J, plane.D) == pytest.approx((params.M, params.J, params.D), abs=5e-5)
 
 
 @pytest.mark.parametrize("d3", [0.3, 0.65, 1.0])
@@ -177,7 +196,7 @@ def test_rrp_link2_roots_follow_the_moving_link3(robot):
 
 
 @pytest.mark.parametrize("d3", [0.3, 1.0])
-def test_rrp_locked_joint_modes_are_link2_clamped_mass_modes(robot, d3):
+def test_rrp_locked_joint_modes_are_link2_clamped_mass_modes(rrp_link2, d3):
     """With every joint braked the RRP is link 2 clamped at joint 2 carrying link 3 and the payload as a rigid
     body: the link layer's locked-joint modes (flexible_links.linearization, 16 finite elements per plane)
     equal the clamped-mass frequencies with the tip body taken from the model (in plane M and J(d_3), out of plane
@@ -186,6 +205,7 @@ def test_rrp_locked_joint_modes_are_link2_clamped_mass_modes(robot, d3):
     in-plane one by ~50 % (the reason for seed 004's clamped-mass modes). The figures quoted in config/rrp.yaml."""
     from flexrobot_ros.flexible_links.linearization import flexible_link_modes
 
+    robot = rrp_link2
     model = robot.model
     joint = model.getJointId("joint2")
     tip = pin.SE3(np.eye(3), np.array([L2, 0.0, 0.0]))
@@ -238,6 +258,7 @@ def test_rrp_link2_clamped_mass_family_from_the_yaml(tmp_path, d3):
         exact.extend(ClampedMassModes(L2, 2, params).frequencies_rad_s(EI, RHO_A))
     document = yaml.safe_load((share_directory() / "config" / "rrp.yaml").read_text())
     document["urdf"] = str(share_directory() / "urdf" / "rrp.urdf")
+    del document["flexible_links"]["link3"]  # link 3 rigid: link 2 clamped at joint 2 carrying rigid bodies
     document["flexible_links"]["link2"] = {"EI": {"y": EI, "z": EI}, "mass_per_length": RHO_A, "hub_inertia": 3.2,
                                            "method": "assumed_modes", "family": "clamped_mass", "modes": 2,
                                            "tip": planes}

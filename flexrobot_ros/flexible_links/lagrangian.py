@@ -157,9 +157,10 @@ def lagrangian_dynamics(chain: FlexibleLinkChain, points_per_beam: int = 24) -> 
     J1 = ca.jacobian(inertia_y, y)
     inertia_dot = ca.reshape(ca.jtimes(ca.vec(inertia), y, yd), chain.size, chain.size)
     coriolis = 0.5 * (inertia_dot + J1 - J1.T)
+    cse = getattr(ca, "cse", lambda e: e)  # common subexpressions (CasADi >= 3.6): the sliding beams' roots
     return LagrangianDynamics(
-        inertia=ca.Function("inertia", [y], [ca.densify(inertia)]),
-        bias=ca.Function("bias", [y, yd], [ca.densify(bias)]),
+        inertia=ca.Function("inertia", [y], [cse(ca.densify(inertia))]),
+        bias=ca.Function("bias", [y, yd], [cse(ca.densify(bias))]),
         coriolis=ca.Function("coriolis", [y, yd], [ca.densify(coriolis)]),
         inertia_dot=ca.Function("inertia_dot", [y, yd], [ca.densify(inertia_dot)]),
         energy=ca.Function("energy", [y, yd], [ca.vertcat(kinetic, strain, gravity_potential)]),

@@ -9,7 +9,7 @@ without gravity)::
     K_bar = dh/dy (y*, 0) + joint terms,   D_bar = dh/dy_dot (y*, 0) + joint terms
 
 ``h`` the chain's bias forces (strain, gravity, modal damping; central differences of the recursive inverse
-dynamics). Joint terms: a rigid joint held by the PD law ``tau = K_P (theta_d - theta) - K_D theta_dot`` adds K_P,
+dynamics, or of the Lagrangian for a chain with a sliding beam: :mod:`.chain_dynamics`). Joint terms: a rigid joint held by the PD law ``tau = K_P (theta_d - theta) - K_D theta_dot`` adds K_P,
 K_D and its link damping on its own row; an elastic joint (seed 000 eq. 2.11) adds ``k W^2`` on theta,
 ``-k W`` coupling, ``k + K_P`` and ``D_m + K_D`` on its motor, its link damping on theta.
 
@@ -26,9 +26,8 @@ from typing import Any
 import numpy as np
 
 from flexrobot_ros.errors import ModalError
+from flexrobot_ros.flexible_links.chain_dynamics import chain_dynamics
 from flexrobot_ros.flexible_links.flexible_chain import FlexibleLinkChain
-from flexrobot_ros.flexible_links.inertia_matrix import generalized_inertia
-from flexrobot_ros.flexible_links.inverse_dynamics import bias_forces
 from flexrobot_ros.modal.linearization import LinearizedModel
 from flexrobot_ros.modal.modes import ModalResult, modes_of
 
@@ -39,9 +38,10 @@ def static_deflection(chain: FlexibleLinkChain, theta: np.ndarray, iterations: i
     if chain.m == 0:
         return eta
     rows = slice(chain.n, chain.size)
+    dynamics = chain_dynamics(chain)
     for _ in range(iterations):
         y = np.concatenate([theta, eta])
-        residual = bias_forces(chain, y, np.zeros(chain.size))[rows]
+        residual = dynamics.bias(y, np.zeros(chain.size))[rows]
         jacobian = _jacobian(chain, y, np.zeros(chain.size), wrt_velocity=False)[rows, rows]
         step = np.linalg.solve(jacobian, -residual)
         eta = eta + step
@@ -53,15 +53,16 @@ def static_deflection(chain: FlexibleLinkChain, theta: np.ndarray, iterations: i
 def _jacobian(chain: FlexibleLinkChain, y: np.ndarray, y_dot: np.ndarray, wrt_velocity: bool) -> np.ndarray:
     """dh/dy or dh/dy_dot (size, size) by central differences (step scaled to each coordinate)."""
     out = np.zeros((chain.size, chain.size))
+    bias = chain_dynamics(chain).bias
     for k in range(chain.size):
         step = 1e-6
         plus, minus = (y.copy(), y.copy()) if not wrt_velocity else (y_dot.copy(), y_dot.copy())
         plus[k] += step
         minus[k] -= step
         if wrt_velocity:
-            out[:, k] = (bias_forces(chain, y, plus) - bias_forces(chain, y, minus)) / (2 * step)
+            out[:, k] = (bias(y, plus) - bias(y, minus)) / (2 * step)
         else:
-            out[:, k] = (bias_forces(chain, plus, y_dot) - bias_forces(chain, minus, y_dot)) / (2 * step)
+            out[:, k] = (bias(plus, y_dot) - bias(minus, y_dot)) / (2 * step)
     return out
 
 
@@ -75,7 +76,7 @@ def linearize_flexible_links(robot: Any, chain: FlexibleLinkChain, q_d: Any, kp:
     eta = static_deflection(chain, theta)
     y = np.concatenate([theta, eta])
     zero = np.zeros(chain.size)
-    inertia = generalized_inertia(chain, chain.propagate(y, zero))
+    inertia = chain_dynamics(chain).inertia(y)
     stiffness = _jacobian(chain, y, zero, wrt_velocity=False)
     damping = _jacobian(chain, y, zero, wrt_velocity=True)
     if locked_joints:
@@ -112,10 +113,55 @@ def linearize_flexible_links(robot: Any, chain: FlexibleLinkChain, q_d: Any, kp:
     return LinearizedModel(q=theta, q_m=q_m, M_bar=M, D_bar=D, K_bar=K, K_G=stiffness[:n, :n])
 
 
+def linearize_decoupled(robot: Any, chain: FlexibleLinkChain, q_d: Any, gp: Any, gv: Any) -> LinearizedModel:
+    """M_bar, D_bar, K_bar of the robot held at ``q_d`` (n,) by seed 004's decoupling law (eqs. 31-33, exact model):
+    eqs. 35-36 linearized about the pose at rest, coordinates z = [e = q_r - q_d (n), q_f - eta* (m)]::
+
+        e_ddot + G_v e_dot + G_p e = 0                                        (eq. 34)
+        M_ff q_f_ddot + dh_f/dy_dot z_dot + dh_f/dy z - M_rf^T (G_p e + G_v e_dot) = 0   (eq. 36, u = -G_p e - G_v e_dot)
+
+    so ``M_bar = blockdiag(I, M_ff)`` (symmetric positive definite). The system is block triangular: its
+    eigenvalues are the joint loop's (s^2 + G_v s + G_p = 0, per joint) and the beams' with every joint locked,
+    which the mode shapes' q rows tell apart (zero on the beam modes). ``gp`` [1/s^2], ``gv`` [1/s]: n positive
+    gains (or one). Every joint must be rigid (``rigid: true``; the law of seed 004 drives the joints directly)."""
+    theta = np.asarray(q_d, dtype=float)
+    if theta.shape != (chain.n,) or not np.all(np.isfinite(theta)):
+        raise ModalError(f"robot {robot.name}: q: expected {chain.n} finite values for joints "
+                         f"{list(chain.joint_names)}, got {np.asarray(q_d).tolist()}")
+    elastic = [name for name in chain.joint_names if name not in robot.rigid_joints]
+    if elastic:
+        raise ModalError(f"robot {robot.name}: decoupling control (seed 004) needs rigid joints; joint(s) {elastic} "
+                         "are elastic")
+    n, size = chain.n, chain.size
+    gp, gv = (np.broadcast_to(np.asarray(g, dtype=float), (n,)) for g in (gp, gv))
+    if not (np.all(np.isfinite(gp)) and np.all(gp > 0) and np.all(np.isfinite(gv)) and np.all(gv > 0)):
+        raise ModalError(f"robot {robot.name}: decoupling gains G_p, G_v: expected {n} positive values, "
+                         f"got {gp.tolist()}, {gv.tolist()}")
+    eta = static_deflection(chain, theta)
+    y = np.concatenate([theta, eta])
+    zero = np.zeros(size)
+    inertia = chain_dynamics(chain).inertia(y)
+    stiffness = _jacobian(chain, y, zero, wrt_velocity=False)
+    damping = _jacobian(chain, y, zero, wrt_velocity=True)
+    beams = slice(n, size)
+    coupling = inertia[:n, beams].T                                   # M_rf^T (m, n)
+    M, D, K = np.zeros((size, size)), np.zeros((size, size)), np.zeros((size, size))
+    M[:n, :n], M[beams, beams] = np.eye(n), inertia[beams, beams]
+    D[:n, :n], K[:n, :n] = np.diag(gv), np.diag(gp)
+    D[beams], K[beams] = damping[beams], stiffness[beams]
+    D[beams, :n] -= coupling * gv
+    K[beams, :n] -= coupling * gp
+    return LinearizedModel(q=theta, q_m=np.zeros(0), M_bar=M, D_bar=D, K_bar=K, K_G=stiffness[:n, :n])
+
+
 def flexible_link_modes(robot: Any, chain: FlexibleLinkChain, q_d: Any, kp: Any = None, kd: Any = None,
-                        locked_joints: bool = False) -> ModalResult:
-    """Modes (frequencies ascending, damping ratios as fractions) of the linearized flexible-link robot."""
+                        locked_joints: bool = False, decoupling: tuple[Any, Any] | None = None) -> ModalResult:
+    """Modes (frequencies ascending, damping ratios as fractions) of the linearized flexible-link robot: held by the
+    PD law (``kp``, ``kd``), with every joint locked, or, ``decoupling=(G_p, G_v)``, by seed 004's decoupling law
+    (:func:`linearize_decoupled`)."""
+    if decoupling is not None:
+        return modes_of(linearize_decoupled(robot, chain, q_d, *decoupling))
     return modes_of(linearize_flexible_links(robot, chain, q_d, kp=kp, kd=kd, locked_joints=locked_joints))
 
 
-__all__ = ["flexible_link_modes", "linearize_flexible_links", "static_deflection"]
+__all__ = ["flexible_link_modes", "linearize_decoupled", "linearize_flexible_links", "static_deflection"]

@@ -221,8 +221,8 @@ def build_sliding_beams(model: pin.Model, specs: Mapping[str, BeamSpec], source:
 
     ``length`` is the beam's total length l0 (required; at least the joint's upper limit, so that part of the beam
     stays in the hub); finite elements (their length follows the joint, d / N) or assumed modes of the clamped_mass
-    family (the payload's eigenfunctions, roots following d); the URDF link's mass (and a tool
-    on it) is replaced by the beam (``mass_per_length``, default URDF mass / l0) and its ``tip_mass``."""
+    family (the payload's eigenfunctions, roots following d; also what ``method='assumed_modes'`` selects for a
+    link the YAML gives finite elements); the URDF link's mass (and a tool on it) is replaced by the beam (``mass_per_length``, default URDF mass / l0) and its ``tip_mass``."""
     joints = link_joints(model)
     out: dict[str, SlidingBeam] = {}
     for link, spec in specs.items():
@@ -231,7 +231,8 @@ def build_sliding_beams(model: pin.Model, specs: Mapping[str, BeamSpec], source:
             continue
         where = f"{source}: flexible_links.{link}"
         kind = method or spec.method
-        if kind == "assumed_modes" and spec.family != "clamped_mass":
+        overridden = method == "assumed_modes" and spec.method != "assumed_modes"  # the only family that applies
+        if kind == "assumed_modes" and spec.family != "clamped_mass" and not overridden:
             raise ModelError(f"{where}.family: a link on prismatic joint {model.names[j]} slides through its hub: "
                              "its assumed modes are the clamped-mass eigenfunctions with the payload (family: "
                              f"clamped_mass), got {spec.family}")

@@ -60,6 +60,13 @@ def _frequency_equation() -> ca.Function:
 _FREQUENCY_EQUATION = _frequency_equation()
 
 
+def _eigenfunction(beta: ca.SX, nu: ca.SX, z: ca.SX | float, k: int = 0) -> ca.SX:
+    """d^k/dz^k of the unnormalized clamped-mass eigenfunction cos - cosh + nu (sin - sinh) of (beta z) (eq. 9)."""
+    c1, c2, s1, s2 = [(ca.cos, ca.cosh, ca.sin, ca.sinh), (lambda a: -ca.sin(a), ca.sinh, ca.cos, ca.cosh),
+                      (lambda a: -ca.cos(a), ca.cosh, lambda a: -ca.sin(a), ca.sinh)][k]
+    return beta ** k * (c1(beta * z) - c2(beta * z) + nu * (s1(beta * z) - s2(beta * z)))
+
+
 @dataclass
 class SlidingBeam:
     """A beam sliding through the hub of a prismatic joint (see the module docstring).
@@ -131,24 +138,28 @@ class SlidingBeam:
             out.append(beta - f / slope)
         return out
 
-    def mode_shapes(self, d: ca.SX, eta: ca.SX | float, derivative: int = 0) -> ca.SX:
-        """(1, modes) clamped-mass eigenfunctions (eqs. 9-10, J = D = 0) or their derivatives d^k/deta^k at the
-        normalized coordinate eta = xi / d, normalized by eq. 13 (int_0^1 psi^2 deta = 1, 16 Gauss points)."""
+    def _mode_constants(self, d: ca.SX) -> list[tuple[ca.SX, ca.SX, ca.SX]]:
+        """[(beta_i, nu_i, 1 / sqrt(int_0^1 phi_i^2)) per mode] at free length d (eqs. 10, 13, 38), built once per
+        expression d (every material point of a Lagrangian shares them)."""
+        cached = self._functions.get("constants")
+        if cached is not None and ca.is_equal(cached[0], d, 1):
+            return cached[1]
         M = self.tip_mass / (self.rho * d)
         x, w = np.polynomial.legendre.leggauss(16)
-        shapes = []
+        out = []
         for beta in self.roots(d):
             nu = (ca.sin(beta) - ca.sinh(beta) + M * beta * (ca.cos(beta) - ca.cosh(beta))) / \
                 (ca.cos(beta) + ca.cosh(beta) - M * beta * (ca.sin(beta) - ca.sinh(beta)))
+            norm = sum(wg / 2 * _eigenfunction(beta, nu, (xg + 1) / 2) ** 2 for xg, wg in zip(x, w))
+            out.append((beta, nu, 1 / ca.sqrt(norm)))
+        self._functions["constants"] = (d, out)
+        return out
 
-            def phi(z, k=0):
-                terms = [(ca.cos, ca.cosh, ca.sin, ca.sinh), (lambda a: -ca.sin(a), ca.sinh, ca.cos, ca.cosh),
-                         (lambda a: -ca.cos(a), ca.cosh, lambda a: -ca.sin(a), ca.sinh)][k]
-                c1, c2, s1, s2 = terms
-                return beta ** k * (c1(beta * z) - c2(beta * z) + nu * (s1(beta * z) - s2(beta * z)))
-            norm = sum(wg / 2 * phi((xg + 1) / 2) ** 2 for xg, wg in zip(x, w))
-            shapes.append(phi(eta, derivative) / ca.sqrt(norm))
-        return ca.horzcat(*shapes)
+    def mode_shapes(self, d: ca.SX, eta: ca.SX | float, derivative: int = 0) -> ca.SX:
+        """(1, modes) clamped-mass eigenfunctions (eqs. 9-10, J = D = 0) or their derivatives d^k/deta^k at the
+        normalized coordinate eta = xi / d, normalized by eq. 13 (int_0^1 psi^2 deta = 1, 16 Gauss points)."""
+        return ca.horzcat(*(_eigenfunction(beta, nu, eta, derivative) * scale
+                            for beta, nu, scale in self._mode_constants(d)))
 
     def deflection(self, eta: ca.SX, d: ca.SX, element: int, r: ca.SX) -> ca.SX:
         """Deflection vector (3, 1) [m] in the joint frame at local coordinate r in [0, 1] of ``element`` for free

@@ -15,6 +15,13 @@ launch_testing's WaitForTopics) get the current modes while the robot holds stil
   mode shapes, largest joint deflection ``markers.deflection`` [rad | m], in ``markers.frame``),
 - ``diagnostics``: stability verdict (OK stable, WARN marginal, ERROR unstable), lowest damping ratio.
 
+``controller: decoupling`` (flexible links, rigid joints) analyses instead the closed loop of seed 004's decoupling law
+(:func:`flexrobot_ros.flexible_links.linearization.linearize_decoupled`, gains ``decoupling.gp``/``gv``): as the arm
+moves the node streams the closed-loop frequencies of its Figs. 9-10 (the joint loop's poles at sqrt(G_p) and the
+beams' modes, which follow the pose, e.g. a sliding link's length). They are computed at the current pose at rest:
+along seed 004's section 5 motion they are within 5 % of the eigenvalues of the moving, deflected closed loop
+(``flexrobot modal --controller decoupling --trajectory``).
+
 Service ``~/map`` (std_srvs/Trigger): a modal map over a ``map.points`` x ``map.points`` grid of the joints
 ``map.joints`` within +-``map.span`` of the current pose, written to ``map.directory`` (which must lie inside the
 read-only ``output_directory``) as an ``.npz``
@@ -51,6 +58,14 @@ PARAMETERS = (
                   type="double_array", range=(0.0, 1e9)),
     ParameterSpec("kd", [], "motor PD damping [N m s/rad]: empty for the YAML's, one value or n values",
                   type="double_array", range=(0.0, 1e9)),
+    ParameterSpec("controller", "pd", "closed loop analysed: 'pd' (PD + gravity compensation with kp/kd, seed 000) or "
+                  "'decoupling' (seed 004's decoupling law with decoupling.gp/gv: the joint loop's poles and the "
+                  "beams' closed-loop modes, its Figs. 9-10 along the motion; flexible links, rigid joints)",
+                  choices=("pd", "decoupling")),
+    ParameterSpec("decoupling.gp", [], "decoupling law's position gains G_p [1/s^2]: empty for 400, one value or n "
+                  "values", type="double_array", range=(0.0, 1e9)),
+    ParameterSpec("decoupling.gv", [], "decoupling law's velocity gains G_v [1/s]: empty for 40, one value or n values",
+                  type="double_array", range=(0.0, 1e9)),
     ParameterSpec("threshold", 0.01, "recompute when a joint moved more than this [rad | m]", range=(0.0, 10.0)),
     ParameterSpec("max_rate_hz", 10.0, "most recomputations per second [Hz]", range=(0.01, 1000.0)),
     ParameterSpec("publish_rate_hz", 2.0, "also republish the current modes and markers at this rate [Hz] for "
@@ -77,7 +92,7 @@ class ModalMonitorNode:
         live = self.live = LiveParameters(node, PARAMETERS)
         p = self.p = live.values
         self.robot = load_robot(p["robot"], tool=p["tool"])
-        self.kp, self.kd = self._settings(p)
+        self.chain = None  # the flexible-link chain, for the link-layer linearization
         self.links = chain_links(self.robot)
         self.pose, self.stamp, self.computed, self.result = None, None, None, None
         self.computations, self.republished = 0, 0
@@ -90,11 +105,13 @@ class ModalMonitorNode:
             from flexrobot_ros.flexible_links.link_specs import chain_from_robot
             from flexrobot_ros.flexible_links.linearization import flexible_link_modes
 
-            chain = chain_from_robot(self.robot)
-            self.analysis = lambda robot, pose, kp, kd: flexible_link_modes(robot, chain, pose, kp, kd)
+            chain = self.chain = chain_from_robot(self.robot)
+            self.analysis = lambda robot, pose, kp, kd: flexible_link_modes(robot, chain, pose, kp, kd,
+                                                                            decoupling=self.decoupling)
             elastic = [j for j in self.robot.joint_names if j not in self.robot.rigid_joints]
             self.coordinates = ([f"q.{j}" for j in self.robot.joint_names] + [f"eta.{k}" for k in range(chain.m)]
                                 + [f"q_m.{j}" for j in elastic])
+        self.kp, self.kd, self.decoupling = self._settings(p)
         types = node.types
         array_type = types.std_msgs.msg.Float64MultiArray
         self.frequencies = Counted(node.create_publisher(array_type, "modal/frequencies", QOS_LATCHED))
@@ -184,9 +201,11 @@ class ModalMonitorNode:
             "republished (publish_rate_hz)": self.republished}))
 
     # ------------------------------------------------------------------ parameters
-    def _settings(self, p: Any) -> tuple[Any, Any]:
-        """(kp, kd) of the parameter values ``p`` (None: the YAML's), checked beyond their declarations (one value
-        or one per joint), as are the ``map.joints``: at start-up and for every change alike.
+    def _settings(self, p: Any) -> tuple[Any, Any, Any]:
+        """(kp, kd, decoupling) of the parameter values ``p`` (kp/kd None: the YAML's; decoupling (G_p, G_v) with
+        ``controller: decoupling``, else None), checked beyond their declarations (one value or one per joint; the
+        decoupling law needs flexible links and rigid joints), as are the ``map.joints``: at start-up and for every
+        change alike.
 
         Raises:
             RuntimeLayerError: naming the parameter and what is wrong.
@@ -200,7 +219,25 @@ class ModalMonitorNode:
         if joints and (len(joints) != 2 or len(set(joints)) != 2 or not set(joints) <= set(robot.joint_names)):
             raise RuntimeLayerError(f"parameter 'map.joints': expected two different joints of "
                                     f"{list(robot.joint_names)}, got {list(joints)}")
-        return gains[0], gains[1]
+        decoupling = None
+        if p["controller"] == "decoupling":
+            from flexrobot_ros.simulation.decoupling_control import DEFAULT_GP, DEFAULT_GV
+
+            elastic = [j for j in robot.joint_names if j not in robot.rigid_joints]
+            if self.chain is None or not self.chain.m or elastic:
+                raise RuntimeLayerError(f"parameter 'controller': decoupling (seed 004) needs flexible links and rigid "
+                                        f"joints; {robot.name} has " + (f"elastic joints {elastic}" if elastic
+                                                                         else "no flexible links"))
+            decoupling = []
+            for name, default in (("decoupling.gp", DEFAULT_GP), ("decoupling.gv", DEFAULT_GV)):
+                value = np.full(robot.n, default) if not p[name] else np.broadcast_to(
+                    np.asarray(p[name], dtype=float), (robot.n,)) if len(p[name]) in (1, robot.n) else None
+                if value is None or np.any(value <= 0):
+                    raise RuntimeLayerError(f"parameter '{name}': expected one positive value or {robot.n} "
+                                            f"(joints {list(robot.joint_names)}), got {list(p[name])}")
+                decoupling.append(value)
+            decoupling = tuple(decoupling)
+        return gains[0], gains[1], decoupling
 
     @staticmethod
     def _republish_period(p: Any) -> float | None:
@@ -210,13 +247,13 @@ class ModalMonitorNode:
         """Check a change (:meth:`_settings`) and return what installs it (see :mod:`.live_parameters`): new gains
         recompute the modes at the current pose at the next tick, marker settings redraw the current modes now,
         rates re-create their timers; the rest is read where it is used."""
-        kp, kd = self._settings(values)
+        kp, kd, decoupling = self._settings(values)
 
         def commit() -> None:
             self.computing.set_period(1.0 / values["max_rate_hz"])
             self.republishing.set_period(self._republish_period(values))
-            if changed_any(changed, ("kp", "kd")):
-                self.kp, self.kd, self.computed = kp, kd, None
+            if changed_any(changed, ("kp", "kd", "controller", "decoupling.")):
+                self.kp, self.kd, self.decoupling, self.computed = kp, kd, decoupling, None
             elif changed_any(changed, "markers.") and self.result is not None:
                 self._publish(self.result)
         return commit

@@ -31,6 +31,7 @@ import numpy as np
 import pinocchio as pin
 
 from flexrobot_ros.errors import SimulationError
+from flexrobot_ros.flexible_links.chain_dynamics import chain_dynamics
 from flexrobot_ros.flexible_links.denoc import forward_dynamics
 from flexrobot_ros.flexible_links.link_specs import chain_from_robot, link_joints
 from flexrobot_ros.model import FlexibleRobot
@@ -46,12 +47,10 @@ class FlexibleLinkPlant:
         self.robot = robot
         self.chain = chain_from_robot(robot, method=method, modes=modes, elements=elements)
         self._forward_dynamics = (lambda y, y_dot, tau: forward_dynamics(self.chain, y, y_dot, tau))
-        self._lagrangian = None
-        if self.chain.sliding:  # the recursion does not model sliding beams: the CasADi Lagrangian of the chain
-            from flexrobot_ros.flexible_links.lagrangian import lagrangian_dynamics
-
-            self._lagrangian = lagrangian = lagrangian_dynamics(self.chain)
-            self._forward_dynamics = lagrangian.forward_dynamics
+        self.dynamics = chain_dynamics(self.chain)
+        self._lagrangian = self.dynamics.lagrangian  # the recursion does not model sliding beams: the Lagrangian
+        if self._lagrangian is not None:
+            self._forward_dynamics = self._lagrangian.forward_dynamics
         n, m = self.n, self.m = robot.n, self.chain.m
         self.joint_names = robot.joint_names
         p = 2 * n + m
@@ -103,22 +102,13 @@ class FlexibleLinkPlant:
     def inertia_and_bias(self, y: np.ndarray, y_dot: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(M (n + m, n + m), h (n + m,)) of the link side, ``M y_ddot + h = [joint torques; 0]`` (seed 004 eqs.
         27-28): h holds Coriolis and centrifugal terms, gravity, the beams' strain K eta and modal damping (joint
-        friction and springs are not in it). Composite-body inertia and recursive bias of the chain."""
-        from flexrobot_ros.flexible_links.inertia_matrix import generalized_inertia
-        from flexrobot_ros.flexible_links.inverse_dynamics import generalized_forces
-
-        if self._lagrangian is not None:
-            return np.array(self._lagrangian.inertia(y)), self.bias(y, y_dot)
-        state = self.chain.propagate(np.asarray(y, dtype=float), np.asarray(y_dot, dtype=float))
-        return generalized_inertia(self.chain, state), generalized_forces(self.chain, state, np.zeros(self.chain.size))
+        friction and springs are not in it). Composite-body inertia and recursive bias of the chain, or its
+        Lagrangian with a sliding beam (:mod:`flexrobot_ros.flexible_links.chain_dynamics`)."""
+        return self.dynamics.inertia_and_bias(y, y_dot)
 
     def bias(self, y: np.ndarray, y_dot: np.ndarray) -> np.ndarray:
-        """h(y, y_dot) (n + m,) of :meth:`inertia_and_bias` (recursive, or the Lagrangian with a sliding beam)."""
-        from flexrobot_ros.flexible_links.inverse_dynamics import bias_forces
-
-        if self._lagrangian is not None:
-            return np.array(self._lagrangian.bias(y, y_dot)).ravel()
-        return bias_forces(self.chain, y, y_dot)
+        """h(y, y_dot) (n + m,) of :meth:`inertia_and_bias`."""
+        return self.dynamics.bias(y, y_dot)
 
     def static_motor_position(self, q: np.ndarray) -> np.ndarray:
         """q_m holding ``q`` at rest against gravity with undeformed beams (rigid joints: q)."""
@@ -248,10 +238,7 @@ class FlexibleLinkPlant:
     def energy(self, x: np.ndarray) -> Energy:
         y, q_m, y_dot, qd_m = self._split(x)
         n = self.n
-        if self._lagrangian is not None:
-            kinetic, strain, gravity = np.array(self._lagrangian.energy(y, y_dot)).ravel()
-        else:
-            kinetic, strain, gravity = self.chain.energy(y, y_dot)
+        kinetic, strain, gravity = self.dynamics.energy(y, y_dot)
         rotor = np.where(self._rigid, 0.0, self._b * qd_m)
         deflection = self._w * y[:n] - q_m
         size = self.layout.size

@@ -1,0 +1,70 @@
+"""The link-side dynamics ``I(y) y_ddot + h(y, y_dot) = tau`` of a flexible-link chain, whichever algorithm holds
+the chain: the composite-body inertia and recursive bias of seed 003 (:mod:`.inertia_matrix`,
+:mod:`.inverse_dynamics`), or, for a chain with a beam sliding through a prismatic joint's hub (seed 004 eqs.
+18-22, which the recursion does not model), the CasADi Lagrangian of :mod:`.lagrangian`.
+
+Coordinates ``y = [theta (n), eta (m)]`` in the chain's order; I [kg m^2 | kg m | kg], h and tau [N m | N] per row.
+"""
+from __future__ import annotations
+
+import weakref
+
+import numpy as np
+
+from flexrobot_ros.flexible_links.flexible_chain import FlexibleLinkChain
+from flexrobot_ros.flexible_links.inertia_matrix import generalized_inertia
+from flexrobot_ros.flexible_links.inverse_dynamics import bias_forces, generalized_forces
+
+
+class ChainDynamics:
+    """``inertia(y)``, ``bias(y, y_dot)`` and ``energy(y, y_dot)`` of one chain (numpy in, numpy out)."""
+
+    def __init__(self, chain: FlexibleLinkChain):
+        self.chain = chain
+        self.lagrangian = None
+        if chain.sliding:
+            from flexrobot_ros.flexible_links.lagrangian import lagrangian_dynamics
+
+            self.lagrangian = lagrangian_dynamics(chain)
+
+    def inertia_and_bias(self, y: np.ndarray, y_dot: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(I (size, size), h (size,)) at ``(y, y_dot)``."""
+        if self.lagrangian is not None:
+            return np.array(self.lagrangian.inertia(y)), self.bias(y, y_dot)
+        state = self.chain.propagate(np.asarray(y, dtype=float), np.asarray(y_dot, dtype=float))
+        return generalized_inertia(self.chain, state), generalized_forces(self.chain, state, np.zeros(self.chain.size))
+
+    def inertia(self, y: np.ndarray) -> np.ndarray:
+        """I(y) (size, size), symmetric positive definite."""
+        if self.lagrangian is not None:
+            return np.array(self.lagrangian.inertia(y))
+        return generalized_inertia(self.chain, self.chain.propagate(np.asarray(y, dtype=float),
+                                                                    np.zeros(self.chain.size)))
+
+    def bias(self, y: np.ndarray, y_dot: np.ndarray) -> np.ndarray:
+        """h(y, y_dot) (size,): Coriolis/centrifugal, gravity, strain and modal damping forces."""
+        if self.lagrangian is not None:
+            return np.array(self.lagrangian.bias(y, y_dot)).ravel()
+        return bias_forces(self.chain, y, y_dot)
+
+    def energy(self, y: np.ndarray, y_dot: np.ndarray) -> tuple[float, float, float]:
+        """(kinetic, strain, gravitational) energy [J]."""
+        if self.lagrangian is not None:
+            kinetic, strain, gravity = np.array(self.lagrangian.energy(y, y_dot)).ravel()
+            return float(kinetic), float(strain), float(gravity)
+        return self.chain.energy(y, y_dot)
+
+
+_CACHE: "weakref.WeakKeyDictionary[FlexibleLinkChain, ChainDynamics]" = weakref.WeakKeyDictionary()
+
+
+def chain_dynamics(chain: FlexibleLinkChain) -> ChainDynamics:
+    """The :class:`ChainDynamics` of ``chain``, built once per chain (the Lagrangian of a sliding chain takes
+    about a second to build)."""
+    dynamics = _CACHE.get(chain)
+    if dynamics is None:
+        dynamics = _CACHE[chain] = ChainDynamics(chain)
+    return dynamics
+
+
+__all__ = ["ChainDynamics", "chain_dynamics"]
