@@ -7,7 +7,7 @@ import yaml
 from scipy.integrate import solve_ivp
 from scipy.linalg import eigh
 
-from flexrobot_ros.errors import ModelError
+from flexrobot_ros.errors import ModelError, SimulationError
 from flexrobot_ros.flexible_links.clamped_mass import (ClampedMassParameters, PrismaticLinkRoots, TipBody,
                                                      frequency_roots)
 from flexrobot_ros.flexible_links.beam_elements import hermite_shape_functions
@@ -238,3 +238,71 @@ def test_rrp_closed_loop_with_both_links_flexible(robot):
     assert 1e-3 < error[output.t <= 0.5].max() < 0.05
     assert error[output.t >= 1.0].max() < 1e-4
     assert np.abs(plant.tip_deflections(output.states)[:, 1]).max() > 1e-3  # link 3 does bend
+
+
+def roots_robot(tmp_path, roots: str):
+    """The RRP with link 2 rigid and link 3 on two clamped-mass assumed modes per plane, ``roots: <roots>``."""
+    document = yaml.safe_load(open(rrp_yaml(tmp_path, link2=False)).read())
+    document["flexible_links"]["link3"] = {k: v for k, v in {**LINK3, **AMM, "roots": roots}.items() if v is not None}
+    path = tmp_path / f"rrp_roots_{roots}.yaml"
+    path.write_text(yaml.safe_dump(document))
+    return load_robot(path, tool=True)
+
+
+def test_integrated_roots_give_the_explicit_roots_dynamics(tmp_path):
+    """Seed 004 section 4.2, `roots: integrated`: the roots beta of eq. 38 enter the Lagrangian as symbols whose rates
+    are eqs. 45-47 (m_p erratum); with beta on the root curve its inertia matrix, bias forces and Coriolis matrix are
+    those of the explicit roots (functions of d) to 1e-12 relative, at random states; its rates equal the
+    clamped-mass layer's eq. 40 (flexible_links.clamped_mass.PrismaticLinkRoots.rate) to 1e-9."""
+    explicit = lagrangian_dynamics(chain_from_robot(roots_robot(tmp_path, "explicit")))
+    integrated = lagrangian_dynamics(chain_from_robot(roots_robot(tmp_path, "integrated")))
+    assert (explicit.roots, integrated.roots) == (0, 2)
+    reference = PrismaticLinkRoots(2, RHO_A, TipBody(mass=M_P))
+    rng = np.random.default_rng(11)
+    for _ in range(4):
+        y = np.r_[rng.uniform(-1, 1, 2), rng.uniform(0.3, 1.1), 0.01 * rng.normal(size=4)]
+        y_dot = rng.normal(size=7)
+        beta = np.array(integrated.explicit_roots(y)).ravel()
+        np.testing.assert_allclose(beta, reference.roots(y[2]), atol=1e-10)
+        for name, args in (("inertia", (y,)), ("bias", (y, y_dot)), ("coriolis", (y, y_dot))):
+            ours, theirs = (np.array(getattr(integrated, name)(*args, beta)),
+                            np.array(getattr(explicit, name)(*args)))
+            assert np.abs(ours - theirs).max() <= 1e-12 * np.abs(theirs).max(), name
+        np.testing.assert_allclose(np.array(integrated.root_rates(y, y_dot, beta)).ravel(),
+                                   reference.rate(beta, y[2], y_dot[2]), rtol=1e-9)
+
+
+@pytest.mark.slow
+def test_integrated_roots_follow_the_root_solve_along_a_motion(tmp_path):
+    """The plant with `roots: integrated` carries beta as states (block ``beta``, started on eq. 38's roots): joints
+    free under constant torques, the beam sliding out from 0.6 to 0.89 m in 0.15 s (DOP853, 1e-10): the positions
+    equal the explicit-roots plant's (1e-9), the beta states a root solve at each d (1e-9), T + V = work (1e-9
+    relative); the CSV gets beta columns; the compiled plant refuses them, and `roots` is refused on a revolute
+    link (ModelError naming the field)."""
+    runs = {}
+    for roots in ("explicit", "integrated"):
+        plant = FlexibleLinkPlant(roots_robot(tmp_path, roots))
+        x0 = plant.state([0.2, 0.3, 0.6], [0.2, 0.3, 0.6], qd=[1.0, -0.5, 0.5])
+        tau = np.array([0.5, -0.3, 3.0])
+        solution = solve_ivp(lambda t, x: plant.derivative(x, tau), (0.0, 0.15), x0, method="DOP853", rtol=1e-10,
+                             atol=1e-12, t_eval=np.linspace(0.0, 0.15, 7))
+        runs[roots] = (plant, solution.y.T)
+    (explicit, xe), (integrated, xi) = runs["explicit"], runs["integrated"]
+    size = explicit.n + explicit.m
+    assert integrated.layout["beta"] == slice(20, 22)  # after [q, eta, q_m, qd, eta_dot, qd_m] (2 x (3 + 4 + 3))
+    assert xi[-1, 2] > 0.85 and np.abs(xe[:, 3:size]).max() > 1e-4
+    np.testing.assert_allclose(xi[:, :size], xe[:, :size], atol=1e-9)
+    reference = PrismaticLinkRoots(2, RHO_A, TipBody(mass=M_P))
+    np.testing.assert_allclose(xi[:, integrated.layout["beta"]], [reference.roots(d) for d in xi[:, 2]], atol=1e-9)
+    start, end = integrated.energy(xi[0]), integrated.energy(xi[-1])
+    assert abs(end.total - start.total - (end.work_in - end.dissipated)) < 1e-9 * end.total
+    columns = integrated.extra_columns(xi)
+    np.testing.assert_array_equal(columns["beta.link3.2"], xi[:, integrated.layout["beta"].start + 1])
+    with pytest.raises(SimulationError, match="roots: integrated"):
+        FlexibleLinkPlant(roots_robot(tmp_path, "integrated"), compiled=True)
+    document = yaml.safe_load(open(rrp_yaml(tmp_path)).read())
+    document["flexible_links"]["link2"]["roots"] = "integrated"
+    path = tmp_path / "bad_roots.yaml"
+    path.write_text(yaml.safe_dump(document))
+    with pytest.raises(ModelError, match=r"flexible_links\.link2\.roots: only for a link on a prismatic joint"):
+        chain_from_robot(load_robot(path))

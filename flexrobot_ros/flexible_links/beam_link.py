@@ -107,6 +107,7 @@ class BeamSpec:
     damping_ratio: float
     tip_frame: str | None = None
     tip: tuple[Any, Any] | None = None    # family clamped_mass: (y, z) ClampedMassParameters given in the YAML
+    roots: str = "explicit"               # a sliding link's assumed modes: "explicit" roots of d, or "integrated"
 
 
 class BeamLink:

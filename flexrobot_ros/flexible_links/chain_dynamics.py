@@ -27,30 +27,34 @@ class ChainDynamics:
 
             self.lagrangian = lagrangian_dynamics(chain)
 
-    def inertia_and_bias(self, y: np.ndarray, y_dot: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def inertia_and_bias(self, y: np.ndarray, y_dot: np.ndarray,
+                         beta: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(I (size, size), h (size,)) at ``(y, y_dot)``."""
         if self.lagrangian is not None:
-            return np.array(self.lagrangian.inertia(y)), self.bias(y, y_dot)
+            return self.inertia(y, beta), self.bias(y, y_dot, beta)
         state = self.chain.propagate(np.asarray(y, dtype=float), np.asarray(y_dot, dtype=float))
         return generalized_inertia(self.chain, state), generalized_forces(self.chain, state, np.zeros(self.chain.size))
 
-    def inertia(self, y: np.ndarray) -> np.ndarray:
-        """I(y) (size, size), symmetric positive definite."""
+    def inertia(self, y: np.ndarray, beta: np.ndarray | None = None) -> np.ndarray:
+        """I(y) (size, size), symmetric positive definite. ``beta``: root states of sliding beams with
+        ``roots_state`` (None: their roots at y's free lengths)."""
         if self.lagrangian is not None:
-            return np.array(self.lagrangian.inertia(y))
+            return np.array(self.lagrangian.inertia(*self.lagrangian.arguments(y, beta)))
         return generalized_inertia(self.chain, self.chain.propagate(np.asarray(y, dtype=float),
                                                                     np.zeros(self.chain.size)))
 
-    def bias(self, y: np.ndarray, y_dot: np.ndarray) -> np.ndarray:
+    def bias(self, y: np.ndarray, y_dot: np.ndarray, beta: np.ndarray | None = None) -> np.ndarray:
         """h(y, y_dot) (size,): Coriolis/centrifugal, gravity, strain and modal damping forces."""
         if self.lagrangian is not None:
-            return np.array(self.lagrangian.bias(y, y_dot)).ravel()
+            y, *roots = self.lagrangian.arguments(y, beta)
+            return np.array(self.lagrangian.bias(y, y_dot, *roots)).ravel()
         return bias_forces(self.chain, y, y_dot)
 
-    def energy(self, y: np.ndarray, y_dot: np.ndarray) -> tuple[float, float, float]:
+    def energy(self, y: np.ndarray, y_dot: np.ndarray, beta: np.ndarray | None = None) -> tuple[float, float, float]:
         """(kinetic, strain, gravitational) energy [J]."""
         if self.lagrangian is not None:
-            kinetic, strain, gravity = np.array(self.lagrangian.energy(y, y_dot)).ravel()
+            y, *roots = self.lagrangian.arguments(y, beta)
+            kinetic, strain, gravity = np.array(self.lagrangian.energy(y, y_dot, *roots)).ravel()
             return float(kinetic), float(strain), float(gravity)
         return self.chain.energy(y, y_dot)
 

@@ -42,19 +42,61 @@ class LagrangianDynamics:
     energy: ca.Function         # (y, y_dot) -> [T, V_strain, V_gravity]
     placements: ca.Function     # (y) -> (12 n,): per body vec(R) (column-major) and p of B_i in the world; for a
     #                             sliding beam, its deformed tip frame (beam slopes turn it, as BeamLink.tip_motion)
+    roots: int = 0              # > 0: sliding beams' roots as states (``roots_state``): every function above takes
+    #                             them as a last input ``beta`` (roots,)
+    explicit_roots: ca.Function | None = None   # (y) -> beta: the roots as functions of the free lengths
+    root_rates: ca.Function | None = None       # (y, y_dot, beta) -> beta_dot (seed 004 eqs. 45-47)
 
-    def forward_dynamics(self, y: np.ndarray, y_dot: np.ndarray, tau: np.ndarray) -> np.ndarray:
-        """y_ddot = I^-1 (tau - h)."""
-        inertia = np.array(self.inertia(y))
-        return np.linalg.solve(inertia, np.asarray(tau) - np.array(self.bias(y, y_dot)).ravel())
+    def arguments(self, y: np.ndarray, beta: np.ndarray | None = None) -> list:
+        """[y] or, with root states, [y, beta] (``beta`` None: the explicit roots at y's free lengths)."""
+        if not self.roots:
+            return [y]
+        return [y, self.explicit_roots(y) if beta is None else beta]
+
+    def forward_dynamics(self, y: np.ndarray, y_dot: np.ndarray, tau: np.ndarray,
+                         beta: np.ndarray | None = None) -> np.ndarray:
+        """y_ddot = I^-1 (tau - h) (at root states ``beta`` when the chain has them)."""
+        args = self.arguments(y, beta)
+        inertia = np.array(self.inertia(*args))
+        return np.linalg.solve(inertia, np.asarray(tau) - np.array(self.bias(args[0], y_dot, *args[1:])).ravel())
 
 
 def lagrangian_dynamics(chain: FlexibleLinkChain, points_per_beam: int = 24) -> LagrangianDynamics:
     """Build the reference dynamics of ``chain``: ``points_per_beam`` Gauss-Legendre points per assumed-modes beam
-    for the kinetic energy (4 per element, exact, for finite elements)."""
+    for the kinetic energy (4 per element, exact, for finite elements).
+
+    Sliding beams with ``roots_state`` (seed 004 section 4.2: the roots beta of eq. 38 integrated with the state)
+    take their roots from an input symbol beta; along the motion beta_dot = S(beta, y) y_dot with S the slopes of
+    eqs. 45-47, so every total time derivative and every partial derivative by the free length d carries the
+    beta terms (d/dt = d/dy y_dot + d/dbeta beta_dot, d/dd = d/dd + S^T d/dbeta): with beta on the root curve these
+    are the explicit-roots dynamics exactly."""
+    states = [body.sliding for body in chain.bodies if body.sliding is not None and body.sliding.roots_state]
+    beta = ca.SX.sym("beta", sum(s.modes for s in states))
+    try:
+        return _build(chain, points_per_beam, states, beta)
+    finally:
+        for sliding in states:
+            sliding.root_symbols = None
+            sliding._functions.pop("constants", None)
+
+
+def _build(chain: FlexibleLinkChain, points_per_beam: int, states: list, beta: ca.SX) -> LagrangianDynamics:
     y = ca.SX.sym("y", chain.size)
     yd = ca.SX.sym("yd", chain.size)
     n = chain.n
+    root_slopes = ca.SX.zeros(beta.numel(), chain.size)    # d beta / d y (the free lengths' columns)
+    start = 0
+    for i, body in enumerate(chain.bodies):
+        if body.sliding is not None and body.sliding.roots_state:
+            count = body.sliding.modes
+            body.sliding.root_symbols = [beta[start + k] for k in range(count)]
+            root_slopes[start:start + count, i] = body.sliding.root_slopes(beta[start:start + count], y[i])
+            start += count
+    z, zd = ca.vertcat(y, beta), ca.vertcat(yd, root_slopes @ yd)   # coordinates with the roots, and their rates
+    extra = [beta] if beta.numel() else []
+
+    def total_gradient(expression: ca.SX) -> ca.SX:
+        return ca.gradient(expression, y) + (root_slopes.T @ ca.gradient(expression, beta) if extra else 0)
     R, p = ca.SX.eye(3), ca.SX.zeros(3, 1)
     kinetic = 0
     strain = 0
@@ -94,7 +136,7 @@ def lagrangian_dynamics(chain: FlexibleLinkChain, points_per_beam: int = 24) -> 
             label = ca.SX.sym("s")
             for element, xi, weight in sliding.quadrature(y[i]):
                 point = p_hub + R_hub @ sliding.position(eta, y[i], label, element)
-                velocity = ca.substitute(ca.jtimes(point, y, yd), label, y[i] - xi)
+                velocity = ca.substitute(ca.jtimes(point, z, zd), label, y[i] - xi)
                 kinetic += 0.5 * weight * ca.dot(velocity, velocity)
                 gravity_potential -= weight * ca.dot(g, ca.substitute(point, label, y[i] - xi))
             strain += sliding.strain_energy(eta, y[i])
@@ -115,8 +157,8 @@ def lagrangian_dynamics(chain: FlexibleLinkChain, points_per_beam: int = 24) -> 
         else:
             frames += [ca.vec(R), p]
         # rigid part: 1/2 V^T I V with V the body twist
-        Rdot = ca.reshape(ca.jtimes(ca.vec(R), y, yd), 3, 3)
-        pdot = ca.jtimes(p, y, yd)
+        Rdot = ca.reshape(ca.jtimes(ca.vec(R), z, zd), 3, 3)
+        pdot = ca.jtimes(p, z, zd)
         v_body = R.T @ pdot
         W = R.T @ Rdot
         w_body = ca.vertcat(W[2, 1], W[0, 2], W[1, 0])
@@ -142,7 +184,7 @@ def lagrangian_dynamics(chain: FlexibleLinkChain, points_per_beam: int = 24) -> 
                 local = beam.origin + beam.rotation @ np.array([xq, 0.0, 0.0])
                 r = ca.DM(local.reshape(3, 1)) + ca.DM(beam.rotation @ Sq) @ eta
                 point = p + R @ r
-                velocity = ca.jtimes(point, y, yd)
+                velocity = ca.jtimes(point, z, zd)
                 kinetic += 0.5 * wq * ca.dot(velocity, velocity)
                 gravity_potential -= wq * ca.dot(g, point)
             strain += 0.5 * ca.dot(eta, ca.DM(beam.stiffness) @ eta)
@@ -152,19 +194,28 @@ def lagrangian_dynamics(chain: FlexibleLinkChain, points_per_beam: int = 24) -> 
     potential = strain + gravity_potential
     momentum = ca.gradient(kinetic, yd)
     inertia = ca.jacobian(momentum, yd)
-    bias = ca.jtimes(momentum, y, yd) - ca.gradient(kinetic, y) + ca.gradient(potential, y) + damping
+    bias = ca.jtimes(momentum, z, zd) - total_gradient(kinetic) + total_gradient(potential) + damping
     inertia_y = inertia @ yd
-    J1 = ca.jacobian(inertia_y, y)
-    inertia_dot = ca.reshape(ca.jtimes(ca.vec(inertia), y, yd), chain.size, chain.size)
+    J1 = ca.jacobian(inertia_y, y) + (ca.jacobian(inertia_y, beta) @ root_slopes if extra else 0)
+    inertia_dot = ca.reshape(ca.jtimes(ca.vec(inertia), z, zd), chain.size, chain.size)
     coriolis = 0.5 * (inertia_dot + J1 - J1.T)
     cse = getattr(ca, "cse", lambda e: e)  # common subexpressions (CasADi >= 3.6): the sliding beams' roots
+    explicit = None
+    if extra:  # the same roots as functions of the free lengths (initial states, and callers without root states)
+        for sliding in states:
+            sliding.root_symbols = None
+        explicit = ca.Function("explicit_roots", [y], [ca.vertcat(*[
+            r for i, body in enumerate(chain.bodies) if body.sliding is not None and body.sliding.roots_state
+            for r in body.sliding.explicit_roots(y[i])])])
     return LagrangianDynamics(
-        inertia=ca.Function("inertia", [y], [cse(ca.densify(inertia))]),
-        bias=ca.Function("bias", [y, yd], [cse(ca.densify(bias))]),
-        coriolis=ca.Function("coriolis", [y, yd], [ca.densify(coriolis)]),
-        inertia_dot=ca.Function("inertia_dot", [y, yd], [ca.densify(inertia_dot)]),
-        energy=ca.Function("energy", [y, yd], [ca.vertcat(kinetic, strain, gravity_potential)]),
-        placements=ca.Function("placements", [y], [ca.vertcat(*frames)]),
+        inertia=ca.Function("inertia", [y] + extra, [cse(ca.densify(inertia))]),
+        bias=ca.Function("bias", [y, yd] + extra, [cse(ca.densify(bias))]),
+        coriolis=ca.Function("coriolis", [y, yd] + extra, [ca.densify(coriolis)]),
+        inertia_dot=ca.Function("inertia_dot", [y, yd] + extra, [ca.densify(inertia_dot)]),
+        energy=ca.Function("energy", [y, yd] + extra, [ca.vertcat(kinetic, strain, gravity_potential)]),
+        placements=ca.Function("placements", [y] + extra, [ca.vertcat(*frames)]),
+        roots=beta.numel(), explicit_roots=explicit,
+        root_rates=ca.Function("root_rates", [y, yd, beta], [root_slopes @ yd]) if extra else None,
     )
 
 

@@ -19,6 +19,8 @@
         # tip_mass: 0.0               # [kg] point mass at the tip
         # hub_inertia: 0.0            # [kg m^2] rigid inertia about the joint axis at the link's root
         # damping_ratio: 0.0          # modal damping of the clamped link's modes [-]
+        # roots: explicit             # a sliding link's (prismatic joint) clamped-mass roots beta_i(d): explicit
+        #                               functions of d, or integrated as states by eqs. 45-47 (the paper's way)
 
 The beam frame: origin at the link's joint frame, x towards the beam's end, z the joint axis made orthogonal to x
 (so y lies in the plane of motion of a planar arm). The flexible link's inertia is the beam's (plus hub and tip mass);
@@ -39,7 +41,9 @@ from flexrobot_ros.flexible_links.mode_shapes import MAX_CLAMPED_FREE_MODES
 from flexrobot_ros.flexible_links.sliding_beam import SlidingBeam
 
 LINK_KEYS = frozenset({"EI", "method", "modes", "family", "elements", "length", "tip_frame", "mass_per_length",
-                       "tip_mass", "hub_inertia", "damping_ratio", "tip"})
+                       "tip_mass", "hub_inertia", "damping_ratio", "tip", "roots"})
+#: How a sliding link's assumed-mode roots beta_i(d) enter the dynamics (seed 004 section 4.2).
+ROOTS = ("explicit", "integrated")
 #: Assumed-mode families and the largest number of modes each supports.
 FAMILIES = {"clamped_free": MAX_CLAMPED_FREE_MODES, "clamped_mass": 12}
 MAX_ELEMENTS = 200
@@ -108,7 +112,11 @@ def parse_link(link: str, raw: Any, source: str) -> BeamSpec:
     damping = _number(raw.get("damping_ratio", 0.0), f"{where}.damping_ratio", allow_zero=False)
     if damping >= 1.0:
         raise ModelError(f"{where}.damping_ratio: expected a fraction in [0, 1), got {damping}")
+    roots = raw.get("roots", "explicit")
+    if roots not in ROOTS:
+        raise ModelError(f"{where}.roots: expected one of {list(ROOTS)}, got {roots!r}")
     return BeamSpec(link=link, method=method, EI_y=EI_y, EI_z=EI_z, modes=modes, elements=elements, family=family,
+                    roots=roots,
                     tip=_tip_parameters(raw.get("tip"), f"{where}.tip", family),
                     length=length, mass_per_length=rho,
                     tip_mass=_number(raw.get("tip_mass", 0.0), f"{where}.tip_mass", allow_zero=False),
@@ -171,6 +179,9 @@ def build_beams(model: pin.Model, specs: Mapping[str, BeamSpec], source: str, me
         j = joints[link]
         if is_prismatic(model, j):
             continue  # a sliding beam: build_sliding_beams
+        if spec.roots != "explicit":
+            raise ModelError(f"{where}.roots: only for a link on a prismatic joint (its roots follow the free "
+                             f"length); {model.names[j]} is revolute")
         if modes is not None and not 1 <= modes <= FAMILIES[spec.family]:
             raise ModelError(f"{where}: --modes {modes}: the {spec.family} family supports 1..{FAMILIES[spec.family]}")
         end = None
@@ -265,7 +276,8 @@ def build_sliding_beams(model: pin.Model, specs: Mapping[str, BeamSpec], source:
         count = (modes or spec.modes or 2) if kind == "assumed_modes" else 0
         out[model.names[j]] = SlidingBeam(link, spec.length, rho, spec.EI_y, spec.EI_z, spec.tip_mass,
                                           (elements or spec.elements or 2) if not count else 1, rotation,
-                                          modes=count, travel=(lower, upper))
+                                          modes=count, travel=(lower, upper),
+                                          roots_state=count > 0 and spec.roots == "integrated")
     return out
 
 

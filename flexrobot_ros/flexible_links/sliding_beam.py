@@ -19,7 +19,9 @@ planar beam):
   a Chebyshev fit of the root solve over the joint's travel polished by one Newton step of eq. 38, so that the
   Lagrangian's derivatives of beta are those of the implicit function (eqs. 45-47: dbeta/dd = -f_M M'(d) / f_beta)
   to round-off; a root solve at any d and the differential form integrated along a motion give the same roots
-  (test_sliding_link.py).
+  (test_sliding_link.py). With ``roots_state`` (YAML ``roots: integrated``, the paper's way) the roots are instead
+  symbols of the Lagrangian (:attr:`SlidingBeam.root_symbols` while it is built) that the plant integrates with
+  :meth:`SlidingBeam.root_slopes` (eqs. 45-47); on the root curve both give the same dynamics.
 
 Kinetic energy (eqs. 19-22): the velocity of a material point is its material derivative: the point labelled by its
 distance s [m] from the tip sits at xi = d - s, so ``r(s) = xi a + w(xi) `` and ``v = d r / dt`` at fixed s carries the
@@ -51,10 +53,10 @@ def _element_stiffness(EI: float, h: ca.SX) -> ca.SX:
 
 
 def _frequency_equation() -> ca.Function:
-    """(beta, M) -> (f, df/dbeta) of seed 004 eq. 38 with J = D = 0."""
+    """(beta, M) -> (f, df/dbeta, df/dM) of seed 004 eq. 38 with J = D = 0 (the partials: eqs. 41-42)."""
     beta, M = ca.SX.sym("beta"), ca.SX.sym("M")
     f = 1 + ca.cosh(beta) * ca.cos(beta) - M * beta * (ca.cosh(beta) * ca.sin(beta) - ca.sinh(beta) * ca.cos(beta))
-    return ca.Function("eq38", [beta, M], [f, ca.jacobian(f, beta)])
+    return ca.Function("eq38", [beta, M], [f, ca.jacobian(f, beta), ca.jacobian(f, M)])
 
 
 _FREQUENCY_EQUATION = _frequency_equation()
@@ -86,6 +88,7 @@ class SlidingBeam:
     rotation: np.ndarray
     modes: int = 0                        # > 0: assumed modes (clamped-mass) instead of elements
     travel: tuple[float, float] = (0.0, 0.0)  # the joint's range [m] (the fit of the roots; assumed modes)
+    roots_state: bool = False             # assumed modes: the roots are states integrated by eqs. 45-47
 
     def __post_init__(self) -> None:
         count = self.modes or self.elements
@@ -96,6 +99,7 @@ class SlidingBeam:
         self.m_plane = self.modes or 2 * self.elements
         self._roots = self._root_fit() if self.modes else None
         self._functions: dict = {}
+        self.root_symbols: list | None = None  # set while a Lagrangian with root states is built (roots_state)
         self.m = self.planes * self.m_plane
         self.axis = np.asarray(self.rotation[:, 0], dtype=float)
         self.mass = self.rho * self.length
@@ -125,7 +129,14 @@ class SlidingBeam:
         return [np.polynomial.Chebyshev.fit(d, roots[:, i], 24, domain=[low, high]) for i in range(self.modes)]
 
     def roots(self, d: ca.SX) -> list[ca.SX]:
-        """beta_i(d) of eq. 38 with M = m_p / (rho d): the fit, polished by one Newton step (see module docstring)."""
+        """beta_i(d) of eq. 38 with M = m_p / (rho d): the fit, polished by one Newton step (see module docstring);
+        while :attr:`root_symbols` is set (the roots as states, :attr:`roots_state`), those symbols."""
+        if self.root_symbols is not None:
+            return list(self.root_symbols)
+        return self.explicit_roots(d)
+
+    def explicit_roots(self, d: ca.SX) -> list[ca.SX]:
+        """beta_i(d) as explicit functions of the free length d [m] (the fit and one Newton step of eq. 38)."""
         M = self.tip_mass / (self.rho * d)
         out = []
         for fit in self._roots:
@@ -134,15 +145,27 @@ class SlidingBeam:
             for c in fit.coef[:0:-1]:
                 b1, b2 = c + 2 * t * b1 - b2, b1
             beta = fit.coef[0] + t * b1 - b2
-            f, slope = _FREQUENCY_EQUATION(beta, M)
+            f, slope, _ = _FREQUENCY_EQUATION(beta, M)
             out.append(beta - f / slope)
         return out
+
+    def root_slopes(self, beta: ca.SX, d: ca.SX) -> ca.SX:
+        """d beta_i / d d (modes,) [1/m] at roots ``beta`` and free length d: seed 004 eqs. 45-47 (the implicit
+        derivative of eq. 38, -f_M dM/dd / f_beta, with M = m_p / (rho d): dM/dd = -m_p / (rho d^2), the m_p
+        erratum); times d_dot it is the roots' rate."""
+        M = self.tip_mass / (self.rho * d)
+        dM = -self.tip_mass / (self.rho * d ** 2)
+        slopes = []
+        for k in range(self.modes):
+            _, f_beta, f_M = _FREQUENCY_EQUATION(beta[k], M)
+            slopes.append(-f_M * dM / f_beta)
+        return ca.vertcat(*slopes)
 
     def _mode_constants(self, d: ca.SX) -> list[tuple[ca.SX, ca.SX, ca.SX]]:
         """[(beta_i, nu_i, 1 / sqrt(int_0^1 phi_i^2)) per mode] at free length d (eqs. 10, 13, 38), built once per
         expression d (every material point of a Lagrangian shares them)."""
         cached = self._functions.get("constants")
-        if cached is not None and ca.is_equal(cached[0], d, 1):
+        if cached is not None and ca.is_equal(cached[0], d, 1) and cached[2] is self.root_symbols:
             return cached[1]
         M = self.tip_mass / (self.rho * d)
         x, w = np.polynomial.legendre.leggauss(16)
@@ -152,7 +175,7 @@ class SlidingBeam:
                 (ca.cos(beta) + ca.cosh(beta) - M * beta * (ca.sin(beta) - ca.sinh(beta)))
             norm = sum(wg / 2 * _eigenfunction(beta, nu, (xg + 1) / 2) ** 2 for xg, wg in zip(x, w))
             out.append((beta, nu, 1 / ca.sqrt(norm)))
-        self._functions["constants"] = (d, out)
+        self._functions["constants"] = (d, out, self.root_symbols)
         return out
 
     def mode_shapes(self, d: ca.SX, eta: ca.SX | float, derivative: int = 0) -> ca.SX:

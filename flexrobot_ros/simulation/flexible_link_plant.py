@@ -10,7 +10,10 @@ coordinates. Joints:
   joint angle (``q_m = q``, ``qd_m = qd`` kept in the state so that every controller sees one layout).
 
 State layout ``x = [q, eta, q_m, qd, eta_dot, qd_m, dissipated, work_in]`` (blocks named ``q``, ``eta``, ``q_m``,
-``qd``, ``eta_dot``, ``qd_m``; ``positions`` = [q, eta, q_m], ``velocities`` = [qd, eta_dot, qd_m]). Dissipated
+``qd``, ``eta_dot``, ``qd_m``; ``positions`` = [q, eta, q_m], ``velocities`` = [qd, eta_dot, qd_m]); a sliding
+link with ``roots: integrated`` adds its clamped-mass roots as a block ``beta`` before ``dissipated`` (seed 004
+eqs. 45-47: beta_dot = dbeta/dd d_dot, started on eq. 38's roots; the default ``explicit`` keeps them functions of
+d, the same dynamics). Dissipated
 power: joint and motor viscous friction and the beams' modal damping; input power: motor torques and external
 wrenches. Energy: ``kinetic`` links and rotors, ``elastic`` joint springs + beam strain, ``gravitational``.
 Coulomb friction is not modelled on flexible-link robots. External wrenches act at a frame's origin in world
@@ -20,7 +23,7 @@ model, joint springs, motors, power terms) as one call of generated C
 (:mod:`flexrobot_ros.flexible_links.compiled_dynamics`) instead of the Python recursion; energy and outputs are
 unchanged.
 Output columns added by :meth:`extra_columns`: ``deflection.<link>.y`` / ``.z`` [m], the tip deflection of each
-flexible link in its beam frame (beam y in the plane of motion for planar arms).
+flexible link in its beam frame (beam y in the plane of motion for planar arms); ``beta.<link>.<k>``, integrated roots.
 """
 from __future__ import annotations
 
@@ -54,11 +57,13 @@ class FlexibleLinkPlant:
         n, m = self.n, self.m = robot.n, self.chain.m
         self.joint_names = robot.joint_names
         p = 2 * n + m
-        self.layout = StateLayout(size=2 * p + 2, slices={
+        r = self.roots = self._lagrangian.roots if self._lagrangian is not None else 0
+        self.layout = StateLayout(size=2 * p + r + 2, slices={
             "q": slice(0, n), "eta": slice(n, n + m), "q_m": slice(n + m, p),
             "qd": slice(p, p + n), "eta_dot": slice(p + n, p + n + m), "qd_m": slice(p + n + m, 2 * p),
             "positions": slice(0, p), "velocities": slice(p, 2 * p),
-            "dissipated": slice(2 * p, 2 * p + 1), "work_in": slice(2 * p + 1, 2 * p + 2)})
+            **({"beta": slice(2 * p, 2 * p + r)} if r else {}),
+            "dissipated": slice(2 * p + r, 2 * p + r + 1), "work_in": slice(2 * p + r + 1, 2 * p + r + 2)})
         self._rigid = np.array([name in robot.rigid_joints for name in robot.joint_names])
         self._elastic = ~self._rigid
         self._k = np.where(self._rigid, 0.0, robot.stiffness)
@@ -97,7 +102,9 @@ class FlexibleLinkPlant:
         q_m = np.where(self._rigid, q, robot.check_q(q_m, "q_m"))
         qd = np.zeros(self.n) if qd is None else robot.check_q(qd, "qd")
         qd_m = np.where(self._rigid, qd, np.zeros(self.n) if qd_m is None else robot.check_q(qd_m, "qd_m"))
-        return np.concatenate([q, np.zeros(self.m), q_m, qd, np.zeros(self.m), qd_m, np.zeros(2)])
+        roots = np.array(self._lagrangian.explicit_roots(np.concatenate([q, np.zeros(self.m)]))).ravel() \
+            if self.roots else np.zeros(0)
+        return np.concatenate([q, np.zeros(self.m), q_m, qd, np.zeros(self.m), qd_m, roots, np.zeros(2)])
 
     def inertia_and_bias(self, y: np.ndarray, y_dot: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(M (n + m, n + m), h (n + m,)) of the link side, ``M y_ddot + h = [joint torques; 0]`` (seed 004 eqs.
@@ -125,7 +132,7 @@ class FlexibleLinkPlant:
             return frame.placement
         i = parent - 1
         if self._lagrangian is not None:  # B_i in the world; a sliding beam's frames follow its deformed tip
-            values = np.array(self._lagrangian.placements(y)).ravel()[12 * i:12 * i + 12]
+            values = np.array(self._lagrangian.placements(*self._lagrangian.arguments(y))).ravel()[12 * i:12 * i + 12]
             return pin.SE3(values[:9].reshape(3, 3, order="F"), values[9:]) * frame.placement
         state = self.chain.propagate(y, np.zeros(self.chain.size), with_dynamics=False)
         body = self.chain.bodies[i]
@@ -160,6 +167,9 @@ class FlexibleLinkPlant:
         from flexrobot_ros.flexible_links.compiled_dynamics import compiled_function, quadrature_points
         from flexrobot_ros.flexible_links.lagrangian import lagrangian_dynamics
 
+        if self.roots:
+            raise SimulationError(f"robot {self.robot.name}: the compiled plant does not take integrated roots "
+                                  "(`roots: integrated` of a sliding link); use `roots: explicit` (same dynamics)")
         n, m, size = self.n, self.m, self.layout.size
         p = 2 * n + m
         x, tau_m, external = ca.SX.sym("x", size), ca.SX.sym("tau_m", n), ca.SX.sym("f", n + m)
@@ -203,13 +213,19 @@ class FlexibleLinkPlant:
             external = self.external_force(y, wrenches)
             tau += external
             power_in += float(external @ y_dot)
-        y_ddot = self._forward_dynamics(y, y_dot, tau)
+        r = self.roots
+        out = np.empty(2 * p + r + 2)
+        if r:  # seed 004 eqs. 45-47: the roots' rates, and the dynamics at the root states
+            beta = x[2 * p:2 * p + r]
+            y_ddot = self._lagrangian.forward_dynamics(y, y_dot, tau, beta)
+            out[2 * p:2 * p + r] = np.array(self._lagrangian.root_rates(y, y_dot, beta)).ravel()
+        else:
+            y_ddot = self._forward_dynamics(y, y_dot, tau)
         qdd_m = rigid * y_ddot[:n] + elastic * (tau_m + spring - self._dm * qd_m) / self._b
         eta_dot = y_dot[n:]
         dissipated = float(qd @ (self._d * qd) + qd_m @ (self._dm * qd_m) + eta_dot @ self._eta_damping @ eta_dot)
-        out = np.empty(2 * p + 2)
         out[:n + m], out[n + m:p], out[p:p + n + m], out[p + n + m:2 * p] = y_dot, motor_rate, y_ddot, qdd_m
-        out[2 * p], out[2 * p + 1] = dissipated, power_in
+        out[2 * p + r], out[2 * p + r + 1] = dissipated, power_in
         return out
 
     def jacobian(self, x: np.ndarray, tau_m: np.ndarray, dtau_dx: np.ndarray,
@@ -238,7 +254,7 @@ class FlexibleLinkPlant:
     def energy(self, x: np.ndarray) -> Energy:
         y, q_m, y_dot, qd_m = self._split(x)
         n = self.n
-        kinetic, strain, gravity = self.dynamics.energy(y, y_dot)
+        kinetic, strain, gravity = self.dynamics.energy(y, y_dot, x[self.layout["beta"]] if self.roots else None)
         rotor = np.where(self._rigid, 0.0, self._b * qd_m)
         deflection = self._w * y[:n] - q_m
         size = self.layout.size
@@ -319,14 +335,20 @@ class FlexibleLinkPlant:
         return tuple(out)
 
     def extra_columns(self, states: np.ndarray) -> dict[str, np.ndarray]:
-        """``deflection.<link>.y`` and ``deflection.<link>.z`` [m] (z only for links bending both ways)."""
+        """``deflection.<link>.y`` and ``deflection.<link>.z`` [m] (z only for links bending both ways); with
+        integrated roots (``roots: integrated``), ``beta.<link>.<k>`` the root states [-]."""
         values = self.tip_deflections(states)
         columns = {}
+        start = self.layout["beta"].start if self.roots else 0
         for k, (link, i) in enumerate(self.deflection_links):
             columns[f"deflection.{link}.y"] = values[:, k, 0]
             body = self.chain.bodies[i]
             if (body.sliding.planes == 2) if body.sliding is not None else body.beam.m_z:
                 columns[f"deflection.{link}.z"] = values[:, k, 1]
+            if body.sliding is not None and body.sliding.roots_state:
+                for mode in range(body.sliding.modes):
+                    columns[f"beta.{link}.{mode + 1}"] = np.asarray(states)[:, start]
+                    start += 1
         return columns
 
 
