@@ -289,3 +289,24 @@ def test_clamped_mass_tip_input_errors(tmp_path):
         path.write_text(yaml.safe_dump(document))
         with pytest.raises(ModelError, match=match):
             chain_from_robot(load_robot(path))
+
+
+def test_rrp_fem_frequencies_above_amm_and_link3_softens_as_it_slides(robot):
+    """Seed 004 section 5 (Figs. 9-10) on the shipped RRP (links 2 and 3 flexible, every joint locked): the two-element
+    model's lowest four frequencies lie above the two-mode assumed-modes model's (link 2 clamped-mass with the tip body
+    at d_3 = 0.3 m, link 3 clamped-mass with the payload), at d_3 = 0.3 and 1.0 m; link 2's first pair barely moves
+    (62.7 -> 54.5 rad/s in plane) while link 3's first pair (clamped alone: 1103.45 rad/s at 0.3 m, 146.94 at 1.0 m)
+    falls from 1152, 1289 to 148, 212 rad/s (coupled to link 2) as link 3 slides out."""
+    from flexrobot_ros.flexible_links.linearization import flexible_link_modes
+
+    def locked(d3, **discretization) -> np.ndarray:
+        chain = chain_from_robot(robot, **discretization)
+        return flexible_link_modes(robot, chain, [0.2, -0.3, d3], locked_joints=True).frequencies_hz * 2 * math.pi
+
+    for d3 in (0.3, 1.0):
+        fem, amm = locked(d3), locked(d3, method="assumed_modes", modes=2)
+        assert fem.shape == (16,) and amm.shape == (8,)
+        assert np.all(fem[:4] >= amm[:4] * (1 - 1e-9)), (d3, fem[:4], amm[:4])
+    short, long = locked(0.3), locked(1.0)
+    assert short[0] == pytest.approx(62.69, abs=0.01) and long[0] == pytest.approx(54.45, abs=0.01)
+    assert np.all(short[4:6] > 1100) and 140 < long[2] < 150 and 200 < long[3] < 230
