@@ -83,18 +83,35 @@ def test_rrp_model_size_is_section_4_4s(robot, rrp_link2):
     assert chain_from_robot(rrp_link2).size == 4 * 2 * 1 + 3
 
 
-def test_rrp_link2_tip_parameters_in_the_yaml_are_the_distal_bodies_at_the_start(robot):
-    """config/rrp.yaml's constant link-2 clamped-mass parameters (seed 004 eq. 12; the paper keeps link 2's modes
-    time-invariant, Figs. 9-10) are the bodies beyond link 2 at d_3 = 0.3 m, the start of the section 5 motion, to
-    the 4 printed digits (the in-plane J = 0.3648, out of plane 0)."""
+def test_rrp_link2_tip_parameters_in_the_yaml_are_the_distal_bodies_at_the_start(robot, tmp_path):
+    """config/rrp.yaml's constant link-2 clamped-mass parameters (`tip: {distal: {joint3: 0.3}}`, seed 004 eq. 12;
+    the paper keeps link 2's modes time-invariant, Figs. 9-10) are the bodies beyond link 2 at d_3 = 0.3 m, the start
+    of the section 5 motion: M = 1.5502 in both planes, J = 0.3648 in the plane of the joint-2 motion and 0 out of
+    it, D = 0 (the 4 digits the YAML description prints; tip_body_from_model to 1e-12). A joint the model does not
+    have gets an error naming the field."""
+    import yaml
+
+    from flexrobot_ros.errors import ModelError
+    from flexrobot_ros.model.loader import share_directory
+
+    beam = chain_from_robot(robot, method="assumed_modes", modes=2).bodies[1].beam
     joint = robot.model.getJointId("joint2")
     tip = pin.SE3(np.eye(3), np.array([L2, 0.0, 0.0]))
-    shipped = robot.flexible_links["link2"].tip
-    for plane, deflection in zip(shipped, ([0, 1, 0], [0, 0, 1])):
+    for family, deflection, printed in ((beam.family_y, [0, 1, 0], (1.5502, 0.3648)),
+                                        (beam.family_z, [0, 0, 1], (1.5502, 0.0))):
         body = tip_body_from_model(robot.model, joint, np.array([0.0, 0.0, 0.3]), tip, beam_axis=[1, 0, 0],
                                    deflection_axis=deflection)
-        params = ClampedMassParameters.from_tip_body(body, RHO_A, L2)
-        assert (plane.M, plane.J, plane.D) == pytest.approx((params.M, params.J, params.D), abs=5e-5)
+        expected = ClampedMassParameters.from_tip_body(body, RHO_A, L2)
+        params = family.params
+        assert (params.M, params.J, params.D) == pytest.approx((expected.M, expected.J, expected.D), abs=1e-12)
+        assert (params.M, params.J, params.D) == pytest.approx((*printed, 0.0), abs=5e-5)
+    document = yaml.safe_load((share_directory() / "config" / "rrp.yaml").read_text())
+    document["urdf"] = str(share_directory() / "urdf" / "rrp.urdf")
+    document["flexible_links"]["link2"]["tip"] = {"distal": {"joint9": 0.3}}
+    path = tmp_path / "bad_distal.yaml"
+    path.write_text(yaml.safe_dump(document))
+    with pytest.raises(ModelError, match=r"flexible_links\.link2\.tip\.distal\.joint9: unknown joint"):
+        chain_from_robot(load_robot(path), method="assumed_modes")
 
 
 @pytest.mark.parametrize("d3", [0.3, 0.65, 1.0])

@@ -11,7 +11,9 @@
         family: clamped_free          # boundary family of the assumed modes: clamped_free, or clamped_mass (the
         #                               exact eigenfunctions with a tip body, seed 004 eqs. 9-13, 38)
         # tip: {M: 1.55, J: 0.36, D: 0}  # clamped_mass: dimensionless tip body (eq. 12), or {y: {..}, z: {..}};
-        #                               default the link's own tip_mass: M = tip_mass / (rho l), J = D = 0
+        #                               default the link's own tip_mass: M = tip_mass / (rho l), J = D = 0;
+        # tip: {distal: {joint3: 0.3}}  #   or from the bodies beyond the link (URDF inertias, payload) frozen at
+        #                               these joint positions (others 0), seen at the link's end
         # elements: 4                 # finite elements per bending direction (method: finite_elements)
         # length: 6.0                 # [m]; default: distance to the child joint, or to tip_frame
         # tip_frame: tool0            # frame at the beam's end (last link); default: the next joint
@@ -28,6 +30,7 @@ the URDF inertial only supplies the default mass per length.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any, Mapping
 
@@ -133,6 +136,11 @@ def _tip_parameters(raw: Any, where: str, family: str) -> tuple[Any, Any] | None
         return None
     if family != "clamped_mass":
         raise ModelError(f"{where}: tip parameters belong to the clamped_mass family (this link: {family})")
+    if isinstance(raw, Mapping) and set(raw) == {"distal"}:  # resolved on the model: _distal_tip
+        pose = raw["distal"]
+        if not isinstance(pose, Mapping) or not all(isinstance(k, str) for k in pose):
+            raise ModelError(f"{where}.distal: expected joint positions {{joint: value}} [rad | m], got {pose!r}")
+        return DistalPose({k: _number(v, f"{where}.distal.{k}") for k, v in pose.items()})
     if not isinstance(raw, Mapping):
         raise ModelError(f"{where}: expected {{M: , J: , D: }} or {{y: {{M: ..}}, z: {{M: ..}}}}, got {raw!r}")
     planes = (raw["y"], raw["z"]) if set(raw) == {"y", "z"} else (raw, raw)
@@ -144,6 +152,29 @@ def _tip_parameters(raw: Any, where: str, family: str) -> tuple[Any, Any] | None
         params.validate(f"{where} ({plane} plane)")
         out.append(params)
     return out[0], out[1]
+
+
+class DistalPose(dict):
+    """``tip: {distal: {joint: value, ...}}``: the joint positions (others zero) at which the clamped-mass tip
+    parameters are computed from the bodies beyond the link (:func:`_distal_tip`)."""
+
+
+def _distal_tip(model: pin.Model, joint: int, pose: DistalPose, length: float, rho: float, rotation: np.ndarray,
+                where: str) -> tuple[Any, Any]:
+    """Seed 004 eq. 12's (M, J, D) per bending plane (beam y, beam z) of the link on ``joint`` from everything beyond
+    it (rigid inertias of its subtree, payload included) frozen at ``pose``, seen at the link's end (length along the
+    beam axis ``rotation[:, 0]`` from the joint frame)."""
+    from flexrobot_ros.flexible_links.clamped_mass import ClampedMassParameters, tip_body_from_model
+
+    q = pin.neutral(model)
+    for name, value in pose.items():
+        if not model.existJointName(name) or model.getJointId(name) >= model.njoints:
+            raise ModelError(f"{where}.distal.{name}: unknown joint; joints: {list(model.names)[1:]}")
+        q[model.joints[model.getJointId(name)].idx_q] = value
+    tip = pin.SE3(np.eye(3), length * rotation[:, 0])
+    return tuple(ClampedMassParameters.from_tip_body(
+        tip_body_from_model(model, joint, q, tip, rotation[:, 0], rotation[:, k], source=where), rho, length, where)
+        for k in (1, 2))
 
 
 def parse_flexible_links(raw: Any, source: str) -> dict[str, BeamSpec]:
@@ -216,6 +247,9 @@ def build_beams(model: pin.Model, specs: Mapping[str, BeamSpec], source: str, me
         if np.linalg.norm(subspace[3:]) > 1e-12:
             axis_up = subspace[3:]
         rotation = beam_frame(direction, axis_up)
+        if isinstance(spec.tip, DistalPose):
+            spec = dataclasses.replace(spec, tip=_distal_tip(model, j, spec.tip, length, rho, rotation,
+                                                             f"{where}.tip"))
         beams[model.names[j]] = BeamLink.from_spec(spec, length, rho, rotation, np.zeros(3), modes=modes,
                                                    elements=elements, method=method)
     return beams
