@@ -233,7 +233,7 @@ def test_rrp_closed_loop_with_both_links_flexible(robot):
 
     plant = FlexibleLinkPlant(robot)
     control = DecouplingControl(plant, load_trajectory(share_directory() / "config" / "rrp_trajectory.yaml"))
-    output = Simulation(plant, control, q0=control.q_d, rate=1000.0).run(1.25)
+    output = Simulation(plant, control, q0=control.q_d, rate=1000.0).run(1.1)
     error = end_effector_error(robot, plant, control, output)
     assert 1e-3 < error[output.t <= 0.5].max() < 0.05
     assert error[output.t >= 1.0].max() < 1e-4
@@ -275,7 +275,7 @@ def test_integrated_roots_give_the_explicit_roots_dynamics(tmp_path):
 @pytest.mark.slow
 def test_integrated_roots_follow_the_root_solve_along_a_motion(tmp_path):
     """The plant with `roots: integrated` carries beta as states (block ``beta``, started on eq. 38's roots): joints
-    free under constant torques, the beam sliding out from 0.6 to 0.89 m in 0.15 s (DOP853, 1e-10): the positions
+    free under constant torques, the beam sliding out from 0.6 to 0.75 m in 0.1 s (DOP853, 1e-10): the positions
     equal the explicit-roots plant's (1e-9), the beta states a root solve at each d (1e-9), T + V = work (1e-9
     relative); the CSV gets beta columns; the compiled plant refuses them, and `roots` is refused on a revolute
     link (ModelError naming the field)."""
@@ -284,13 +284,13 @@ def test_integrated_roots_follow_the_root_solve_along_a_motion(tmp_path):
         plant = FlexibleLinkPlant(roots_robot(tmp_path, roots))
         x0 = plant.state([0.2, 0.3, 0.6], [0.2, 0.3, 0.6], qd=[1.0, -0.5, 0.5])
         tau = np.array([0.5, -0.3, 3.0])
-        solution = solve_ivp(lambda t, x: plant.derivative(x, tau), (0.0, 0.15), x0, method="DOP853", rtol=1e-10,
-                             atol=1e-12, t_eval=np.linspace(0.0, 0.15, 7))
+        solution = solve_ivp(lambda t, x: plant.derivative(x, tau), (0.0, 0.1), x0, method="DOP853", rtol=1e-10,
+                             atol=1e-12, t_eval=np.linspace(0.0, 0.1, 6))
         runs[roots] = (plant, solution.y.T)
     (explicit, xe), (integrated, xi) = runs["explicit"], runs["integrated"]
     size = explicit.n + explicit.m
     assert integrated.layout["beta"] == slice(20, 22)  # after [q, eta, q_m, qd, eta_dot, qd_m] (2 x (3 + 4 + 3))
-    assert xi[-1, 2] > 0.85 and np.abs(xe[:, 3:size]).max() > 1e-4
+    assert xi[-1, 2] > 0.72 and np.abs(xe[:, 3:size]).max() > 5e-5  # it slides and bends
     np.testing.assert_allclose(xi[:, :size], xe[:, :size], atol=1e-9)
     reference = PrismaticLinkRoots(2, RHO_A, TipBody(mass=M_P))
     np.testing.assert_allclose(xi[:, integrated.layout["beta"]], [reference.roots(d) for d in xi[:, 2]], atol=1e-9)
