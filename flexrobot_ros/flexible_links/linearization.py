@@ -34,6 +34,10 @@ from flexrobot_ros.modal.modes import ModalResult, modes_of
 
 def static_deflection(chain: FlexibleLinkChain, theta: np.ndarray, iterations: int = 20) -> np.ndarray:
     """eta* (m,) with the elastic rows of h(theta, eta*, 0) zero (the beams' sag under gravity), by Newton steps."""
+    for i, body in enumerate(chain.bodies):
+        if body.sliding is not None and not 0.0 < theta[i] <= body.sliding.length:
+            raise ModalError(f"{body.name} = {theta[i]:g} m: the sliding link {body.sliding.link}'s free length must "
+                             f"lie in (0, {body.sliding.length:g}] m")
     eta = np.zeros(chain.m)
     if chain.m == 0:
         return eta

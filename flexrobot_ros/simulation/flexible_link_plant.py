@@ -99,6 +99,12 @@ class FlexibleLinkPlant:
         rigid joints' motor entries are set to their joint's."""
         robot = self.robot
         q = robot.check_q(q, "q")
+        for i, body in enumerate(self.chain.bodies):
+            if body.sliding is not None and not 0.0 < q[i] <= body.sliding.length:
+                lower, upper = robot.model.lowerPositionLimit[i], robot.model.upperPositionLimit[i]
+                raise SimulationError(f"robot {robot.name}: {body.name} = {q[i]:g} m: the sliding link "
+                                      f"{body.sliding.link}'s free length must lie in (0, {body.sliding.length:g}] m "
+                                      f"(joint limits [{lower:g}, {upper:g}] m); give an initial pose inside them")
         q_m = np.where(self._rigid, q, robot.check_q(q_m, "q_m"))
         qd = np.zeros(self.n) if qd is None else robot.check_q(qd, "qd")
         qd_m = np.where(self._rigid, qd, np.zeros(self.n) if qd_m is None else robot.check_q(qd_m, "qd_m"))
