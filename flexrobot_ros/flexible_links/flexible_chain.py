@@ -132,6 +132,15 @@ class FlexibleLinkChain:
         self.sliding = tuple(b for b in self.bodies if b.sliding is not None)
 
     # ------------------------------------------------------------------ coordinates
+    def check_free_lengths(self, theta: np.ndarray) -> None:
+        """Raise ModelError unless every sliding beam's free length (its joint coordinate) lies in (0, l0] [m]."""
+        for i, body in enumerate(self.bodies):
+            if body.sliding is not None and not 0.0 < theta[i] <= body.sliding.length:
+                k = self.model.joints[i + 1].idx_q
+                raise ModelError(f"{body.name} = {theta[i]:g} m: the sliding link {body.sliding.link}'s free length "
+                                 f"must lie in (0, {body.sliding.length:g}] m (joint limits "
+                                 f"[{self.model.lowerPositionLimit[k]:g}, {self.model.upperPositionLimit[k]:g}] m)")
+
     def split(self, y: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
         """(theta (n,), [eta_i]) of a coordinate vector y (size,)."""
         y = np.asarray(y, dtype=float)

@@ -9,8 +9,9 @@ without gravity)::
     K_bar = dh/dy (y*, 0) + joint terms,   D_bar = dh/dy_dot (y*, 0) + joint terms
 
 ``h`` the chain's bias forces (strain, gravity, modal damping; central differences of the recursive inverse
-dynamics, or of the Lagrangian for a chain with a sliding beam: :mod:`.chain_dynamics`). Joint terms: a rigid joint held by the PD law ``tau = K_P (theta_d - theta) - K_D theta_dot`` adds K_P,
-K_D and its link damping on its own row; an elastic joint (seed 000 eq. 2.11) adds ``k W^2`` on theta,
+dynamics, or of the Lagrangian for a chain with a sliding beam: :mod:`.chain_dynamics`). Joint terms: a rigid
+joint held by the PD law ``tau = K_P (theta_d - theta) - K_D theta_dot`` adds K_P, K_D and its link damping on its
+own row; an elastic joint (seed 000 eq. 2.11) adds ``k W^2`` on theta,
 ``-k W`` coupling, ``k + K_P`` and ``D_m + K_D`` on its motor, its link damping on theta.
 
 ``locked_joints=True`` keeps only eta: the structural modes of the arm with every joint braked (a clamped frame),
@@ -25,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from flexrobot_ros.errors import ModalError
+from flexrobot_ros.errors import ModalError, ModelError
 from flexrobot_ros.flexible_links.chain_dynamics import chain_dynamics
 from flexrobot_ros.flexible_links.flexible_chain import FlexibleLinkChain
 from flexrobot_ros.modal.linearization import LinearizedModel
@@ -34,10 +35,10 @@ from flexrobot_ros.modal.modes import ModalResult, modes_of
 
 def static_deflection(chain: FlexibleLinkChain, theta: np.ndarray, iterations: int = 20) -> np.ndarray:
     """eta* (m,) with the elastic rows of h(theta, eta*, 0) zero (the beams' sag under gravity), by Newton steps."""
-    for i, body in enumerate(chain.bodies):
-        if body.sliding is not None and not 0.0 < theta[i] <= body.sliding.length:
-            raise ModalError(f"{body.name} = {theta[i]:g} m: the sliding link {body.sliding.link}'s free length must "
-                             f"lie in (0, {body.sliding.length:g}] m")
+    try:
+        chain.check_free_lengths(theta)
+    except ModelError as error:
+        raise ModalError(str(error)) from None
     eta = np.zeros(chain.m)
     if chain.m == 0:
         return eta
@@ -70,19 +71,22 @@ def _jacobian(chain: FlexibleLinkChain, y: np.ndarray, y_dot: np.ndarray, wrt_ve
     return out
 
 
-def linearize_flexible_links(robot: Any, chain: FlexibleLinkChain, q_d: Any, kp: Any = None, kd: Any = None,
-                             locked_joints: bool = False) -> LinearizedModel:
-    """M_bar, D_bar, K_bar of the robot held at ``q_d`` (n,) (see the module docstring)."""
+def _held_pose(robot: Any, chain: FlexibleLinkChain, q_d: Any) -> tuple[np.ndarray, ...]:
+    """(theta, I, dh/dy, dh/dy_dot) of the chain at rest at ``q_d`` (n,), beams at their static deflection."""
     theta = np.asarray(q_d, dtype=float)
     if theta.shape != (chain.n,) or not np.all(np.isfinite(theta)):
         raise ModalError(f"robot {robot.name}: q: expected {chain.n} finite values for joints "
                          f"{list(chain.joint_names)}, got {np.asarray(q_d).tolist()}")
-    eta = static_deflection(chain, theta)
-    y = np.concatenate([theta, eta])
+    y = np.concatenate([theta, static_deflection(chain, theta)])
     zero = np.zeros(chain.size)
-    inertia = chain_dynamics(chain).inertia(y)
-    stiffness = _jacobian(chain, y, zero, wrt_velocity=False)
-    damping = _jacobian(chain, y, zero, wrt_velocity=True)
+    return (theta, chain_dynamics(chain).inertia(y), _jacobian(chain, y, zero, wrt_velocity=False),
+            _jacobian(chain, y, zero, wrt_velocity=True))
+
+
+def linearize_flexible_links(robot: Any, chain: FlexibleLinkChain, q_d: Any, kp: Any = None, kd: Any = None,
+                             locked_joints: bool = False) -> LinearizedModel:
+    """M_bar, D_bar, K_bar of the robot held at ``q_d`` (n,) (see the module docstring)."""
+    theta, inertia, stiffness, damping = _held_pose(robot, chain, q_d)
     if locked_joints:
         rows = slice(chain.n, chain.size)
         if chain.m == 0:
@@ -122,31 +126,24 @@ def linearize_decoupled(robot: Any, chain: FlexibleLinkChain, q_d: Any, gp: Any,
     eqs. 35-36 linearized about the pose at rest, coordinates z = [e = q_r - q_d (n), q_f - eta* (m)]::
 
         e_ddot + G_v e_dot + G_p e = 0                                        (eq. 34)
-        M_ff q_f_ddot + dh_f/dy_dot z_dot + dh_f/dy z - M_rf^T (G_p e + G_v e_dot) = 0   (eq. 36, u = -G_p e - G_v e_dot)
+        M_ff q_f_ddot + dh_f/dy_dot z_dot + dh_f/dy z - M_rf^T (G_p e + G_v e_dot) = 0      (eq. 36)
+
+    (u = -G_p e - G_v e_dot in eq. 36)
 
     so ``M_bar = blockdiag(I, M_ff)`` (symmetric positive definite). The system is block triangular: its
     eigenvalues are the joint loop's (s^2 + G_v s + G_p = 0, per joint) and the beams' with every joint locked,
     which the mode shapes' q rows tell apart (zero on the beam modes). ``gp`` [1/s^2], ``gv`` [1/s]: n positive
-    gains (or one). Every joint must be rigid (``rigid: true``; the law of seed 004 drives the joints directly)."""
-    theta = np.asarray(q_d, dtype=float)
-    if theta.shape != (chain.n,) or not np.all(np.isfinite(theta)):
-        raise ModalError(f"robot {robot.name}: q: expected {chain.n} finite values for joints "
-                         f"{list(chain.joint_names)}, got {np.asarray(q_d).tolist()}")
+    gains, one, or None for the defaults (:func:`~flexrobot_ros.simulation.decoupling_control.decoupling_gains`).
+    Every joint must be rigid (``rigid: true``; the law of seed 004 drives the joints directly)."""
+    from flexrobot_ros.simulation.decoupling_control import DEFAULT_GP, DEFAULT_GV, decoupling_gains
+
     elastic = [name for name in chain.joint_names if name not in robot.rigid_joints]
     if elastic:
         raise ModalError(f"robot {robot.name}: decoupling control (seed 004) needs rigid joints; joint(s) {elastic} "
                          "are elastic")
     n, size = chain.n, chain.size
-    gp, gv = (np.broadcast_to(np.asarray(g, dtype=float), (n,)) for g in (gp, gv))
-    if not (np.all(np.isfinite(gp)) and np.all(gp > 0) and np.all(np.isfinite(gv)) and np.all(gv > 0)):
-        raise ModalError(f"robot {robot.name}: decoupling gains G_p, G_v: expected {n} positive values, "
-                         f"got {gp.tolist()}, {gv.tolist()}")
-    eta = static_deflection(chain, theta)
-    y = np.concatenate([theta, eta])
-    zero = np.zeros(size)
-    inertia = chain_dynamics(chain).inertia(y)
-    stiffness = _jacobian(chain, y, zero, wrt_velocity=False)
-    damping = _jacobian(chain, y, zero, wrt_velocity=True)
+    gp, gv = decoupling_gains(gp, n, DEFAULT_GP, "gp"), decoupling_gains(gv, n, DEFAULT_GV, "gv")
+    theta, inertia, stiffness, damping = _held_pose(robot, chain, q_d)
     beams = slice(n, size)
     coupling = inertia[:n, beams].T                                   # M_rf^T (m, n)
     M, D, K = np.zeros((size, size)), np.zeros((size, size)), np.zeros((size, size))

@@ -168,7 +168,7 @@ def _distal_tip(model: pin.Model, joint: int, pose: DistalPose, length: float, r
 
     q = pin.neutral(model)
     for name, value in pose.items():
-        if not model.existJointName(name) or model.getJointId(name) >= model.njoints:
+        if not model.existJointName(name):
             raise ModelError(f"{where}.distal.{name}: unknown joint; joints: {list(model.names)[1:]}")
         q[model.joints[model.getJointId(name)].idx_q] = value
     tip = pin.SE3(np.eye(3), length * rotation[:, 0])
@@ -267,7 +267,8 @@ def build_sliding_beams(model: pin.Model, specs: Mapping[str, BeamSpec], source:
     ``length`` is the beam's total length l0 (required; at least the joint's upper limit, so that part of the beam
     stays in the hub); finite elements (their length follows the joint, d / N) or assumed modes of the clamped_mass
     family (the payload's eigenfunctions, roots following d; also what ``method='assumed_modes'`` selects for a
-    link the YAML gives finite elements); the URDF link's mass (and a tool on it) is replaced by the beam (``mass_per_length``, default URDF mass / l0) and its ``tip_mass``."""
+    link the YAML gives finite elements); the URDF link's mass (and a tool on it) is replaced by the beam
+    (``mass_per_length``, default URDF mass / l0) and its ``tip_mass``."""
     joints = link_joints(model)
     out: dict[str, SlidingBeam] = {}
     for link, spec in specs.items():

@@ -221,22 +221,15 @@ class ModalMonitorNode:
                                     f"{list(robot.joint_names)}, got {list(joints)}")
         decoupling = None
         if p["controller"] == "decoupling":
-            from flexrobot_ros.simulation.decoupling_control import DEFAULT_GP, DEFAULT_GV
+            from flexrobot_ros.simulation.decoupling_control import DEFAULT_GP, DEFAULT_GV, decoupling_gains
 
             elastic = [j for j in robot.joint_names if j not in robot.rigid_joints]
             if self.chain is None or not self.chain.m or elastic:
                 raise RuntimeLayerError(f"parameter 'controller': decoupling (seed 004) needs flexible links and rigid "
                                         f"joints; {robot.name} has " + (f"elastic joints {elastic}" if elastic
                                                                          else "no flexible links"))
-            decoupling = []
-            for name, default in (("decoupling.gp", DEFAULT_GP), ("decoupling.gv", DEFAULT_GV)):
-                value = np.full(robot.n, default) if not p[name] else np.broadcast_to(
-                    np.asarray(p[name], dtype=float), (robot.n,)) if len(p[name]) in (1, robot.n) else None
-                if value is None or np.any(value <= 0):
-                    raise RuntimeLayerError(f"parameter '{name}': expected one positive value or {robot.n} "
-                                            f"(joints {list(robot.joint_names)}), got {list(p[name])}")
-                decoupling.append(value)
-            decoupling = tuple(decoupling)
+            decoupling = tuple(checked(name, decoupling_gains, p[name] or None, robot.n, default, name)
+                               for name, default in (("decoupling.gp", DEFAULT_GP), ("decoupling.gv", DEFAULT_GV)))
         return gains[0], gains[1], decoupling
 
     @staticmethod

@@ -35,10 +35,14 @@ from flexrobot_ros.errors import SimulationError
 DEFAULT_GP, DEFAULT_GV = 400.0, 40.0
 
 
-def _diagonal(value: Any, n: int, default: float, what: str) -> np.ndarray:
-    array = np.full(n, default) if value is None else np.broadcast_to(np.asarray(value, dtype=float), (n,)).copy()
-    if not np.all(np.isfinite(array)) or np.any(array <= 0):
-        raise SimulationError(f"decoupling control: {what} must be {n} positive finite gains, got {value!r}")
+def decoupling_gains(value: Any, n: int, default: float, what: str) -> np.ndarray:
+    """The diagonal gains G_p or G_v (n,) of ``value``: None (``default``), one value or n, positive and finite
+    (SimulationError naming ``what`` otherwise)."""
+    array = np.full(n, default) if value is None else np.asarray(value, dtype=float).reshape(-1)
+    if array.size == 1:
+        array = np.full(n, array[0])
+    if array.shape != (n,) or not np.all(np.isfinite(array)) or np.any(array <= 0):
+        raise SimulationError(f"decoupling control: {what} must be one or {n} positive finite gains, got {value!r}")
     return array
 
 
@@ -66,8 +70,8 @@ class DecouplingControl:
             raise SimulationError(f"decoupling control: stiffness_error alpha must be > -1, got {stiffness_error!r}")
         self.plant, self.trajectory = plant, trajectory
         self.n, self.m = plant.n, plant.m
-        self.gp = _diagonal(gp, self.n, DEFAULT_GP, "gp")
-        self.gv = _diagonal(gv, self.n, DEFAULT_GV, "gv")
+        self.gp = decoupling_gains(gp, self.n, DEFAULT_GP, "gp")
+        self.gv = decoupling_gains(gv, self.n, DEFAULT_GV, "gv")
         self.stiffness_error = float(stiffness_error)
         self.kp, self.kd = np.zeros(self.n), np.zeros(self.n)  # no motor-side PD (the Simulation's gain check)
         self.switch_time = trajectory.end_time if switch_time is None else float(switch_time)
@@ -205,4 +209,5 @@ def eigenvalues_along_motion(plant: Any, control: DecouplingControl, times: Any,
     return t[picked], [closed_loop_eigenvalues(loop, t[k], states[k]) for k in picked]
 
 
-__all__ = ["DEFAULT_GP", "DEFAULT_GV", "DecouplingControl", "closed_loop_eigenvalues", "eigenvalues_along_motion"]
+__all__ = ["DEFAULT_GP", "DEFAULT_GV", "DecouplingControl", "closed_loop_eigenvalues", "decoupling_gains",
+           "eigenvalues_along_motion"]

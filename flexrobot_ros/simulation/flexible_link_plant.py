@@ -33,7 +33,7 @@ from typing import Any, Sequence
 import numpy as np
 import pinocchio as pin
 
-from flexrobot_ros.errors import SimulationError
+from flexrobot_ros.errors import ModelError, SimulationError
 from flexrobot_ros.flexible_links.chain_dynamics import chain_dynamics
 from flexrobot_ros.flexible_links.denoc import forward_dynamics
 from flexrobot_ros.flexible_links.link_specs import chain_from_robot, link_joints
@@ -99,12 +99,10 @@ class FlexibleLinkPlant:
         rigid joints' motor entries are set to their joint's."""
         robot = self.robot
         q = robot.check_q(q, "q")
-        for i, body in enumerate(self.chain.bodies):
-            if body.sliding is not None and not 0.0 < q[i] <= body.sliding.length:
-                lower, upper = robot.model.lowerPositionLimit[i], robot.model.upperPositionLimit[i]
-                raise SimulationError(f"robot {robot.name}: {body.name} = {q[i]:g} m: the sliding link "
-                                      f"{body.sliding.link}'s free length must lie in (0, {body.sliding.length:g}] m "
-                                      f"(joint limits [{lower:g}, {upper:g}] m); give an initial pose inside them")
+        try:
+            self.chain.check_free_lengths(q)
+        except ModelError as error:
+            raise SimulationError(f"robot {robot.name}: {error}; give an initial pose inside them") from None
         q_m = np.where(self._rigid, q, robot.check_q(q_m, "q_m"))
         qd = np.zeros(self.n) if qd is None else robot.check_q(qd, "qd")
         qd_m = np.where(self._rigid, qd, np.zeros(self.n) if qd_m is None else robot.check_q(qd_m, "qd_m"))
