@@ -137,6 +137,27 @@ def test_open_loop_torque_keeps_the_tool_on_the_line(moberg5) -> None:
     assert _open_loop_error(moberg5, fine, 0.45).max() < 0.05e-3
 
 
+def test_large_bounded_deflection_is_not_called_non_minimum_phase(moberg5) -> None:
+    """A 2.2 m line passing 0.67 m from the base in 0.3 s bends the non-actuated joint beyond the default elastic
+    bound (0.5 rad). The model is minimum phase there (section 9.2), so the stop must say so rather than send the user
+    to the NMP optimization. Raising the bound solves it, and it is bounded: the k = 3, h = 3 ms and k = 6, h = 1 ms
+    solutions have the same peak deflection (measured 0.5351 and 0.5347 rad; the test allows 1e-3 rad)."""
+    line = CartesianLine([-0.47, -0.66], [1.73, -0.66], 0.0, 0.3)
+    dae = InverseDae(moberg5, line, 2)
+    stopped = solve_bdf(dae, 0.3, 0.003, 3, q_g_guess=planar_ik(line.start))
+    assert stopped.diverged and 0.15 < stopped.t[-1] < 0.2
+    assert "minimum phase" in stopped.message and "non-minimum" not in stopped.message
+    assert "elastic_bound" in stopped.message
+    peaks = []
+    for k, h in ((3, 0.003), (6, 0.001)):
+        solution = solve_bdf(dae, 0.3, h, k, q_g_guess=planar_ik(line.start), elastic_bound=1.0)
+        assert not solution.diverged, solution.message
+        peaks.append(np.abs(solution.q_e).max())
+    assert 0.5 < peaks[0] < 0.6 and abs(peaks[0] - peaks[1]) < 1e-3
+    with pytest.raises(DaeError, match="elastic_bound"):
+        solve_bdf(dae, 0.3, 0.003, 3, q_g_guess=planar_ik(line.start), elastic_bound=0.0)
+
+
 def test_zero_damping_raises_the_index(moberg5) -> None:
     """Section 9.2: 'the index increases one step if the damping is zero'. With D_g = 0 the solver reports index 4
     (nu_0 = 5 with the motor equation), the index-1 system of eq. 19 becomes structurally singular (rank deficient

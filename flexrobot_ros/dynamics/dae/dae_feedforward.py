@@ -15,7 +15,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from flexrobot_ros.dynamics.dae.bdf_inverse import DaeSolution, solve_bdf
+from flexrobot_ros.dynamics.dae.bdf_inverse import ELASTIC_BOUND, DaeSolution, solve_bdf
 from flexrobot_ros.dynamics.dae.bdf_optimization import ProblemSize, solve_bdf_optimization
 from flexrobot_ros.dynamics.dae.fourier_optimization import rigid_path
 from flexrobot_ros.dynamics.dae.inverse_dae import DaeError, InverseDae
@@ -82,14 +82,15 @@ def _describe(zeros: list[ZeroAnalysis]) -> str:
 def dae_feedforward(robot: Any, reference: Any, *, solver: str = "auto", h: float = 1e-3, k: int = 6,
                     system: int | None = None, t_end: float | None = None, q_g_guess: Any = None,
                     output: str | None = None, tool_axes: Sequence[str] | None = None, form: str = "nco",
-                    path_points: int = 11) -> DaeFeedforward:
+                    path_points: int = 11, elastic_bound: float = ELASTIC_BOUND) -> DaeFeedforward:
     """Solve the inverse dynamics of ``robot``'s extended model along ``reference`` (module docstring).
 
     ``reference`` a CartesianLine (tool space, ``output='tool'``) or a link-space Trajectory/JointReference
     (``output='joints'``); ``solver`` 'auto' (from the zeros), 'bdf' or 'optimization'; BDF order ``k`` and step
     ``h`` [s]; ``system`` 3, 2 or 1 (eqs. 17-19; default 2 for BDF, 1 for the optimization); ``t_end`` [s] (default:
     the motion end plus its start time, at least 0.1 s); ``q_g_guess`` actuated link positions near the start
-    (default the reference itself for link-space references).
+    (default the reference itself for link-space references); ``elastic_bound`` [rad | m] where the BDF solve stops
+    (:func:`~flexrobot_ros.dynamics.dae.bdf_inverse.solve_bdf`).
     """
     if solver not in SOLVERS:
         raise DaeError(f"solver {solver!r}: expected one of {SOLVERS}")
@@ -112,9 +113,9 @@ def dae_feedforward(robot: Any, reference: Any, *, solver: str = "auto", h: floa
     if chosen == "bdf":
         dae = probe if (system or 2) == probe.system else InverseDae(robot, reference, system, output, tool_axes,
                                                                       symbolic=probe.model)
-        solution = solve_bdf(dae, t_end, h, k, t0=start, q_g_guess=q_g_guess)
+        solution = solve_bdf(dae, t_end, h, k, t0=start, q_g_guess=q_g_guess, elastic_bound=elastic_bound)
         if solution.diverged:
-            reason += f"; the BDF solution diverged: {solution.message}"
+            reason += f"; the BDF solve stopped: {solution.message}"
         return DaeFeedforward(solution=solution, solver="bdf", reason=reason, zeros=zeros)
     unstable = np.concatenate([z.unstable_zeros for z in zeros]) if zeros else np.zeros(0)
     if unstable.size:
