@@ -24,7 +24,7 @@ import pinocchio as pin
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from flexrobot_ros.dynamics.dae.bdf_inverse import solve_bdf  # noqa: E402
+from flexrobot_ros.dynamics.dae.bdf_inverse import ELASTIC_BOUND, solve_bdf  # noqa: E402
 from flexrobot_ros.dynamics.dae.bdf_optimization import solve_bdf_optimization  # noqa: E402
 from flexrobot_ros.dynamics.dae.fourier_optimization import solve_fourier_optimization  # noqa: E402
 from flexrobot_ros.dynamics.dae.inverse_dae import InverseDae  # noqa: E402
@@ -79,7 +79,7 @@ def open_loop_tool_error(robot, line: CartesianLine, solution) -> tuple[float, f
     tool = simulation.plant.frame_id("tool0")
     error = np.array([simulation.plant.frame_position(x, tool)[[0, 2]] for x in output.states]) \
         - line.evaluate(output.t, 0)[0]
-    direction = (np.asarray(line.end) - np.asarray(line.start)) / 2.2
+    direction = (line.end - line.start) / line.length
     across = np.abs(error[:, 0] * direction[1] - error[:, 1] * direction[0])
     return float(np.linalg.norm(error, axis=1).max()), float(across.max())
 
@@ -97,7 +97,7 @@ def random_placements(count: int, seed: int = 11) -> list[tuple[tuple[float, flo
     return out
 
 
-def placement_study(robot, placements, elastic_bound: float = 0.5, verbose: bool = True) -> list[float]:
+def placement_study(robot, placements, elastic_bound: float = ELASTIC_BOUND, verbose: bool = True) -> list[float]:
     """Section 9.2's 'below 0.05 mm' (k = 3, h = 3 ms, open loop) on each line placement: the tool errors [m]."""
     tools = []
     for centre, angle in placements:

@@ -76,6 +76,18 @@ class ZeroDynamics:
         return ZeroAnalysis(zeros=np.sort_complex(zeros), poles=np.sort_complex(np.linalg.eigvals(a)))
 
 
+def describe_zeros(analyses: list[ZeroAnalysis], where: str) -> str:
+    """'non-minimum phase: zero at ... in the right half-plane' (the unstable zero nearest the imaginary axis) or
+    'minimum phase {where} (slowest zero Re = ...)' for the analyses of one or more states."""
+    unstable = np.concatenate([a.unstable_zeros for a in analyses]) if analyses else np.zeros(0)
+    if unstable.size:
+        worst = unstable[np.argmin(unstable.real)]
+        return (f"non-minimum phase: zero at {worst.real:+.4g}{worst.imag:+.4g}j rad/s "
+                f"({abs(worst) / (2 * np.pi):.3g} Hz) in the right half-plane")
+    slowest = max((a.zeros.real.max() for a in analyses if a.zeros.size), default=-np.inf)
+    return f"minimum phase {where} (slowest zero Re = {slowest:.4g} rad/s)"
+
+
 def zero_dynamics(robot: Any, model: SymbolicExtendedModel) -> ZeroDynamics:
     """The linearizer of ``robot``'s extended model (motor inertia from the robot)."""
     return ZeroDynamics(model, robot.motor_inertia)

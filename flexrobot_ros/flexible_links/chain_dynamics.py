@@ -30,8 +30,10 @@ class ChainDynamics:
     def inertia_and_bias(self, y: np.ndarray, y_dot: np.ndarray,
                          beta: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(I (size, size), h (size,)) at ``(y, y_dot)``."""
-        if self.lagrangian is not None:
-            return self.inertia(y, beta), self.bias(y, y_dot, beta)
+        if self.lagrangian is not None:  # the roots once for both
+            y, *roots = self.lagrangian.arguments(y, beta)
+            return (np.array(self.lagrangian.inertia(y, *roots)),
+                    np.array(self.lagrangian.bias(y, y_dot, *roots)).ravel())
         state = self.chain.propagate(np.asarray(y, dtype=float), np.asarray(y_dot, dtype=float))
         return generalized_inertia(self.chain, state), generalized_forces(self.chain, state, np.zeros(self.chain.size))
 

@@ -28,7 +28,7 @@ import numpy as np
 
 from flexrobot_ros.dynamics.dae.bdf import bdf_coefficients, bdf_extrapolation
 from flexrobot_ros.dynamics.dae.inverse_dae import SYSTEMS, DaeError, InverseDae, newton
-from flexrobot_ros.extended_joints.zero_dynamics import zero_dynamics
+from flexrobot_ros.extended_joints.zero_dynamics import describe_zeros, zero_dynamics
 
 #: Default bound on the elastic coordinates |q_e| [rad | m] beyond which the solve stops.
 ELASTIC_BOUND = 0.5
@@ -39,7 +39,7 @@ class DaeSolution:
     """A solved trajectory: t (N + 1,) [s]; x (N + 1, size) the DAE unknowns (``dae.layout``); q_a, q_m, v_a, v_m
     views; tau_m (N + 1, n) [N m]; method and its settings; newton_iterations (N,); condition (N,) the 2-norm
     condition numbers of the Newton matrices; ``diverged`` with ``message`` when the solve stopped before its end
-    (Newton failed, or the elastic coordinates left the bound: unbounded or only too large, see the module docstring)."""
+    (Newton failed, or the elastic coordinates left the bound: unbounded or only too large; module docstring)."""
 
     t: np.ndarray
     x: np.ndarray
@@ -142,16 +142,14 @@ def solve_bdf(dae: InverseDae, t_end: float, h: float, k: int = 3, scaled: bool 
         except DaeError as error:
             diverged, message, last = True, f"Newton failed at t = {t[i]:.6g} s: {error}", i - 1
             break
+        x[i], xdots[i] = xi, (alpha[0] * xi + past) / h
         if elastic and np.abs(xi[elastic]).max() > elastic_bound:
             diverged, last = True, i
-            x[i], xdots[i] = xi, (alpha[0] * xi + past) / h
             message = (f"the elastic coordinates reached {np.abs(xi[elastic]).max():.3g} (> elastic_bound "
                        f"{elastic_bound:g}) at t = {t[i]:.6g} s: {_why_unbounded(dae, xi, xdots[i])}")
             break
         if condition:
             conditions[i - 1] = np.linalg.cond(system(xi)[1])
-        x[i] = xi
-        xdots[i] = (alpha[0] * xi + past) / h
         history = [xi] + history[:-1]
     x, t, xdots = x[:last + 1], t[:last + 1], xdots[:last + 1]
     tau = np.array([np.array(dae.torque(xi, xd)).ravel() for xi, xd in zip(x, xdots)])
@@ -163,13 +161,11 @@ def solve_bdf(dae: InverseDae, t_end: float, h: float, k: int = 3, scaled: bool 
 
 def _why_unbounded(dae: InverseDae, x: np.ndarray, xdot: np.ndarray) -> str:
     """Why the solution left the elastic bound at state ``x``: from the zeros of the model linearized there."""
-    lay = dae.layout
-    z = np.concatenate([x[lay.q_a], x[lay.q_m], x[lay.v_a], x[lay.v_m]])
-    analysis = zero_dynamics(dae.robot, dae.model).analyze(z, np.array(dae.torque(x, xdot)).ravel())
+    analysis = zero_dynamics(dae.robot, dae.model).analyze(dae.layout.linear_state(x),
+                                                           np.array(dae.torque(x, xdot)).ravel())
+    description = describe_zeros([analysis], "at this state")
     if not analysis.minimum_phase:
-        zero = analysis.unstable_zeros[np.argmax(analysis.unstable_zeros.real)]
-        return (f"the initial-value solution is unbounded (unstable zero dynamics, non-minimum phase: zero at "
-                f"{zero.real:+.4g}{zero.imag:+.4g}j rad/s here; use the optimization methods)")
-    return (f"the model linearized here is minimum phase (slowest zero Re = {analysis.zeros.real.max():.4g} rad/s), "
-            "so this is the deflection the reference asks for, not an unstable inverse: slow the reference down or "
-            "raise elastic_bound")
+        return (f"the initial-value solution is unbounded (unstable zero dynamics, {description}; use the "
+                "optimization methods)")
+    return (f"the model linearized here is {description}, so this is the deflection the reference asks for, not an "
+            "unstable inverse: slow the reference down or raise elastic_bound")

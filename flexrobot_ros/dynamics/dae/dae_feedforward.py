@@ -20,7 +20,7 @@ from flexrobot_ros.dynamics.dae.bdf_optimization import ProblemSize, solve_bdf_o
 from flexrobot_ros.dynamics.dae.fourier_optimization import rigid_path
 from flexrobot_ros.dynamics.dae.inverse_dae import DaeError, InverseDae
 from flexrobot_ros.dynamics.dae.reference import CartesianLine, as_reference
-from flexrobot_ros.extended_joints.zero_dynamics import ZeroAnalysis, zero_dynamics
+from flexrobot_ros.extended_joints.zero_dynamics import ZeroAnalysis, describe_zeros, zero_dynamics
 
 SOLVERS = ("auto", "bdf", "optimization")
 #: Seed 002 section 10.2: "a suitable Delta t ... seems to be 2-3 times the time constants of the slowest NMP zero".
@@ -61,22 +61,8 @@ def solution_zeros(solution: DaeSolution, every: int = 10) -> list[ZeroAnalysis]
     """Zeros of the model linearized along a solved trajectory (every ``every``-th sample, with its torque)."""
     dae = solution.dae
     linearizer = zero_dynamics(dae.robot, dae.model)
-    lay = dae.layout
-    out = []
-    for x, u in zip(solution.x[::every], solution.tau_m[::every]):
-        z = np.concatenate([x[lay.q_a], x[lay.q_m], x[lay.v_a], x[lay.v_m]])
-        out.append(linearizer.analyze(z, u))
-    return out
-
-
-def _describe(zeros: list[ZeroAnalysis]) -> str:
-    unstable = np.concatenate([z.unstable_zeros for z in zeros]) if zeros else np.zeros(0)
-    if unstable.size:
-        worst = unstable[np.argmin(unstable.real)]
-        return (f"non-minimum phase: zero at {worst.real:+.4g}{worst.imag:+.4g}j rad/s "
-                f"({abs(worst) / (2 * np.pi):.3g} Hz) in the right half-plane")
-    slowest = max((z.zeros.real.max() for z in zeros if z.zeros.size), default=-np.inf)
-    return f"minimum phase at all {len(zeros)} path points (slowest zero Re = {slowest:.4g} rad/s)"
+    return [linearizer.analyze(dae.layout.linear_state(x), u)
+            for x, u in zip(solution.x[::every], solution.tau_m[::every])]
 
 
 def dae_feedforward(robot: Any, reference: Any, *, solver: str = "auto", h: float = 1e-3, k: int = 6,
@@ -105,7 +91,7 @@ def dae_feedforward(robot: Any, reference: Any, *, solver: str = "auto", h: floa
     t_end = t_end if t_end is not None else motion_end + max(start, 0.1)
     probe = InverseDae(robot, reference, system or 2, output, tool_axes)
     zeros = path_zeros(probe, np.linspace(start, motion_end, path_points), q_g_guess)
-    reason = _describe(zeros)
+    reason = describe_zeros(zeros, f"at all {len(zeros)} path points")
     minimum_phase = all(z.minimum_phase for z in zeros)
     chosen = solver if solver != "auto" else ("bdf" if minimum_phase else "optimization")
     reason = f"{reason}: {'initial-value BDF' if chosen == 'bdf' else 'discretized-DAE optimization'}" + (

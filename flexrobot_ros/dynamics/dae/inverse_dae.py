@@ -46,6 +46,11 @@ class Layout:
     a_g: slice
     size: int
 
+    def linear_state(self, x: np.ndarray) -> np.ndarray:
+        """The state [q_a, q_m, v_a, v_m] of ``x`` in the layout of :class:`~flexrobot_ros.extended_joints.
+        zero_dynamics.ZeroDynamics`."""
+        return np.concatenate([x[self.q_a], x[self.q_m], x[self.v_a], x[self.v_m]])
+
 
 def newton(function: Any, x0: np.ndarray, tol: float = 1e-10, max_iterations: int = 30,
            floor: float = 1e-6) -> tuple[np.ndarray, int]:
