@@ -12,6 +12,8 @@
 """
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 
@@ -88,9 +90,12 @@ def monitor_run(tmp_path_factory):
         monitor.send(Q8 + 0.01)                                    # above it
         harness.spin(0.5)
         computations.append(monitor.app.computations)
-        for k in range(50):                                        # 50 poses within 0.5 s, max_rate_hz 10
-            monitor.send(Q8 + 0.02 * (k + 1))
+        start, sent = time.monotonic(), 0                          # a new pose every 10 ms for 0.5 s, max_rate_hz 10
+        while time.monotonic() - start < 0.5:
+            sent += 1
+            monitor.send(Q8 + 0.02 * sent)
             harness.spin(0.01)
+        burst_s = time.monotonic() - start                         # longer than 0.5 s on a loaded machine
         computations.append(monitor.app.computations)
         monitor.send(Q8)
         harness.spin(0.5)
@@ -99,8 +104,8 @@ def monitor_run(tmp_path_factory):
         harness.spin(1.2)
         latest = monitor.probe.array("/modal/frequencies")
         diagnostics = monitor.probe.diagnostics("modal_monitor_node")
-    return {"first": first, "computations": computations, "map": response, "latest": latest,
-            "diagnostics": diagnostics, "folder": folder}
+    return {"first": first, "computations": computations, "burst": (burst_s, sent), "map": response,
+            "latest": latest, "diagnostics": diagnostics, "folder": folder}
 
 
 def test_mode_shapes_layout(monitor_run):
@@ -133,11 +138,14 @@ def test_markers(monitor_run):
 
 
 def test_recomputation_threshold_and_rate(monitor_run):
-    """One computation for the first pose; none for a 0.5 mrad move (threshold 1 mrad); one for 10 mrad; at most
-    max_rate_hz (10) x 0.5 s + 2 for 50 poses in 0.5 s."""
+    """One computation for the first pose; none for a 0.5 mrad move (threshold 1 mrad); one for 10 mrad; while a new
+    pose arrives every 10 ms (up to 50 in 0.5 s), at most one per 0.1 s period of max_rate_hz (10 Hz) over the
+    burst's measured duration (longer than 0.5 s on a loaded machine), + 2 for the periods cut by its two ends (the
+    timer fires on a fixed phase grid and skips missed periods)."""
     first, below, above, burst = monitor_run["computations"]
+    burst_s, sent = monitor_run["burst"]
     assert (first, below, above) == (1, 1, 2)
-    assert 1 <= burst - above <= 7
+    assert 1 <= burst - above <= int(10.0 * burst_s) + 2, (burst - above, burst_s, sent)
 
 
 def test_map_service(monitor_run):

@@ -16,8 +16,9 @@ flexible link's deformed end frame, for RViz; and ``link_shapes``, visualization
 per flexible link along its deformed beam, 16 points in the link frame, every ``1 / link_shapes_rate_hz``) and
 ``diagnostics`` (state, simulated time, ``stamp at t = 0 [s]`` to map stamps back to simulated time, achieved
 real-time factor, counts, matched ``motor_states`` subscribers).
-The two state streams are reliable with a history of :data:`STATE_HISTORY` samples, so a subscriber that stalls
-for up to a second of 1 kHz samples (an identification running, a loaded machine) still gets every sample.
+The two state streams are reliable with the history of :data:`~flexrobot_ros.runtime.qos.QOS_STREAM` (ten seconds
+at 1 kHz), so a subscriber whose process is starved of CPU that long still gets every sample; a subscriber whose
+callbacks stall longer keeps every sample too when it subscribes with ``keep_all`` history (the bag recorder does).
 Automatic excitations start exactly on their sample, so a run does not depend on timer jitter or CPU load.
 
 Subscribes: ``motor_torque_command`` (std_msgs/Float64MultiArray, n motor torques [N m]: the motor torque itself
@@ -59,16 +60,13 @@ from flexrobot_ros.model import load_robot
 from flexrobot_ros.nodes.convert import (Counted, InputError, diagnostics, joint_state, joint_values, reporting,
                                          tf_message, trajectory_arrays, vector)
 from flexrobot_ros.nodes.live_parameters import LiveParameters, LiveTimer, changed_any, checked
-from flexrobot_ros.runtime import QOS_DEFAULT, QOS_LATCHED, ParameterSpec, run_node
+from flexrobot_ros.runtime import QOS_LATCHED, QOS_STREAM, ParameterSpec, run_node
 from flexrobot_ros.runtime.messages import multiarray
 from flexrobot_ros.simulation import (FeedforwardPD, FixedStepIntegration, LinkEncoder, MotorEncoder,
                                       PDGravityCompensation, RandomForce, RectangularPulse, Simulation, TorqueInput)
 from flexrobot_ros.simulation.excitation import as_wrench
 from flexrobot_ros.simulation.flexible_link_plant import hold_controller, plant_for
 
-#: History of the motor_states / joint_states writers: one second of samples at 1 kHz.
-STATE_HISTORY = 1000
-STATE_QOS = QOS_DEFAULT.with_depth(STATE_HISTORY)
 
 PARAMETERS = (
     ParameterSpec("robot", "scompi", "shipped robot name or path of a flexibility YAML", read_only=True),
@@ -170,8 +168,8 @@ class SimulatorNode:
 
         types = node.types
         joint_state_type = types.sensor_msgs.msg.JointState
-        self.motor_states = Counted(node.create_publisher(joint_state_type, "motor_states", STATE_QOS))
-        self.joint_states = Counted(node.create_publisher(joint_state_type, "joint_states", STATE_QOS))
+        self.motor_states = Counted(node.create_publisher(joint_state_type, "motor_states", QOS_STREAM))
+        self.joint_states = Counted(node.create_publisher(joint_state_type, "joint_states", QOS_STREAM))
         self.tf = Counted(node.create_publisher(types.tf2_msgs.msg.TFMessage, "tf"))
         self.diagnostics = node.create_publisher(types.diagnostic_msgs.msg.DiagnosticArray, "diagnostics")
         self.deflections = node.create_publisher(types.std_msgs.msg.Float64MultiArray, "link_deflections") \

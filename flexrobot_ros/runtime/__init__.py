@@ -49,7 +49,8 @@ The :class:`Node` interface (both back ends; entity methods have rclpy's names):
   ``call(client, request, timeout_sec)`` blocking, from outside callbacks; ``create_timer(period_sec, callback)``.
   Names are ROS names: relative (``joint_states``) resolve in the namespace, ``~/reset`` is private, ``-r a:=b``
   remaps. QoS: :data:`QOS_DEFAULT` (reliable, volatile, keep-last 10, rclpy's default), :data:`QOS_LATCHED`
-  (transient-local, depth 1), :data:`QOS_SENSOR_DATA`, or any :class:`QosProfile`.
+  (transient-local, depth 1), :data:`QOS_SENSOR_DATA`, :data:`QOS_STREAM` (1 kHz state streams: keep-last
+  10,000), or any :class:`QosProfile` (``.keeping_all()`` for a subscription that must not lose a sample).
 - ``now()`` [s], ``stamp()`` (``builtin_interfaces/Time``), ``logger`` (``.info/.warning/.error``),
   ``log_once(cause, message)``.
 - Callbacks are guarded: exceptions are logged once per cause and counted in ``node.input_errors``
@@ -75,10 +76,10 @@ from flexrobot_ros.runtime.messages import MessageTypes, dds_message_types, rclp
 from flexrobot_ros.runtime.names import Remapping, parse_ros_arguments
 from flexrobot_ros.runtime.node import Node
 from flexrobot_ros.runtime.params import ParameterSpec
-from flexrobot_ros.runtime.qos import QOS_DEFAULT, QOS_LATCHED, QOS_SENSOR_DATA, QOS_SERVICES, QosProfile
+from flexrobot_ros.runtime.qos import QOS_DEFAULT, QOS_LATCHED, QOS_SENSOR_DATA, QOS_SERVICES, QOS_STREAM, QosProfile
 
 __all__ = [
-    "Node", "ParameterSpec", "QosProfile", "QOS_DEFAULT", "QOS_LATCHED", "QOS_SENSOR_DATA", "QOS_SERVICES",
+    "Node", "ParameterSpec", "QosProfile", "QOS_DEFAULT", "QOS_LATCHED", "QOS_SENSOR_DATA", "QOS_SERVICES", "QOS_STREAM",
     "Remapping", "backend_name", "create_node", "message_types", "run_node", "shutdown", "spin",
 ]
 

@@ -182,13 +182,12 @@ class BagRecorder:
         path: bag directory to create (must not exist).
         topics: ROS topic names to record; None records every topic discovered.
         storage: ``sqlite3`` or ``mcap``.
-        depth: subscription queue depth (raise it for high-rate topics on a loaded machine).
         checkpoint_s: period [s] of the checkpoints that keep the bag readable if the recorder is killed
             (:mod:`~flexrobot_ros.runtime.bag_recovery`): at most this much recording is lost.
     """
 
     def __init__(self, node: Any, path: str | Path, topics: Sequence[str] | None = None, storage: str = "sqlite3",
-                 depth: int = 1000, checkpoint_s: float = 0.25) -> None:
+                 checkpoint_s: float = 0.25) -> None:
         from cyclonedds.builtin import BuiltinDataReader, BuiltinTopicDcpsPublication
         from rosbags.rosbag2 import StoragePlugin, Writer
         from rosbags.rosbag2.errors import WriterError
@@ -196,7 +195,7 @@ class BagRecorder:
         if storage not in STORAGES:
             raise RuntimeLayerError(f"bag storage {storage!r} is not one of {STORAGES}")
         self.path = Path(path)
-        self._node, self._depth = node, depth
+        self._node = node
         self._wanted = None if topics is None else {node.resolve_name(t) for t in topics}
         self._store = messages.typestore(node.distro)
         try:
@@ -238,7 +237,9 @@ class BagRecorder:
             self._writer.write(connection, receive_ns, bytes(data))
             self.counts[topic] += 1
 
-        self._node.create_raw_subscription(typename, topic, write, offered.with_depth(max(offered.depth, self._depth)))
+        # keep-all: every acknowledged sample waits for this node's spin thread, however long bag writing or a busy
+        # machine stalls it (with a keep-last queue, 1 kHz samples beyond its depth were overwritten)
+        self._node.create_raw_subscription(typename, topic, write, offered.keeping_all())
         self._node.logger.info(f"recording {topic} ({typename})")
 
     def close(self) -> BagInfo:

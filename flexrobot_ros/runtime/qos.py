@@ -37,9 +37,18 @@ class QosProfile:
         """This profile with another queue depth."""
         return dataclasses.replace(self, depth=depth)
 
+    def keeping_all(self) -> QosProfile:
+        """This profile with ``keep_all`` history: a subscription that must not lose a sample while its process is
+        slow (a recorder). The middleware's receive thread queues every sample it acknowledges, however long the
+        subscriber's callbacks stall; the publisher's history only has to cover the receive thread's own stalls."""
+        return dataclasses.replace(self, history="keep_all")
+
 
 #: rclpy's default for publishers and subscriptions (``QoSProfile(depth=10)``): reliable, volatile, keep-last 10.
 QOS_DEFAULT = QosProfile()
+#: High-rate state streams (encoders at 1 kHz): reliable, volatile, keep-last 10,000 - ten seconds at 1 kHz
+#: that a reliable subscriber may leave unacknowledged (its process starved of CPU) and still receive.
+QOS_STREAM = QosProfile(depth=10_000)
 #: Latched topics (``robot_description``, static maps): reliable, transient-local, keep-last 1.
 QOS_LATCHED = QosProfile(durability="transient_local", depth=1)
 #: rclpy's ``qos_profile_sensor_data``: best effort, volatile, keep-last 5.
