@@ -32,7 +32,7 @@ setup(
         "setuptools",
     ],
     extras_require={
-        "test": ["pytest>=7", "hypothesis>=6", "exudyn>=1.9"],  # exudyn: the flexible-body cross-checks
+        "test": ["pytest>=7", "pytest-xdist>=3", "hypothesis>=6", "exudyn>=1.9"],  # exudyn: the flexible-body cross-checks
         "bench": ["pyOMA-2>=1.0", "koma-python>=1.3"],
     },
     zip_safe=True,

@@ -1,13 +1,51 @@
-"""Fixtures shared by several test files (each module-scoped: built once per test file that uses it).
+"""Fixtures shared by several test files (each module-scoped: built once per test file that uses it), and the
+grouping of tests for parallel runs.
 
 The robot fixtures import the model lazily, so test files that never load a robot (OMA, runtime) do not import
 pinocchio through this file.
+
+Parallel runs (``pytest -n 2 --dist loadgroup``, as ``scripts/test`` does with pytest-xdist): the tests of one file
+stay on one worker, so module fixtures are built once; every test file that starts DDS participants or node
+processes (it imports the loopback helpers ``runtime_peer`` or ``node_harness``) joins the one unit ``dds``, whose
+tests run one after another on one worker: their nodes never share a ROS domain or the machine with another DDS
+test. Without xdist nothing changes and ``pytest`` runs everything in one process.
 """
 from __future__ import annotations
 
+import functools
 import os
+import re
+from pathlib import Path
 
 import pytest
+
+#: A test file that imports one of these loopback DDS helpers talks DDS.
+DDS_IMPORT = re.compile(r"^\s*(?:import|from)\s+(?:runtime_peer|node_harness)\b", re.MULTILINE)
+
+
+@functools.lru_cache(maxsize=None)
+def work_unit(test_file: str) -> str:
+    """xdist work unit of a test file (path relative to the rootdir): ``dds`` or the file itself."""
+    path = Path(__file__).parent.parent / test_file
+    try:
+        return "dds" if DDS_IMPORT.search(path.read_text(encoding="utf-8")) else test_file
+    except OSError:
+        return test_file
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """With ``--dist loadgroup``: one work unit per test file, and one for all the DDS files. (xdist's own groups
+    are set from ``xdist_group`` marks through ``item._nodeid``, which pytest 9.2's nodes no longer read.)"""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class FileOrDdsScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return work_unit(nodeid.split("::", 1)[0])
+
+    return FileOrDdsScheduling(config, log)
 
 
 @pytest.fixture(scope="module")
