@@ -71,6 +71,7 @@ def summary(robot: FlexibleRobot) -> dict:
 
 def run(args: argparse.Namespace) -> int:
     from flexrobot_ros.model import load_robot, shipped_robots
+    from flexrobot_ros.model.flexible_robot import link_damping_unit
 
     if args.list:
         names = list(shipped_robots())
@@ -85,12 +86,17 @@ def run(args: argparse.Namespace) -> int:
     print(f"robot {info['robot']}  ({info['n']} elastic joints)  URDF {info['urdf']}")
     print(f"total mass {info['total_mass']:.3f} kg, gravity {info['gravity']} m/s^2, tool frame {info['tool_frame']}"
           + (f", tool {info['tool_payload']['mass']} kg at {info['tool_payload']['frame']}" if info["tool"] else ""))
-    print(f"{'joint':<12}{'type':<11}{'K [Nm/rad]':>12}{'B [kg m2]':>12}{'N':>7}{'W':>9}{'d_f':>10}{'d_fm':>10}"
-          f"{'Kp':>11}{'Kd':>11}")
+    print(f"{'joint':<12}{'type':<10}{'K':>11}{'B':>11}{'N':>6}{'W':>6}{'d_f':>13}{'d_fm':>13}{'Kp':>11}{'Kd':>13}")
+    print(f"{'':<22}{'[N m/rad]':>11}{'[kg m^2]':>11}{'[-]':>6}{'[-]':>6}{'[N m s/rad]':>13}{'[N m s/rad]':>13}"
+          f"{'[N m/rad]':>11}{'[N m s/rad]':>13}")
     for j in info["joints"]:
-        print(f"{j['name']:<12}{j['type']:<11}{j['stiffness']:>12.6g}{j['motor_inertia']:>12.5g}"
-              f"{j['gear_ratio']:>7.4g}{j['transmission']:>9.4g}{j['link_damping']:>10.4g}{j['motor_damping']:>10.3g}"
-              f"{j['kp']:>11.5g}{j['kd']:>11.5g}")
+        print(f"{j['name']:<12}{j['type']:<10}{j['stiffness']:>11.6g}{j['motor_inertia']:>11.5g}"
+              f"{j['gear_ratio']:>6.4g}{j['transmission']:>6.4g}{j['link_damping']:>13.4g}{j['motor_damping']:>13.3g}"
+              f"{j['kp']:>11.5g}{j['kd']:>13.5g}")
+    prismatic = [j["name"] for j in info["joints"] if j["type"] == "prismatic"]
+    if prismatic:
+        print(f"prismatic {', '.join(prismatic)}: W [rad/m] (motor angle per metre of travel), "
+              f"d_f [{link_damping_unit('prismatic')}]")
     if info["extended"]:
         print(f"extended model: gear dampers D_g {info['extended']['spring_damping']} N m s/rad; extra elasticities "
               + (", ".join(f"{e['name']} ({e['type']}, K_e {e['stiffness']:.4g}, D_e {e['damping']:.4g})"

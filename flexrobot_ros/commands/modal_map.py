@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from flexrobot_ros.commands.arguments import CommandError, add_vector, gains, number, output_file, vector
+from flexrobot_ros.commands.arguments import (CommandError, add_deprecated, add_vector, gains, number, output_file,
+                                              vector)
 from flexrobot_ros.commands.modal import add_common, check_frame
 from flexrobot_ros.errors import ModalError
 
@@ -32,7 +33,8 @@ if TYPE_CHECKING:
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("modal-map", help="modes over a path, grid or gain sweep, saved as NPZ + PNG",
                                    description=__doc__.splitlines()[0],
-                                   formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+                                   formatter_class=argparse.RawDescriptionHelpFormatter,
+                                   epilog=__doc__.split("\n", 1)[1])
     add_common(parser)
     sweep = parser.add_mutually_exclusive_group(required=True)
     sweep.add_argument("--thesis-path", action="store_true", help="seed 000's 50 Scompi configurations")
@@ -49,7 +51,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--payload", choices=("off", "on", "both"), default=None,
                         help="without/with the YAML's tool, or both (overrides --tool)")
     parser.add_argument("--shapes", action="store_true", help="store mode shapes (P, 2n, modes) in the NPZ")
-    parser.add_argument("--modes", help="1-based modes to plot, e.g. 1,2 (default all)")
+    parser.add_argument("--plot-modes", metavar="K,K", help="modes to plot, counted from 1, e.g. 1,2 (default all)")
+    add_deprecated(parser, "--modes", "--plot-modes", "plot_modes")
     parser.add_argument("--grid-mode", type=int, help="1-based mode drawn by grid plots (default 1)")
     parser.add_argument("--out", type=Path, required=True, help="NPZ file to write (suffix .npz)")
     parser.add_argument("--plot", type=Path, help="PNG file to write (suffix .png)")
@@ -74,8 +77,8 @@ def check_options(args: argparse.Namespace) -> None:
         if getattr(args, attribute) is not None and sweep not in sweeps:
             used = " or ".join("--" + name.replace("_", "-") for name in sweeps)
             raise CommandError(f"{option} applies to {used} sweeps, not to --{sweep.replace('_', '-')}")
-    if (args.modes or args.grid_mode is not None) and not args.plot:
-        raise CommandError("--modes and --grid-mode choose what --plot draws; give --plot FILE.png too")
+    if (args.plot_modes or args.grid_mode is not None) and not args.plot:
+        raise CommandError("--plot-modes and --grid-mode choose what --plot draws; give --plot FILE.png too")
     args.count = COUNT if args.count is None else args.count
     args.kd_factor = KD_FACTOR if args.kd_factor is None else args.kd_factor
     args.grid_mode = 1 if args.grid_mode is None else args.grid_mode
@@ -158,8 +161,8 @@ def run(args: argparse.Namespace) -> int:
     output_file(args.plot, "--plot", (".png",))
     check_frame(args)
     check_options(args)
-    if args.modes:
-        args.modes = [int(number(m, "--modes")) for m in args.modes.split(",")]
+    if args.plot_modes:
+        args.plot_modes = [int(number(m, "--plot-modes")) for m in args.plot_modes.split(",")]
     payload = args.payload or ("on" if args.tool else "off")
     robots = {"off": [False], "on": [True], "both": [False, True]}[payload]
     results = [compute(load_robot(args.robot, tool=tool), args) for tool in robots]
@@ -180,7 +183,7 @@ def run(args: argparse.Namespace) -> int:
     if args.plot:
         from flexrobot_ros.modal import plots
 
-        modes = None if not args.modes else [m - 1 for m in args.modes]
+        modes = None if not args.plot_modes else [m - 1 for m in args.plot_modes]
         if results[0].kind == "grid":
             summary["plot"] = str(plots.plot_grid(results[0], args.plot, mode=args.grid_mode - 1))
         else:
