@@ -5,8 +5,8 @@ Quoted failures covered here: "the feedforward table, ``flexrobot info`` columns
 means plotted mode indices in modal-map and assumed modes per direction in modal/simulate; ``--method`` has three
 meanings; ``--plot`` vs ``--plots``; the robot is positional everywhere but ``bringup --robot``".
 
-The renamed options keep their old spelling (one deprecation line on stderr); the README's table "Renamed options"
-records the mapping.
+The renamed options keep their old spelling (one deprecation line on stderr); the README's table under "One name,
+one meaning" records the mapping, checked here against the parsers.
 """
 from __future__ import annotations
 
@@ -124,3 +124,20 @@ def test_an_old_spelling_runs_end_to_end(tmp_path, capsys):
     assert main([*argv, "--modes", "1"]) == 0
     old = capsys.readouterr()
     assert old.out == new.out and "--modes is deprecated; use --link-modes" in old.err
+
+
+def test_readme_mapping_table_matches_the_parsers():
+    """Every row of the README's renaming table: the old spelling is a deprecated option of each command named,
+    pointing at the new spelling."""
+    from flexrobot_ros.commands.arguments import DeprecatedOption
+
+    readme = (ROOT / "README.md").read_text()
+    rows = re.findall(r"^\| `(--[a-z-]+)[^|]*\| `([^`]+)`[^|]*\| (.+) \|$", readme, flags=re.M)
+    assert len(rows) == 6, rows
+    for old, new, commands in rows:
+        for command in re.findall(r"`([a-z-]+)`", commands):
+            subparsers = build_parser(command)._subparsers._group_actions[0]
+            action = subparsers.choices[command]._option_string_actions[old]
+            assert isinstance(action, DeprecatedOption), (command, old)
+            expected = "positional" if new == "ROBOT" else new.split()[0]
+            assert expected in action.replacement, (command, old, action.replacement)
