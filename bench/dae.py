@@ -49,7 +49,7 @@ def best_of(function, repeat: int = 3) -> tuple[float, object]:
     return min(times), result
 
 
-#: Section 9.2's line placement is not printed (docs/errata.md): 2.2 m lines (centre [m], direction [rad]) between 0.6 and
+#: Section 9.2's line placement is not printed (errata): 2.2 m lines (centre [m], direction [rad]) between 0.6 and
 #: 2.0 m from the base on which the non-actuated joint stays within the solver's default elastic bound (0.5 rad; lines
 #: passing nearer the base bend it 0.5-0.9 rad, bounded and minimum phase, test_dae_bdf).
 PLACEMENTS = [((0.0, -1.2), 0.0), ((0.0, 1.2), 0.0), ((0.55, -0.92), 0.13), ((-0.76, -0.92), 2.71),

@@ -1,10 +1,10 @@
 """Issue 12, item 5: every example of the README's command-line sections runs as written.
 
 The ```bash and ```python blocks of the sections named in RUN_SECTIONS ("## Command line" with its "###"
-subsections, "## Bring your own robot" (issue 22 item 6), "## Python API") run in README order in one temporary directory, so a block may use the files the
-blocks before it wrote (impact.csv, lwr4_move.yaml, ...). The directory holds links to the checkout's ``urdf/`` and
-``config/`` (the README's commands run in the checkout). Bash blocks run with ``set -e -o pipefail`` and the
-installed ``flexrobot`` first on PATH, Python blocks with this interpreter; each must exit with status 0 and
+subsections, "## Bring your own robot" (issue 22 item 6), "## Python API") run in README order in one temporary
+directory, so a block may use the files the blocks before it wrote (impact.csv, lwr4_move.yaml, ...). The
+directory holds links to the checkout's ``urdf/`` and ``config/`` (the README's commands run in the checkout). Bash
+blocks run with ``set -e -o pipefail`` and the installed ``flexrobot`` first on PATH, Python blocks with this interpreter; each must exit with status 0 and
 print no traceback.
 
 Blocks of other sections are reported as skipped, with the reason: install and test commands (they are what CI

@@ -17,7 +17,8 @@ runs a scripted experiment in simulated time (seed 000 section 2.4.3 at two pose
 The summary lists, per pose, the monitor's modes beside the OMA node's (a monitor mode is matched, and shown beside
 an OMA mode, when that mode lies within 0.1 Hz and 0.5 damping points; modes above the encoders' Nyquist limit,
 half of oma_node's ``sample_rate_hz``, are marked and not counted) and the move's tracking error max |q - q_d| from
-joint_states (rad, or m for a prismatic joint). When no encoder data or link states arrived (hardware), it says so instead.
+joint_states (rad, or m for a prismatic joint). When no encoder data or link states arrived (hardware), it says so
+instead.
 Without ``--duration`` the nodes run with their own excitation until Ctrl-C and the latest modes are summarised.
 
 ``hardware`` starts feedforward_node, modal_monitor_node and oma_node on the robot's topics (``--encoders`` for

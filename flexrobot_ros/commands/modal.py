@@ -55,8 +55,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                        help="structural modes with every joint locked (the braked arm as a clamped frame)")
     add_link_model_arguments(links)
     links.add_argument("--controller", choices=("decoupling",),
-                       help="closed-loop eigenvalues along a motion under the RRP paper's decoupling control (+ LQR from "
-                            "the end of --trajectory): --trajectory FILE --times T1,T2,... (s)")
+                       help="closed-loop eigenvalues along a motion under the RRP paper's decoupling control (+ LQR "
+                            "from the end of --trajectory): --trajectory FILE --times T1,T2,... (s)")
     links.add_argument("--trajectory", type=Path, metavar="FILE", help="the joint trajectory of --controller")
     links.add_argument("--times", help="times [s] along the motion for --controller, comma-separated")
     parser.set_defaults(func=run)
@@ -88,8 +88,8 @@ def flexible_link_result(robot: Any, q: np.ndarray, kp: Any, kd: Any, args: argp
     link_options = args.locked_joints or args.link_model or args.modes is not None or args.elements is not None
     if not (robot.flexible_links or robot.rigid_joints):
         if link_options:
-            raise CommandError(f"robot {robot.name}: --locked-joints/--link-model/--link-modes/--link-elements need flexible "
-                             "links (a flexible_links section in the flexibility YAML)")
+            raise CommandError(f"robot {robot.name}: --locked-joints/--link-model/--link-modes/--link-elements need "
+                             "flexible links (a flexible_links section in the flexibility YAML)")
         return None
     if args.wrench or args.participation or args.undamped or args.shapes_plot or args.frf_plot:
         raise CommandError(f"robot {robot.name}: --wrench, --participation, --undamped and the plots are not "

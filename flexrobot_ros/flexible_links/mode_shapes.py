@@ -111,7 +111,8 @@ def eq43_shape(xi: np.ndarray, root: float, printed: bool = False) -> np.ndarray
     """Seed 003 eq. 43 at zeta = root * xi: corrected (minus signs in the shape) or, ``printed=True``, as printed.
 
     Corrected: (sin z - sinh z) - s (cos z - cosh z); printed: (sin z + sinh z) - s (cos z + cosh z); both with
-    s = (sin l + sinh l) / (cos l + cosh l). The printed form gives s(0) = -2 s, not 0 (docs/errata.md, the DeNOC paper).
+    s = (sin l + sinh l) / (cos l + cosh l). The printed form gives s(0) = -2 s, not 0 (docs/errata.md,
+    the DeNOC paper).
     """
     zeta = root * np.asarray(xi, dtype=float)
     s = (math.sin(root) + math.sinh(root)) / (math.cos(root) + math.cosh(root))
