@@ -4,8 +4,8 @@ The ```bash and ```python blocks of the sections named in RUN_SECTIONS ("## Comm
 subsections, "## Bring your own robot" (issue 22 item 6), "## Python API") run in README order in one temporary
 directory, so a block may use the files the blocks before it wrote (impact.csv, lwr4_move.yaml, ...). The
 directory holds links to the checkout's ``urdf/`` and ``config/`` (the README's commands run in the checkout). Bash
-blocks run with ``set -e -o pipefail`` and the installed ``flexrobot`` first on PATH, Python blocks with this interpreter; each must exit with status 0 and
-print no traceback.
+blocks run with ``set -e -o pipefail`` and the installed ``flexrobot`` first on PATH, Python blocks with this
+interpreter; each must exit with status 0 and print no traceback.
 
 Blocks of other sections are reported as skipped, with the reason: install and test commands (they are what CI
 itself runs), the standalone bring-up (``test/test_bringup.py`` runs it), ROS 2 (needs a ROS 2 workspace; the
