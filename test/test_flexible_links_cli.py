@@ -1,6 +1,7 @@
 """`flexrobot modal` and `flexrobot simulate` on flexible-link robots (issue 13): --locked-joints on a one-link
 robot gives the clamped-free frequencies of seed 003 Table 2's link 1; --link-model/--link-modes/--link-elements
-override the YAML; --json keeps frequencies_hz ascending and damping_ratios; the forced Canadarm writes deflection columns."""
+override the YAML; --json keeps frequencies_hz ascending and damping_ratios; the forced Canadarm writes deflection
+columns."""
 import json
 import math
 
