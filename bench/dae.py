@@ -3,7 +3,7 @@
 Table 2 of the paper times Matlab/fsolve solutions of the index-3, -2 and -1 systems (eqs. 17, 18, 19) on the
 moberg5 arm (Table 1), 2.2 m line in 0.3 s, for nonlinear dynamics (NL) with 3-step BDF and h = 3 ms (33), 6-step
 BDF and h = 1 ms (61), with (S) and without scaling of the algebraic equations. Its linear-dynamics columns (L) are
-not defined in the paper (ERRATA 002) and are left out. Every time here is printed as a ratio to the index-2 NL33S
+not defined in the paper (docs/errata.md) and are left out. Every time here is printed as a ratio to the index-2 NL33S
 solve of the same run, beside the absolute time and the paper's ratio (paper times 15-97 s). Then the
 non-minimum-phase solvers of section 10 (moberg5_nmp, Table 3) with their problem sizes beside the paper's, and
 section 9.2's open-loop check (k = 3, h = 3 ms torque into the simulator) over line placements, the paper's not being
@@ -49,7 +49,7 @@ def best_of(function, repeat: int = 3) -> tuple[float, object]:
     return min(times), result
 
 
-#: Section 9.2's line placement is not printed (ERRATA 002): 2.2 m lines (centre [m], direction [rad]) between 0.6 and
+#: Section 9.2's line placement is not printed (errata): 2.2 m lines (centre [m], direction [rad]) between 0.6 and
 #: 2.0 m from the base on which the non-actuated joint stays within the solver's default elastic bound (0.5 rad; lines
 #: passing nearer the base bend it 0.5-0.9 rad, bounded and minimum phase, test_dae_bdf).
 PLACEMENTS = [((0.0, -1.2), 0.0), ((0.0, 1.2), 0.0), ((0.55, -0.92), 0.13), ((-0.76, -0.92), 2.71),

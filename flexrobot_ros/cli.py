@@ -26,11 +26,11 @@ from flexrobot_ros.errors import FlexrobotError
 COMMANDS: dict[str, str] = {
     "info": "summarize a robot (joints, stiffness, inertias, mass, gravity)",
     "dh2urdf": "generate a URDF from a standard DH table with link inertias",
-    "identify": "identify joint stiffness and damping from modal data at several poses (seed 000 ch. 3)",
+    "identify": "identify joint stiffness and damping from modal data at several poses (the thesis' chapter 3)",
     "bag": "record, play and summarise rosbag2 bags (standalone runtime)",
     "feedforward": "motor references q_m and motor torques tau_m that make an elastic robot follow a link "
-                   "trajectory (EJNEA or SDRNEA, thesis ch. 4)",
-    "modal": "closed-loop modes and stability at one pose (seed 000 ch. 2)",
+                   "trajectory (EJNEA or SDRNEA, the thesis' chapter 4)",
+    "modal": "closed-loop modes and stability at one pose (the thesis' chapter 2)",
     "modal-map": "modes over a path, grid or gain sweep, saved as NPZ + PNG",
     "oma": "identify modes (frequencies, damping, shapes) from recorded signals",
     "simulate": "simulate PD-held robot with impacts, write CSV/NPZ/rosbag2 (+ plot)",
@@ -39,7 +39,8 @@ COMMANDS: dict[str, str] = {
 }
 DESCRIPTION = ("Feedforward, simulation, modal analysis, OMA and identification of robots with elastic joints. "
                "'flexrobot COMMAND --help' describes a command. Joint vectors and gains are comma- or "
-               "space-separated (--q 0,-0.2,1.1 or --q 0 -0.2 1.1); errors exit with status 2.")
+               "space-separated (--q 0,-0.2,1.1 or --q 0 -0.2 1.1); errors exit with status 2. 'The thesis' is "
+               "T. T. Do's PhD thesis on modal analysis of robots with flexible joints (ETS Montreal, 2022).")
 #: Exit status when stdout is a pipe whose reader has gone (128 + SIGPIPE, as shell tools report it).
 BROKEN_PIPE_STATUS = 141
 

@@ -31,8 +31,8 @@ def bringup(*arguments: str) -> list[str]:
 
 
 def test_scripted_simulation(tmp_path):
-    completed = subprocess.run(bringup("simulation", "--robot", "scompi", "--duration", "6", "--real-time-factor",
-                                       "2", "--json", "--plots", str(tmp_path / "plots"), "--record",
+    completed = subprocess.run(bringup("simulation", "scompi", "--duration", "6", "--real-time-factor",
+                                       "2", "--json", "--plot-dir", str(tmp_path / "plots"), "--record",
                                        str(tmp_path / "bag")),
                                env=peer.loopback_env(), capture_output=True, text=True, timeout=300)
     assert completed.returncode == 0, completed.stderr[-4000:]
@@ -58,7 +58,7 @@ def test_scripted_simulation(tmp_path):
 
 
 def test_ctrl_c_stops_every_node_and_prints_the_summary():
-    process = subprocess.Popen(bringup("simulation", "--robot", "scompi"), env=peer.loopback_env(),
+    process = subprocess.Popen(bringup("simulation", "scompi"), env=peer.loopback_env(),
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     lines = []
     timer = threading.Timer(180.0, process.kill)  # never hang the suite, whatever happens
@@ -93,7 +93,7 @@ def test_hardware_bringup_on_a_robots_topics():
         robot = node_processes({"simulator_node": {"__namespace": "/robot", "set_point": Q8.tolist()}}, output)
         with robot:
             harness.spin(5.0)
-            completed = subprocess.run(bringup("hardware", "--robot", "scompi", "--tool", "--encoders",
+            completed = subprocess.run(bringup("hardware", "scompi", "--tool", "--encoders",
                                                "/robot/motor_states", "--joint-states", "/robot/joint_states",
                                                "--duration", "7", "--json"),
                                        env=peer.loopback_env(), capture_output=True, text=True, timeout=300)

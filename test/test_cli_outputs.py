@@ -74,7 +74,7 @@ def test_bag_info_accepts_the_bags_db3_file(tmp_path, capsys):
 
 def test_missing_output_directories_are_created_by_every_command(record, tmp_path, capsys, monkeypatch):
     """``modal --frf-plot``, ``modal-map --out``, ``dh2urdf --out``, ``oma --modal-data`` (quoted: refused) now
-    create missing directories like simulate, feedforward and bringup --plots."""
+    create missing directories like simulate, feedforward and bringup --plot-dir."""
     import flexrobot_ros.model.loader as loader
 
     monkeypatch.chdir(tmp_path)
@@ -153,7 +153,7 @@ def test_oma_pose_length_is_checked_and_a_rerun_replaces_the_pose(record, tmp_pa
     (["modal-map", "planar_2r", "--start", "0,0", "--end", "1,1", "--q", "1,1"], "--q applies to --gain-sweep"),
     (["modal-map", "planar_2r", "--start", "0,0", "--end", "1,1", "--kd-factor", "0.3"], "--kd-factor applies"),
     (["modal-map", "planar_2r", "--start", "0,0", "--end", "1,1", "--base", "0,0"], "--base applies"),
-    (["modal-map", "planar_2r", "--start", "0,0", "--end", "1,1", "--modes", "1"], "give --plot"),
+    (["modal-map", "planar_2r", "--start", "0,0", "--end", "1,1", "--plot-modes", "1"], "give --plot"),
     (["modal-map", "planar_2r", "--start", "0,0", "--end", "1,1", "--count", "0"], "--count"),
     (["oma", "record.csv", "--pose", "0,1"], "give --modal-data"),
 ])

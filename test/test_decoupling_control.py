@@ -181,7 +181,7 @@ def test_simulate_cli_runs_the_decoupling_controller(tmp_path, capsys):
     trajectory = str(share_directory() / "config" / "rrp_trajectory.yaml")
     out = tmp_path / "rrp.csv"
     assert main(["simulate", "rrp", "--tool", "--controller", "decoupling", "--trajectory", trajectory,
-                 "--link-model", "fem", "--elements", "2", "--duration", "0.5", "--rate", "250",
+                 "--link-model", "fem", "--link-elements", "2", "--duration", "0.5", "--rate", "250",
                  "--out", str(out)]) == 0
     rows = list(csv.DictReader(out.open()))
     assert "deflection.link2.z" in rows[0]

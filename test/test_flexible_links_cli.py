@@ -1,6 +1,7 @@
 """`flexrobot modal` and `flexrobot simulate` on flexible-link robots (issue 13): --locked-joints on a one-link
-robot gives the clamped-free frequencies of seed 003 Table 2's link 1; --link-model/--modes/--elements override the
-YAML; --json keeps frequencies_hz ascending and damping_ratios; the forced Canadarm writes deflection columns."""
+robot gives the clamped-free frequencies of seed 003 Table 2's link 1; --link-model/--link-modes/--link-elements
+override the YAML; --json keeps frequencies_hz ascending and damping_ratios; the forced Canadarm writes deflection
+columns."""
 import json
 import math
 
@@ -41,10 +42,10 @@ def test_modal_locked_joints_one_link(tmp_path, capsys):
     np.testing.assert_allclose(report["frequencies_hz"], exact, rtol=1e-6)
     np.testing.assert_allclose(report["frequencies_hz"], LINK1_HZ, atol=5.1e-5)
     np.testing.assert_allclose(report["damping_ratios"], 0.01, rtol=1e-6)
-    fem = modal_json(capsys, path, "--q", "0", "--locked-joints", "--link-model", "fem", "--elements", "4")
+    fem = modal_json(capsys, path, "--q", "0", "--locked-joints", "--link-model", "fem", "--link-elements", "4")
     assert np.all(np.diff(fem["frequencies_hz"]) >= 0)
     assert np.all(np.array(fem["frequencies_hz"][:2]) > exact)      # FEM from above
-    closed = modal_json(capsys, path, "--q", "0", "--modes", "3")
+    closed = modal_json(capsys, path, "--q", "0", "--link-modes", "3")
     assert len(closed["frequencies_hz"]) == 4 and np.all(np.diff(closed["frequencies_hz"]) >= 0)
     assert "damping_ratios" in closed
 

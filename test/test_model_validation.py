@@ -75,6 +75,9 @@ CASES = [
     ("urdf_not_found", ("urdf",), "nowhere.urdf", ["nowhere.urdf", "no such file"]),
     ("tool_frame_unknown", ("tool_frame",), "flange", ["tool_frame", "flange"]),
     ("flexible_link_method", ("flexible_links",), {"link3": {"method": "magic"}}, ["flexible_links.link3.method"]),
+    ("summary_two_lines", ("summary",), "a robot\nfrom a paper", ["summary", "one line"]),   # issue 22 item 3
+    ("summary_not_text", ("summary",), 12, ["summary", "one line"]),
+    ("summary_too_long", ("summary",), "x" * 121, ["summary", "at most 120 characters"]),
 ]
 
 

@@ -1,11 +1,11 @@
 """Issue 12, item 5: every example of the README's command-line sections runs as written.
 
 The ```bash and ```python blocks of the sections named in RUN_SECTIONS ("## Command line" with its "###"
-subsections, "## Python API") run in README order in one temporary directory, so a block may use the files the
-blocks before it wrote (impact.csv, lwr4_move.yaml, ...). The directory holds links to the checkout's ``urdf/`` and
-``config/`` (the README's commands run in the checkout). Bash blocks run with ``set -e -o pipefail`` and the
-installed ``flexrobot`` first on PATH, Python blocks with this interpreter; each must exit with status 0 and
-print no traceback.
+subsections, "## Bring your own robot" (issue 22 item 6), "## Python API") run in README order in one temporary
+directory, so a block may use the files the blocks before it wrote (impact.csv, lwr4_move.yaml, ...). The
+directory holds links to the checkout's ``urdf/`` and ``config/`` (the README's commands run in the checkout). Bash
+blocks run with ``set -e -o pipefail`` and the installed ``flexrobot`` first on PATH, Python blocks with this
+interpreter; each must exit with status 0 and print no traceback.
 
 Blocks of other sections are reported as skipped, with the reason: install and test commands (they are what CI
 itself runs), the standalone bring-up (``test/test_bringup.py`` runs it), ROS 2 (needs a ROS 2 workspace; the
@@ -30,7 +30,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 #: Level-2 sections whose examples run here.
-RUN_SECTIONS = ("Command line", "Python API")
+RUN_SECTIONS = ("Command line", "Bring your own robot", "Python API")
 #: Why the examples of other sections do not run here.
 SKIP_REASONS = {
     "": "install / test commands: what CI itself runs (scripts/test)",
@@ -86,6 +86,8 @@ def test_the_readme_has_runnable_cli_examples():
     sections = {example.section for example in EXAMPLES}
     assert set(RUN_SECTIONS) <= sections
     assert sum(example.section == "Command line" and example.language == "bash" for example in EXAMPLES) >= 5
+    own = " ".join(example.code for example in EXAMPLES if example.section == "Bring your own robot")
+    assert all(command in own for command in ("flexrobot dh2urdf", "flexrobot info", "flexrobot modal")), own
 
 
 @pytest.fixture(scope="module")

@@ -5,6 +5,8 @@
   ``--wrench``) and per-joint gains (``--kp``, ``--kd``) are read the same way by every command: one
   comma-separated value (``--q 0,-0.2,1.1``), space-separated values (``--q 0 -0.2 1.1``) or a mix; a first
   value that is negative (``--q -0.2,0.3``) is a value, not an option (:class:`ArgumentParser`).
+* Options renamed so that one name has one meaning keep their old spelling for scripts: the old spelling works and
+  prints one deprecation line on stderr (:func:`add_deprecated`).
 * An output file's missing parent directories are created (every command that writes files does the same);
   a path that cannot be written is refused before any long computation starts (:func:`output_file`).
 
@@ -18,6 +20,7 @@ import math
 import operator
 import os
 import re
+import sys
 from pathlib import Path
 from typing import Any, NoReturn, Sequence
 
@@ -124,12 +127,38 @@ def add_vector(parser: argparse.ArgumentParser, *flags: str, help: str, metavar:
 LINK_MODELS = {"amm": "assumed_modes", "fem": "finite_elements"}
 
 
+class DeprecatedOption(argparse.Action):
+    """The old spelling of a renamed option: stores into the new option's destination and prints one line on
+    stderr naming the new spelling."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, replacement: str, **kwargs: Any) -> None:
+        self.replacement = replacement
+        super().__init__(option_strings, dest, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        print(f"{parser.prog}: warning: {option_string} is deprecated; use {self.replacement} (same meaning)",
+              file=sys.stderr)
+        setattr(namespace, self.dest, values)
+
+
+def add_deprecated(parser: Any, old: str, replacement: str, dest: str, **kwargs: Any) -> None:
+    """Keep ``old`` working as ``replacement`` (value stored in ``dest``), hidden from ``--help``."""
+    parser.add_argument(old, dest=dest, action=DeprecatedOption, replacement=replacement, help=argparse.SUPPRESS,
+                        **kwargs)
+
+
 def add_link_model_arguments(group: Any) -> None:
-    """``--link-model amm|fem``, ``--modes N``, ``--elements N``: override every flexible link's discretization."""
+    """``--link-model amm|fem``, ``--link-modes N``, ``--link-elements N``: override every flexible link's
+    discretization (old spellings ``--modes``, ``--elements`` deprecated)."""
     group.add_argument("--link-model", choices=tuple(LINK_MODELS),
                        help="assumed modes or finite elements for every flexible link (default: the YAML's)")
-    group.add_argument("--modes", type=int, help="assumed modes per bending direction of every flexible link")
-    group.add_argument("--elements", type=int, help="finite elements per bending direction of every flexible link")
+    group.add_argument("--link-modes", dest="modes", type=int, metavar="N",
+                       help="assumed modes per bending direction of every flexible link")
+    group.add_argument("--link-elements", dest="elements", type=int, metavar="N",
+                       help="finite elements per bending direction of every flexible link")
+    add_deprecated(group, "--modes", "--link-modes", "modes", type=int)
+    add_deprecated(group, "--elements", "--link-elements", "elements", type=int)
 
 
 def output_file(path: str | Path | None, what: str, suffixes: Sequence[str] | None = None) -> Path | None:
@@ -164,4 +193,4 @@ def output_directory(directory: str | Path, what: str, shown: str | Path | None 
 
 
 __all__ = ["ArgumentParser", "CommandError", "number", "split_values", "vector", "gains", "add_vector",
-           "output_file", "output_directory"]
+           "add_deprecated", "add_link_model_arguments", "output_file", "output_directory"]

@@ -13,7 +13,8 @@ from flexrobot_ros.runtime import bags
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     """Register ``bag`` and its ``record``, ``play``, ``info`` and ``repair`` actions."""
     parser = subparsers.add_parser("bag", help="record, play and summarise rosbag2 bags (standalone runtime)",
-                                   description=__doc__.splitlines()[0])
+                                   description="Record, play, summarise and repair rosbag2 bags on the "
+                                   "standalone runtime (files that 'ros2 bag' accepts).")
     actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
 
     rec = actions.add_parser("record", help="record topics into a bag until Ctrl-C or --duration")

@@ -1,4 +1,4 @@
-"""``flexrobot bringup simulation|hardware --robot ROBOT``: the nodes as processes, a summary and plots.
+"""``flexrobot bringup simulation|hardware [ROBOT]``: the nodes as processes, a summary and plots.
 
 Standalone bring-up on the DDS runtime (ROS 2 wire conventions, so a ROS 2 graph on the network sees the nodes):
 the same node programs and the same ROS 2 parameter files as ``ros2 launch flexrobot_ros <kind>.launch.py``
@@ -17,14 +17,15 @@ runs a scripted experiment in simulated time (seed 000 section 2.4.3 at two pose
 The summary lists, per pose, the monitor's modes beside the OMA node's (a monitor mode is matched, and shown beside
 an OMA mode, when that mode lies within 0.1 Hz and 0.5 damping points; modes above the encoders' Nyquist limit,
 half of oma_node's ``sample_rate_hz``, are marked and not counted) and the move's tracking error max |q - q_d| from
-joint_states. When no encoder data or link states arrived (hardware), it says so instead.
+joint_states (rad, or m for a prismatic joint). When no encoder data or link states arrived (hardware), it says so
+instead.
 Without ``--duration`` the nodes run with their own excitation until Ctrl-C and the latest modes are summarised.
 
 ``hardware`` starts feedforward_node, modal_monitor_node and oma_node on the robot's topics (``--encoders`` for
 the OMA input, ``--joint-states`` for the monitor) until ``--duration`` wall-clock seconds or Ctrl-C, then asks
 the OMA node for a last identification and summarises the latest modes.
 
-``--record DIR`` records every topic into a rosbag2 bag; ``--plots DIR`` writes PNG figures; ``--json`` prints the
+``--record DIR`` records every topic into a rosbag2 bag; ``--plot-dir DIR`` writes PNG figures; ``--json`` prints the
 summary as JSON on stdout (node output goes to stderr, each line prefixed with ``[node]``).
 """
 from __future__ import annotations
@@ -42,7 +43,7 @@ from typing import Any
 
 import numpy as np
 
-from flexrobot_ros.commands.arguments import CommandError, output_directory
+from flexrobot_ros.commands.arguments import CommandError, add_deprecated, output_directory
 from flexrobot_ros.errors import RuntimeLayerError
 
 #: A monitor mode is matched by an OMA mode within these (seed 000 Table 2.5 agreement, issue 8 acceptance).
@@ -59,9 +60,14 @@ NODES = {"simulation": ("simulator_node", "feedforward_node", "modal_monitor_nod
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     """Register ``bringup``."""
     parser = subparsers.add_parser("bringup", help="start the nodes standalone (simulation or hardware), print a "
-                                   "summary of modes and tracking, write plots", description=__doc__.splitlines()[0])
+                                   "summary of modes and tracking, write plots",
+                                   description="Start the four nodes (or three on a robot) as processes on the "
+                                   "standalone DDS runtime, run a scripted experiment, print a summary of the modes "
+                                   "and the tracking error, write plots.")
     parser.add_argument("kind", choices=sorted(NODES), help="simulation: with the simulator; hardware: on a robot")
-    parser.add_argument("--robot", default="scompi", help="shipped robot name or flexibility YAML (default scompi)")
+    parser.add_argument("robot", nargs="?", help="shipped robot name or path to a flexibility YAML (default scompi)")
+    add_deprecated(parser, "--robot", "the robot as a positional argument ('flexrobot bringup KIND ROBOT')",
+                   "robot_option")
     parser.add_argument("--tool", action=argparse.BooleanOptionalAction, default=None,
                         help="with/without the YAML's tool (default: as the parameter file says)")
     parser.add_argument("--params", type=Path, help="ROS 2 parameter file (default config/<robot>_<kind>.yaml)")
@@ -76,7 +82,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--namespace", default=None, help="namespace of every node")
     parser.add_argument("--record", type=Path, help="record every topic into this rosbag2 directory")
     parser.add_argument("--storage", choices=("sqlite3", "mcap"), default="sqlite3", help="bag storage")
-    parser.add_argument("--plots", type=Path, help="write PNG figures into this directory")
+    parser.add_argument("--plot-dir", type=Path, metavar="DIR", help="write PNG figures into this directory")
+    add_deprecated(parser, "--plots", "--plot-dir", "plot_dir", type=Path)
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     parser.set_defaults(func=run)
 
@@ -469,9 +476,12 @@ class BringUp:
         inside = (t >= path.start_time) & (t <= path.end_time)
         if not np.any(inside):
             return None
+        from flexrobot_ros.model.flexible_robot import angle_or_length
+
         error = q[inside] - path.evaluate(t[inside]).q
         worst = np.unravel_index(np.argmax(np.abs(error)), error.shape)
         return {"max_error": float(np.abs(error).max()), "joint": self.robot.joint_names[worst[1]],
+                "unit": angle_or_length(self.robot.joint_types[worst[1]]),
                 "rms_error": float(np.sqrt(np.mean(error**2))), "samples": int(inside.sum()),
                 "t": t[inside].tolist(), "error": error.tolist()}
 
@@ -490,10 +500,10 @@ class BringUp:
                                              "topics": bag.counts()},
             "plots": [],
         }
-        if self.args.plots is not None and hasattr(self, "collector"):
+        if self.args.plot_dir is not None and hasattr(self, "collector"):
             from flexrobot_ros.commands.bringup_plots import plot_bringup
 
-            summary["plots"] = [str(p) for p in plot_bringup(self.args.plots, summary, self.collector.series,
+            summary["plots"] = [str(p) for p in plot_bringup(self.args.plot_dir, summary, self.collector.series,
                                                                self.collector.states, tracking,
                                                                self.robot.joint_names)]
         return summary
@@ -543,8 +553,9 @@ def format_summary(summary: dict[str, Any]) -> str:
         lines += format_phase(phase, summary)
     tracking = summary["tracking"]
     if tracking:
-        lines.append(f"\nmove: max |q - q_d| = {tracking['max_error']:.3e} ({tracking['joint']}), RMS "
-                     f"{tracking['rms_error']:.3e} over {tracking['samples']} link-state samples")
+        lines.append(f"\nmove: max |q - q_d| = {tracking['max_error']:.3e} {tracking['unit']} ({tracking['joint']}), "
+                     f"RMS over all joints {tracking['rms_error']:.3e} (rad for revolute, m for prismatic joints) "
+                     f"over {tracking['samples']} link-state samples")
     lines.append("\nnodes: " + ", ".join(f"{n['name']} exit {n['returncode']} ({n['stopped_by']})"
                                          for n in summary["nodes"]))
     if summary["bag"]:
@@ -555,10 +566,19 @@ def format_summary(summary: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def robot_argument(args: argparse.Namespace) -> str:
+    """The robot: the positional argument, or the deprecated ``--robot`` (not both, unless they agree), else
+    scompi."""
+    if args.robot and args.robot_option and args.robot != args.robot_option:
+        raise CommandError(f"robot {args.robot!r} and --robot {args.robot_option!r}: name the robot once")
+    return args.robot or args.robot_option or "scompi"
+
+
 def run(args: argparse.Namespace) -> int:
     """``flexrobot bringup``: 0 when every node stopped cleanly, 1 otherwise."""
-    if args.plots is not None:
-        output_directory(args.plots, "--plots")
+    args.robot = robot_argument(args)
+    if args.plot_dir is not None:
+        output_directory(args.plot_dir, "--plot-dir")
     if args.record is not None:
         if args.record.exists():
             raise CommandError(f"--record {args.record}: already exists; a bag is written to a new directory")

@@ -96,7 +96,8 @@ def plot_bringup(directory: Path, summary: dict[str, Any], series: dict[str, lis
             axis.plot(tracking["t"], error[:, j], label=name)
         axis.set_xlabel("time from the start of the move [s]")
         axis.set_ylabel("q - q_d [rad | m]")
-        axis.set_title(f"feedforward + motor PD tracking: max |q - q_d| = {tracking['max_error']:.2e}")
+        axis.set_title(f"feedforward + motor PD tracking: max |q - q_d| = {tracking['max_error']:.2e} "
+                       f"{tracking['unit']}")
         axis.legend(fontsize=8, ncol=3)
         axis.grid(True, alpha=0.3)
         figure.tight_layout()

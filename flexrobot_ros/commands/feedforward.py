@@ -19,6 +19,7 @@ from flexrobot_ros.commands.arguments import output_file
 from flexrobot_ros.dynamics.feedforward import METHODS, QUANTITIES, feedforward
 from flexrobot_ros.dynamics.trajectory import load_trajectory
 from flexrobot_ros.model import load_robot
+from flexrobot_ros.model.flexible_robot import torque_or_force
 from flexrobot_ros.timeseries import write_timeseries
 
 #: Quantities of the CSV and of ``--json``, (samples x joints) each.
@@ -28,12 +29,15 @@ JSON_KEYS = QUANTITIES
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "feedforward", help="motor references q_m and motor torques tau_m that make an elastic robot follow a "
-                            "link trajectory (EJNEA or SDRNEA, thesis ch. 4)")
+                            "link trajectory (EJNEA or SDRNEA, the thesis' chapter 4)",
+        description="Motor references q_m [rad] and motor torques tau_m [N m] that make a robot with elastic joints "
+                    "follow a link trajectory, written as a CSV or NPZ time series.")
     parser.add_argument("robot", help="shipped robot name or path to a flexibility YAML")
     parser.add_argument("--trajectory", type=Path, required=True, help="trajectory YAML (poly9 profile or waypoints)")
     parser.add_argument("--method", choices=METHODS, default="sdrnea",
-                        help="sdrnea: generated C code, compiled once per robot and cached (default); ejnea: numeric; "
-                             "dae: robots with extra elasticities (BDF or optimization, seed 002)")
+                        help="inverse-dynamics algorithm: sdrnea: generated C code, compiled once per robot and "
+                             "cached (default); ejnea: numeric recursion; dae: robots with extra elasticities "
+                             "(BDF or optimization, after Moberg & Hanssen)")
     parser.add_argument("--rate", type=float, default=1000.0, help="sampling rate [Hz] (default 1000)")
     parser.add_argument("--out", type=Path, required=True, help="output time series (.csv or .npz)")
     parser.add_argument("--plot", type=Path, help="also write a PNG figure (q, deflection, tau, tau_m)")
@@ -66,9 +70,9 @@ def run(args: argparse.Namespace) -> int:
         return 0
     print(f"wrote {args.out}: {len(result.t)} samples x {robot.n} joints of robot {robot.name} "
           f"({result.method}, {elapsed:.3f} s)" + (f", plot {args.plot}" if args.plot else ""))
-    print(f"{'joint':<12}{'max|tau| ':>12}{'max|tau_m|':>12}{'max|q_m-Wq|':>14}")
+    print(f"{'joint':<12}{'max|tau|':>10}    {'max|tau_m|':>10}    {'max|q_m-Wq|':>11}")
     deflection = abs(result.q_m - robot.transmission * result.q).max(axis=0)
-    for j, name in enumerate(result.joint_names):
-        print(f"{name:<12}{abs(result.tau[:, j]).max():>12.4g}{abs(result.tau_m[:, j]).max():>12.4g}"
-              f"{deflection[j]:>14.4g}")
+    for j, (name, kind) in enumerate(zip(result.joint_names, robot.joint_types)):
+        print(f"{name:<12}{abs(result.tau[:, j]).max():>10.4g} {torque_or_force(kind):<3}"
+              f"{abs(result.tau_m[:, j]).max():>10.4g} N m{deflection[j]:>12.4g} rad")
     return 0

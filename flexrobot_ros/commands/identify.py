@@ -17,7 +17,8 @@ from flexrobot_ros.commands.arguments import CommandError, output_file
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "identify", help="identify joint stiffness and damping from modal data at several poses (seed 000 ch. 3)",
-        description=__doc__.splitlines()[0])
+        description="Identify joint stiffness and damping from the modes measured at several poses (the "
+                    "thesis' inverse eigenvalue method) and write the identified flexibility YAML.")
     parser.add_argument("robot", help="shipped robot name or path to a flexibility YAML")
     parser.add_argument("--modal-data", required=True, type=Path,
                         help="YAML: poses: [{q: [...], modes: [{frequency_hz, damping_ratio, shape?}, ...]}, ...]")
@@ -30,7 +31,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         help="KIND[:JOINT]=LOW:HIGH,... e.g. 'k=0:5000,d_f=0:100,d_fm=0:100' (default: k in "
                              "[k_yaml/5, 5 k_yaml], damping in [0, 5 d_yaml])")
     parser.add_argument("--residual", choices=("determinant", "eigenvalue"), default="determinant",
-                        help="minimize the scaled determinants of seed 000 eq. 3.31 (default, the thesis method) or "
+                        help="minimize the scaled determinants of the thesis' eq. 3.31 (default, the thesis method) or "
                              "the matched relative eigenvalue errors (more robust when the modes are widely spread: "
                              "unmeasured modes far above the measured band, such as the Scompi's wrist modes, give "
                              "the determinant objective spurious minima)")

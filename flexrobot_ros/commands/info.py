@@ -8,14 +8,16 @@ from typing import TYPE_CHECKING
 from flexrobot_ros.commands.arguments import CommandError
 
 if TYPE_CHECKING:
-    from flexrobot_ros.model import FlexibleRobot
+    from flexrobot_ros.model import FlexibleRobot, RobotListing
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("info", help="summarize a robot (joints, stiffness, inertias, mass, gravity)")
     parser.add_argument("robot", nargs="?", help="shipped robot name or path to a flexibility YAML")
     parser.add_argument("--tool", action="store_true", help="include the robot's tool/payload")
-    parser.add_argument("--list", action="store_true", help="list the shipped robots")
+    parser.add_argument("--list", action="store_true",
+                        help="list the shipped robots, one line each: what it is, its source, joints and flexible "
+                             "parts")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     parser.set_defaults(func=run)
 
@@ -69,12 +71,29 @@ def summary(robot: FlexibleRobot) -> dict:
     }
 
 
+def listing_line(item: RobotListing) -> str:
+    """One line of ``--list``: name, the YAML's summary, joints and flexible parts."""
+    counts = [f"{len(item.elastic_joints)} elastic" if item.elastic_joints else "",
+              f"{len(item.rigid_joints)} rigid" if item.rigid_joints else ""]
+    parts = [item.summary, f"{len(item.elastic_joints) + len(item.rigid_joints)} joints "
+                           f"({', '.join(c for c in counts if c)})"]
+    if item.flexible_links:
+        parts.append(f"flexible links {', '.join(item.flexible_links)}")
+    if item.extra_elasticities:
+        parts.append(f"{item.extra_elasticities} extra elasticit{'y' if item.extra_elasticities == 1 else 'ies'}")
+    return f"{item.robot:<12} " + "; ".join(parts)
+
+
 def run(args: argparse.Namespace) -> int:
-    from flexrobot_ros.model import load_robot, shipped_robots
+    from dataclasses import asdict
+
+    from flexrobot_ros.model import list_shipped_robots, load_robot
+    from flexrobot_ros.model.flexible_robot import link_damping_unit
 
     if args.list:
-        names = list(shipped_robots())
-        print(json.dumps({"robots": names}) if args.json else "\n".join(names))
+        listings = list_shipped_robots()
+        print(json.dumps({"robots": [asdict(item) for item in listings]}) if args.json
+              else "\n".join(listing_line(item) for item in listings))
         return 0
     if not args.robot:
         raise CommandError("name a robot or use --list")
@@ -82,15 +101,22 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(info, indent=2))
         return 0
-    print(f"robot {info['robot']}  ({info['n']} elastic joints)  URDF {info['urdf']}")
+    rigid = sum(j["stiffness"] == float("inf") for j in info["joints"])
+    print(f"robot {info['robot']}  ({info['n']} joints: {info['n'] - rigid} elastic, {rigid} rigid)  "
+          f"URDF {info['urdf']}")
     print(f"total mass {info['total_mass']:.3f} kg, gravity {info['gravity']} m/s^2, tool frame {info['tool_frame']}"
           + (f", tool {info['tool_payload']['mass']} kg at {info['tool_payload']['frame']}" if info["tool"] else ""))
-    print(f"{'joint':<12}{'type':<11}{'K [Nm/rad]':>12}{'B [kg m2]':>12}{'N':>7}{'W':>9}{'d_f':>10}{'d_fm':>10}"
-          f"{'Kp':>11}{'Kd':>11}")
+    print(f"{'joint':<12}{'type':<10}{'K':>11}{'B':>11}{'N':>6}{'W':>6}{'d_f':>13}{'d_fm':>13}{'Kp':>11}{'Kd':>13}")
+    print(f"{'':<22}{'[N m/rad]':>11}{'[kg m^2]':>11}{'[-]':>6}{'[-]':>6}{'[N m s/rad]':>13}{'[N m s/rad]':>13}"
+          f"{'[N m/rad]':>11}{'[N m s/rad]':>13}")
     for j in info["joints"]:
-        print(f"{j['name']:<12}{j['type']:<11}{j['stiffness']:>12.6g}{j['motor_inertia']:>12.5g}"
-              f"{j['gear_ratio']:>7.4g}{j['transmission']:>9.4g}{j['link_damping']:>10.4g}{j['motor_damping']:>10.3g}"
-              f"{j['kp']:>11.5g}{j['kd']:>11.5g}")
+        print(f"{j['name']:<12}{j['type']:<10}{j['stiffness']:>11.6g}{j['motor_inertia']:>11.5g}"
+              f"{j['gear_ratio']:>6.4g}{j['transmission']:>6.4g}{j['link_damping']:>13.4g}{j['motor_damping']:>13.3g}"
+              f"{j['kp']:>11.5g}{j['kd']:>13.5g}")
+    prismatic = [j["name"] for j in info["joints"] if j["type"] == "prismatic"]
+    if prismatic:
+        print(f"prismatic {', '.join(prismatic)}: W [rad/m] (motor angle per metre of travel), "
+              f"d_f [{link_damping_unit('prismatic')}]")
     if info["extended"]:
         print(f"extended model: gear dampers D_g {info['extended']['spring_damping']} N m s/rad; extra elasticities "
               + (", ".join(f"{e['name']} ({e['type']}, K_e {e['stiffness']:.4g}, D_e {e['damping']:.4g})"

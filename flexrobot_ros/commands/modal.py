@@ -6,8 +6,8 @@ participation at the tool frame, a PNG of the mode shapes, a PNG of the tool rec
 
 Robots with flexible links or rigid joints use the link layer's linearization
 (:mod:`flexrobot_ros.flexible_links.linearization`): the modes include the link modes; ``--locked-joints`` gives the
-structural modes of the braked arm; ``--link-model amm|fem``, ``--modes N``, ``--elements N`` override every
-flexible link's discretization. Example: ``flexrobot modal canadarm --q 0.4,-1.1,0.7 --locked-joints --json``.
+structural modes of the braked arm; ``--link-model amm|fem``, ``--link-modes N``, ``--link-elements N`` override
+every flexible link's discretization. Example: ``flexrobot modal canadarm --q 0.4,-1.1,0.7 --locked-joints --json``.
 """
 from __future__ import annotations
 
@@ -35,8 +35,9 @@ def add_common(parser: argparse.ArgumentParser) -> None:
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("modal", help="closed-loop modes and stability at one pose (seed 000 ch. 2)",
-                                   description=__doc__.splitlines()[0])
+    parser = subparsers.add_parser("modal", help="closed-loop modes and stability at one pose (the thesis' "
+                                   "chapter 2)", description="Closed-loop natural frequencies, damping ratios and "
+                                   "stability of a robot at one pose.")
     add_common(parser)
     add_vector(parser, "--q",
                help="link set point q1,...,qn [rad | m], comma- or space-separated, e.g. 0,-pi/6,2*pi/3,... "
@@ -54,8 +55,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                        help="structural modes with every joint locked (the braked arm as a clamped frame)")
     add_link_model_arguments(links)
     links.add_argument("--controller", choices=("decoupling",),
-                       help="closed-loop eigenvalues along a motion under seed 004's decoupling control (+ LQR from "
-                            "the end of --trajectory): --trajectory FILE --times T1,T2,... (s)")
+                       help="closed-loop eigenvalues along a motion under the RRP paper's decoupling control (+ LQR "
+                            "from the end of --trajectory): --trajectory FILE --times T1,T2,... (s)")
     links.add_argument("--trajectory", type=Path, metavar="FILE", help="the joint trajectory of --controller")
     links.add_argument("--times", help="times [s] along the motion for --controller, comma-separated")
     parser.set_defaults(func=run)
@@ -87,8 +88,8 @@ def flexible_link_result(robot: Any, q: np.ndarray, kp: Any, kd: Any, args: argp
     link_options = args.locked_joints or args.link_model or args.modes is not None or args.elements is not None
     if not (robot.flexible_links or robot.rigid_joints):
         if link_options:
-            raise CommandError(f"robot {robot.name}: --locked-joints/--link-model/--modes/--elements need flexible "
-                             "links (a flexible_links section in the flexibility YAML)")
+            raise CommandError(f"robot {robot.name}: --locked-joints/--link-model/--link-modes/--link-elements need "
+                             "flexible links (a flexible_links section in the flexibility YAML)")
         return None
     if args.wrench or args.participation or args.undamped or args.shapes_plot or args.frf_plot:
         raise CommandError(f"robot {robot.name}: --wrench, --participation, --undamped and the plots are not "

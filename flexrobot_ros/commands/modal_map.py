@@ -1,14 +1,7 @@
 """``flexrobot modal-map ROBOT ... --out FILE.npz --plot FILE.png``: modes over a path, a 2-D grid or a gain sweep.
 
-Sweeps (one of):
-  --thesis-path                       the 50 Scompi configurations of seed 000 section 2.4.2 (--count to change)
-  --start Q --end Q [--count N]       a linear path between two poses
-  --grid JOINT:LO:HI:N --grid JOINT:LO:HI:N --base Q    a 2-D joint grid around a base pose
-  --appendix-ii P [--base Q]          seed 000 Appendix II: q1 = i pi/P (i = 0..2P), q2 = j pi/P (j = 0..P)
-  --gain-sweep LO:HI:N --q Q [--kd-factor C]   equal K_P from LO to HI, K_D = C sqrt(K_P) (default C = 0.425)
-  --poses FILE                        poses from a .npy (P, n) or a .csv/.txt file (one pose per line)
-``--payload both`` computes the map without and with the tool (second file ``FILE.tool.npz``, overlaid plot).
-The NPZ format is documented in :mod:`flexrobot_ros.modal.maps`.
+The sweeps and options are listed in :data:`EPILOG` (shown by ``--help``); the NPZ format is documented in
+:mod:`flexrobot_ros.modal.maps`.
 """
 from __future__ import annotations
 
@@ -20,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from flexrobot_ros.commands.arguments import CommandError, add_vector, gains, number, output_file, vector
+from flexrobot_ros.commands.arguments import (CommandError, add_deprecated, add_vector, gains, number, output_file,
+                                              vector)
 from flexrobot_ros.commands.modal import add_common, check_frame
 from flexrobot_ros.errors import ModalError
 
@@ -31,14 +25,16 @@ if TYPE_CHECKING:
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("modal-map", help="modes over a path, grid or gain sweep, saved as NPZ + PNG",
-                                   description=__doc__.splitlines()[0],
-                                   formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+                                   description="Closed-loop modes over a path, a 2-D joint grid or a gain sweep, "
+                                   "saved as NPZ (and plotted as PNG).",
+                                   formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG)
     add_common(parser)
     sweep = parser.add_mutually_exclusive_group(required=True)
-    sweep.add_argument("--thesis-path", action="store_true", help="seed 000's 50 Scompi configurations")
+    sweep.add_argument("--thesis-path", action="store_true", help="the thesis' 50 Scompi configurations")
     add_vector(sweep, "--start", help="first pose of a linear path (with --end)")
     sweep.add_argument("--grid", action="append", help="JOINT:LO:HI:N grid axis (give two)")
-    sweep.add_argument("--appendix-ii", type=int, metavar="P", help="seed 000 Appendix II grid over joints 1 and 2")
+    sweep.add_argument("--appendix-ii", type=int, metavar="P",
+                       help="the thesis' Appendix II grid over joints 1 and 2")
     sweep.add_argument("--gain-sweep", metavar="LO:HI:N", help="equal diagonal K_P values (with --q)")
     sweep.add_argument("--poses", type=Path, help=".npy (P, n) or .csv/.txt file of poses")
     add_vector(parser, "--end", help="last pose of a linear path")
@@ -49,8 +45,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--payload", choices=("off", "on", "both"), default=None,
                         help="without/with the YAML's tool, or both (overrides --tool)")
     parser.add_argument("--shapes", action="store_true", help="store mode shapes (P, 2n, modes) in the NPZ")
-    parser.add_argument("--modes", help="1-based modes to plot, e.g. 1,2 (default all)")
-    parser.add_argument("--grid-mode", type=int, help="1-based mode drawn by grid plots (default 1)")
+    parser.add_argument("--plot-modes", metavar="K,K", help="modes to plot, counted from 1, e.g. 1,2 (default all)")
+    add_deprecated(parser, "--modes", "--plot-modes", "plot_modes")
+    parser.add_argument("--grid-mode", type=int, help="mode drawn by grid plots, counted from 1 (default 1)")
     parser.add_argument("--out", type=Path, required=True, help="NPZ file to write (suffix .npz)")
     parser.add_argument("--plot", type=Path, help="PNG file to write (suffix .png)")
     parser.add_argument("--no-progress", action="store_true", help="do not print progress to stderr")
@@ -58,6 +55,17 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
+#: What ``--help`` shows after the options: the sweeps, in plain words.
+EPILOG = """\
+Sweeps (one of):
+  --thesis-path                       the 50 Scompi configurations of the thesis' section 2.4.2 (--count to change)
+  --start Q --end Q [--count N]       a linear path between two poses
+  --grid JOINT:LO:HI:N --grid JOINT:LO:HI:N --base Q    a 2-D joint grid around a base pose
+  --appendix-ii P [--base Q]          the thesis' Appendix II: q1 = i pi/P (i = 0..2P), q2 = j pi/P (j = 0..P)
+  --gain-sweep LO:HI:N --q Q [--kd-factor C]   equal K_P from LO to HI, K_D = C sqrt(K_P) (default C = 0.425)
+  --poses FILE                        poses from a .npy (P, n) or a .csv/.txt file (one pose per line)
+--payload both computes the map without and with the tool (second file FILE.tool.npz, overlaid plot).
+"""
 #: Poses on a path and K_D = C sqrt(K_P) factor of a gain sweep when not given.
 COUNT, KD_FACTOR = 50, 0.425
 #: Options that apply to some sweeps only: option -> (attribute, sweeps it applies to).
@@ -74,8 +82,8 @@ def check_options(args: argparse.Namespace) -> None:
         if getattr(args, attribute) is not None and sweep not in sweeps:
             used = " or ".join("--" + name.replace("_", "-") for name in sweeps)
             raise CommandError(f"{option} applies to {used} sweeps, not to --{sweep.replace('_', '-')}")
-    if (args.modes or args.grid_mode is not None) and not args.plot:
-        raise CommandError("--modes and --grid-mode choose what --plot draws; give --plot FILE.png too")
+    if (args.plot_modes or args.grid_mode is not None) and not args.plot:
+        raise CommandError("--plot-modes and --grid-mode choose what --plot draws; give --plot FILE.png too")
     args.count = COUNT if args.count is None else args.count
     args.kd_factor = KD_FACTOR if args.kd_factor is None else args.kd_factor
     args.grid_mode = 1 if args.grid_mode is None else args.grid_mode
@@ -158,8 +166,8 @@ def run(args: argparse.Namespace) -> int:
     output_file(args.plot, "--plot", (".png",))
     check_frame(args)
     check_options(args)
-    if args.modes:
-        args.modes = [int(number(m, "--modes")) for m in args.modes.split(",")]
+    if args.plot_modes:
+        args.plot_modes = [int(number(m, "--plot-modes")) for m in args.plot_modes.split(",")]
     payload = args.payload or ("on" if args.tool else "off")
     robots = {"off": [False], "on": [True], "both": [False, True]}[payload]
     results = [compute(load_robot(args.robot, tool=tool), args) for tool in robots]
@@ -180,7 +188,7 @@ def run(args: argparse.Namespace) -> int:
     if args.plot:
         from flexrobot_ros.modal import plots
 
-        modes = None if not args.modes else [m - 1 for m in args.modes]
+        modes = None if not args.plot_modes else [m - 1 for m in args.plot_modes]
         if results[0].kind == "grid":
             summary["plot"] = str(plots.plot_grid(results[0], args.plot, mode=args.grid_mode - 1))
         else:

@@ -33,7 +33,8 @@ DEFAULT_CHANNELS = "q_m.*"
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     """Register ``oma``."""
     p = subparsers.add_parser("oma", help="identify modes (frequencies, damping, shapes) from recorded signals",
-                              description=__doc__.splitlines()[0])
+                              description="Operational modal analysis of recorded signals (CSV, NPZ or a "
+                              "rosbag2 bag): natural frequencies, damping ratios and mode shapes.")
     p.add_argument("file", help="signal file: .csv/.npz (column t [s] + channels) or a rosbag2 bag")
     p.add_argument("--channels", nargs="+", metavar="NAME",
                    help=f"channels by name or glob (default: {DEFAULT_CHANNELS} if present, else all)")

@@ -37,8 +37,8 @@ from pathlib import Path
 
 import numpy as np
 
-from flexrobot_ros.commands.arguments import (LINK_MODELS, CommandError, add_link_model_arguments, add_vector, gains,
-                                              output_directory, output_file, vector)
+from flexrobot_ros.commands.arguments import (LINK_MODELS, CommandError, add_deprecated, add_link_model_arguments,
+                                              add_vector, gains, output_directory, output_file, vector)
 from flexrobot_ros.errors import SimulationError
 from flexrobot_ros.model import load_robot
 from flexrobot_ros.simulation import (AccurateIntegration, FixedStepIntegration, PDGravityCompensation,
@@ -55,7 +55,8 @@ BAG_STORAGES = ("sqlite3", "mcap")
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("simulate",
                                    help="simulate PD-held robot with impacts, write CSV/NPZ/rosbag2 (+ plot)",
-                                   description=__doc__.splitlines()[0])
+                                   description="Simulate a robot held by its motor PD controller with gravity "
+                                   "compensation, with impacts; write a CSV/NPZ time series or a rosbag2 bag.")
     parser.add_argument("robot", help="shipped robot name or path to a flexibility YAML")
     parser.add_argument("--tool", action="store_true", help="include the robot's tool/payload")
     add_vector(parser, "--q0", help="initial link positions [rad | m], comma- or space-separated (default zeros); "
@@ -73,7 +74,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--mode", choices=("fixed", "accurate"), default="fixed",
                         help="fixed-step real-time (default) or accurate variable-step integration")
     parser.add_argument("--substeps", type=int, default=1, help="fixed mode: integration steps per sample")
-    parser.add_argument("--method", choices=ACCURATE_METHODS, default="LSODA", help="accurate mode: solve_ivp method")
+    parser.add_argument("--solver", choices=ACCURATE_METHODS, default="LSODA",
+                        help="accurate mode: the ODE solver of scipy's solve_ivp (default LSODA)")
+    add_deprecated(parser, "--method", "--solver", "solver", choices=ACCURATE_METHODS)
     parser.add_argument("--rtol", type=float, default=1e-10, help="accurate mode: relative tolerance")
     parser.add_argument("--atol", type=float, default=1e-12, help="accurate mode: absolute tolerance")
     parser.add_argument("--energy", action="store_true", help="also write energy.<term> columns [J]")
@@ -90,19 +93,19 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--open-loop", type=Path, metavar="TRAJECTORY",
                         help="drive the joints open loop with the rigid-model torques (pinocchio inverse dynamics of "
                              "the URDF) along a trajectory YAML, instead of holding --q0 (e.g. the Canadarm's "
-                             "config/canadarm_trajectory.yaml, seed 003 eq. 44)")
+                             "config/canadarm_trajectory.yaml: the motion of the DeNOC paper's Canadarm run)")
     parser.add_argument("--compiled", action="store_true",
                         help="flexible-link robots: generated C for the link dynamics (compiled once per model, "
                              "~20 s, then cached; about 10x faster than the Python recursion)")
     links = parser.add_argument_group("flexible links (robots with a flexible_links section)")
     add_link_model_arguments(links)
     links.add_argument("--controller", choices=("pd", "decoupling"), default="pd",
-                       help="pd: motor PD + gravity compensation holding --set-point (default); decoupling: seed "
-                            "004's model-based decoupling control along --trajectory, then an LQR vibration loop "
+                       help="pd: motor PD + gravity compensation holding --set-point (default); decoupling: the RRP "
+                            "paper's model-based decoupling control along --trajectory, then an LQR vibration loop "
                             "(rigid joints)")
     links.add_argument("--trajectory", type=Path, metavar="FILE",
                        help="--controller decoupling: the joint trajectory YAML to track (e.g. config/"
-                            "rrp_trajectory.yaml, seed 004 section 5); the LQR loop takes over at its end")
+                            "rrp_trajectory.yaml, the RRP paper's motion); the LQR loop takes over at its end")
     parser.set_defaults(func=run)
 
 
@@ -247,7 +250,7 @@ def run(args: argparse.Namespace) -> int:
     kd = gains(args.kd, "--kd", robot.n, robot.joint_names)
     link_model = {"method": LINK_MODELS.get(args.link_model), "modes": args.modes, "elements": args.elements}
     if any(value is not None for value in link_model.values()) and not robot.flexible_links:
-        raise CommandError(f"robot {robot.name}: --link-model/--modes/--elements need flexible links")
+        raise CommandError(f"robot {robot.name}: --link-model/--link-modes/--link-elements need flexible links")
     decoupling = args.controller == "decoupling"
     if decoupling != (args.trajectory is not None):
         raise CommandError("--controller decoupling tracks --trajectory FILE: give both or neither")
@@ -272,7 +275,7 @@ def run(args: argparse.Namespace) -> int:
         controller = PDGravityCompensation.create(robot, q_d, kp=kp, kd=kd)
     simulation = Simulation(plant or robot, controller, q0=q0, rate=args.rate, mode=args.mode,
                             fixed=FixedStepIntegration(substeps=args.substeps),
-                            accurate=AccurateIntegration(args.method, args.rtol, args.atol), excitations=impacts)
+                            accurate=AccurateIntegration(args.solver, args.rtol, args.atol), excitations=impacts)
     start = time.perf_counter()
     output = simulation.run(args.duration)
     wall = time.perf_counter() - start

@@ -1,7 +1,7 @@
 """Motor side of flexible-joint inverse dynamics: q_m, qd_m, qdd_m and tau_m from the link side (thesis eqs. 4.7-4.10).
 
-Model (reduced/Spong form, thesis eqs. 4.1-4.4, with the transmission ``W`` of prismatic joints and the ERRATA
-applied)::
+Model (reduced/Spong form, thesis eqs. 4.1-4.4, with the transmission ``W`` of prismatic joints and the errata
+of docs/errata.md applied)::
 
     link:   M(q) qdd + C(q, qd) qd + g(q) + tau_f(qd)  =  W K (q_m - W q)         (tau := M qdd + C qd + g)
     motor:  B qdd_m + tau_fm(qd_m) + K (q_m - W q)      =  tau_m
@@ -9,7 +9,7 @@ applied)::
 ``K`` stiffness [N·m/rad, motor-side angle], ``W`` = 1 for revolute joints and 1/r for a prismatic joint driven
 through a pinion of radius r [1/m], ``B`` motor inertia reflected to the link side of the gear [kg·m²], friction
 ``tau_f = D qd + D_c tanh(qd / v_c)`` on the link and ``tau_fm = D_m qd_m + D_cm tanh(qd_m / v_c)`` on the motor.
-Solving the link equation for q_m and differentiating (the link friction is differentiated too: ERRATA, eq. 4.9
+Solving the link equation for q_m and differentiating (the link friction is differentiated too: docs/errata.md, eq. 4.9
 uses the jerk; eq. 4.10 keeps tau_f)::
 
     q_m    = W q    + (W K)^-1 (tau   + tau_f)

@@ -23,7 +23,7 @@ pinocchio's [linear; angular] order)::
 
 with Psi = R_beam S. The velocity terms gamma follow from the inertial acceleration of a material point,
 ``a = a_O + omega_dot x r + omega x (omega x r) + 2 omega x u_dot + u_ddot`` (a_O = v_dot + omega x v, the classical
-acceleration of B's origin): the Coriolis term carries the factor 2 missing in the printed eq. 24b (ERRATA.md).
+acceleration of B's origin): the Coriolis term carries the factor 2 missing in the printed eq. 24b (docs/errata.md).
 
 Tip kinematics (seed 003 eqs. 10-11, corrected): the deformed tip frame is the undeformed one displaced by
 ``delta = (0, phi_y(l) eta_y, phi_z(l) eta_z)`` and rotated by ``R_tip = Rz(a) Ry(b)`` with ``a = phi_y'(l) eta_y``

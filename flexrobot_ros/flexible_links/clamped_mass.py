@@ -31,7 +31,7 @@ Time-varying roots (seed 004 section 4.2).  When M, J, D change with the configu
 length l(t) changes, distal links that move), the roots follow eq. 40,
 d beta_i/dt = -(f_M dM/dt + f_J dJ/dt + f_D dD/dt) / f_beta, with the partial derivatives of eqs. 41-44.  For
 the paper's prismatic link 3 (tip payload m_p only) it reduces to eqs. 45-47, where the printed m_p^2 in eq. 47
-must read m_p (ERRATA.md).  :class:`PrismaticLinkRoots` offers that differential form (the roots become states
+must read m_p (docs/errata.md).  :class:`PrismaticLinkRoots` offers that differential form (the roots become states
 integrated with the plant's state) or a root solve per step.  For a revolute link whose distal links move,
 :func:`tip_body_from_model` and :func:`tip_body_rate_from_model` give the tip body and its rate from a pinocchio
 model at (q, qd), :func:`parameter_rates` turns them into dM/dt, dJ/dt, dD/dt and :func:`roots_rate` into eq. 40.

@@ -200,7 +200,7 @@ def link_joints(model: pin.Model) -> dict[str, int]:
 def build_beams(model: pin.Model, specs: Mapping[str, BeamSpec], source: str, method: str | None = None,
                 modes: int | None = None, elements: int | None = None) -> dict[str, BeamLink]:
     """The beams of ``specs`` on ``model`` keyed by joint name; ``method``/``modes``/``elements`` override every
-    link's discretization (the CLI's --link-model, --modes, --elements)."""
+    link's discretization (the CLI's --link-model, --link-modes, --link-elements)."""
     joints = link_joints(model)
     beams: dict[str, BeamLink] = {}
     for link, spec in specs.items():
@@ -214,7 +214,8 @@ def build_beams(model: pin.Model, specs: Mapping[str, BeamSpec], source: str, me
             raise ModelError(f"{where}.roots: only for a link on a prismatic joint (its roots follow the free "
                              f"length); {model.names[j]} is revolute")
         if modes is not None and not 1 <= modes <= FAMILIES[spec.family]:
-            raise ModelError(f"{where}: --modes {modes}: the {spec.family} family supports 1..{FAMILIES[spec.family]}")
+            raise ModelError(f"{where}: --link-modes {modes}: the {spec.family} family supports "
+                             f"1..{FAMILIES[spec.family]}")
         end = None
         if spec.tip_frame is not None:
             if not model.existFrame(spec.tip_frame):

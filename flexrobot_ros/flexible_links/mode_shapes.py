@@ -15,7 +15,7 @@ Shapes (x along the beam from the clamp, xi = x / l, zeta = lambda xi)::
     sigma_j  = (cosh(lambda_j) + cos(lambda_j)) / (sinh(lambda_j) + sin(lambda_j))
 
 normalized so that (1/l) int_0^l phi_j^2 dx = 1 (then |phi_j(l)| = 2). They satisfy phi(0) = phi'(0) = 0 (clamped)
-and phi''(l) = phi'''(l) = 0 (free). Seed 003 eq. 43 (corrected, ERRATA.md: the signs in the shape must be minus)
+and phi''(l) = phi'''(l) = 0 (free). Seed 003 eq. 43 (corrected, docs/errata.md: the signs in the shape must be minus)
 is ``(sin z - sinh z) - s (cos z - cosh z)`` with ``s = (sin l + sinh l) / (cos l + cosh l)``, which equals
 ``s * phi`` (the same shape, scaled by s = 1/sigma). The hyperbolic terms are evaluated in exponential form so the
 shapes stay accurate for high modes (no cancellation of cosh against sinh).
@@ -111,7 +111,8 @@ def eq43_shape(xi: np.ndarray, root: float, printed: bool = False) -> np.ndarray
     """Seed 003 eq. 43 at zeta = root * xi: corrected (minus signs in the shape) or, ``printed=True``, as printed.
 
     Corrected: (sin z - sinh z) - s (cos z - cosh z); printed: (sin z + sinh z) - s (cos z + cosh z); both with
-    s = (sin l + sinh l) / (cos l + cosh l). The printed form gives s(0) = -2 s, not 0 (ERRATA.md, seed 003).
+    s = (sin l + sinh l) / (cos l + cosh l). The printed form gives s(0) = -2 s, not 0 (docs/errata.md,
+    the DeNOC paper).
     """
     zeta = root * np.asarray(xi, dtype=float)
     s = (math.sin(root) + math.sinh(root)) / (math.cos(root) + math.cosh(root))

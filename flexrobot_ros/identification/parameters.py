@@ -22,6 +22,7 @@ import numpy as np
 
 from flexrobot_ros.errors import IdentificationError
 from flexrobot_ros.model import FlexibleRobot
+from flexrobot_ros.model.flexible_robot import link_damping_unit
 
 #: Parameter kind -> FlexibleRobot array / flexibility-YAML joint field.
 KIND_FIELDS = {"k": "stiffness", "d_f": "link_damping", "d_fm": "motor_damping"}
@@ -58,7 +59,7 @@ class JointParameter:
         """SI unit of the parameter for this robot's joint type."""
         if self.kind == "k" or self.kind == "d_fm":
             return "N m/rad" if self.kind == "k" else "N m s/rad"
-        return "N s/m" if robot.joint_types[self.joint] == "prismatic" else "N m s/rad"
+        return link_damping_unit(robot.joint_types[self.joint])
 
     def value_in(self, robot: FlexibleRobot) -> float:
         """The parameter's current value in ``robot``."""

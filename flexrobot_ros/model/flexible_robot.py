@@ -301,4 +301,15 @@ def angle_or_length(kind: str) -> str:
     return "m" if kind == "prismatic" else "rad"
 
 
-__all__ = ["FlexibleRobot", "Tool", "build_robot", "JOINT_ARRAYS", "angle_or_length"]
+def torque_or_force(kind: str) -> str:
+    """Unit of a link-side joint torque: 'N m' for revolute, 'N' for prismatic joints."""
+    return "N" if kind == "prismatic" else "N m"
+
+
+def link_damping_unit(kind: str) -> str:
+    """Unit of the link-side viscous friction d_f: 'N m s/rad' for revolute, 'N s/m' for prismatic joints."""
+    return "N s/m" if kind == "prismatic" else "N m s/rad"
+
+
+__all__ = ["FlexibleRobot", "Tool", "build_robot", "JOINT_ARRAYS", "angle_or_length", "torque_or_force",
+           "link_damping_unit"]

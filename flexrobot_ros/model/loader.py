@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import site
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pinocchio as pin
@@ -59,6 +60,33 @@ def shipped_robots() -> tuple[str, ...]:
         if isinstance(document, dict) and "urdf" in document and "joints" in document:
             names.append(path.stem)
     return tuple(names)
+
+
+@dataclass(frozen=True)
+class RobotListing:
+    """A shipped robot as its flexibility YAML describes it (no URDF is parsed): the ``summary`` line and the
+    flexible parts, joints named as in the YAML."""
+
+    robot: str
+    summary: str
+    elastic_joints: tuple[str, ...]
+    rigid_joints: tuple[str, ...]
+    flexible_links: tuple[str, ...]
+    extra_elasticities: int
+
+
+def list_shipped_robots() -> list[RobotListing]:
+    """One :class:`RobotListing` per shipped robot, validated as :func:`load_robot` validates the YAML."""
+    listings = []
+    for name in shipped_robots():
+        path = share_directory() / "config" / f"{name}.yaml"
+        spec = parse_flexibility(read_yaml(path, ModelError, "the flexibility YAML"), str(path))
+        rigid = tuple(joint for joint, params in spec.joints.items() if params.get("rigid") is True)
+        listings.append(RobotListing(
+            robot=name, summary=spec.summary, elastic_joints=tuple(j for j in spec.joints if j not in rigid),
+            rigid_joints=rigid, flexible_links=tuple(spec.flexible_links),
+            extra_elasticities=len(spec.extra_elasticities)))
+    return listings
 
 
 def resolve_robot_path(name_or_path: str | os.PathLike[str]) -> Path:

@@ -4,6 +4,7 @@ A flexibility file names a URDF and gives, for every movable joint of it, the el
 reduced (Spong) model of seed 000, eq. 2.1::
 
     robot: scompi                     # a name for messages and caches
+    summary: Scompi grinding robot ...  # one line: what the robot is and where its data come from
     description: free text (cite your sources here)
     urdf: ../urdf/scompi.urdf         # relative to this file, absolute, or package://flexrobot_ros/urdf/...
     gravity: [-9.81, 0.0, 0.0]        # m/s^2 in the base frame
@@ -47,8 +48,8 @@ import numpy as np
 from flexrobot_ros.errors import FlexrobotError, ModelError
 
 TOP_KEYS = frozenset(
-    {"robot", "description", "urdf", "gravity", "tool_frame", "coulomb_width", "joints", "controller", "tool",
-     "flexible_links", "extra_elasticities"}
+    {"robot", "summary", "description", "urdf", "gravity", "tool_frame", "coulomb_width", "joints", "controller",
+     "tool", "flexible_links", "extra_elasticities"}
 )
 REQUIRED_TOP_KEYS = ("urdf", "joints")
 JOINT_KEYS = frozenset(
@@ -59,6 +60,8 @@ RIGID_JOINT_KEYS = frozenset({"rigid", "link_damping", "link_coulomb"})
 TOOL_KEYS = frozenset({"mass", "frame", "com", "inertia"})
 CONTROLLER_KEYS = frozenset({"kp", "kd"})
 FLEXIBLE_LINK_METHODS = ("assumed_modes", "finite_elements")
+#: Longest ``summary`` line [characters].
+SUMMARY_LENGTH = 120
 
 
 @dataclass(frozen=True)
@@ -101,6 +104,7 @@ class FlexibilitySpec:
     tool: ToolSpec | None
     flexible_links: dict[str, Any]
     extra_elasticities: list[Any]
+    summary: str = ""  # one line (``flexrobot info --list``)
 
 
 def finite(value: Any, where: str, error: type[FlexrobotError] = ModelError) -> float:
@@ -162,6 +166,10 @@ def parse_flexibility(document: Any, source: str) -> FlexibilitySpec:
         raise ModelError(f"{source}: robot: expected a non-empty name, got {robot!r}")
     if not isinstance(top.get("description", ""), str):
         raise ModelError(f"{source}: description: expected text")
+    summary = top.get("summary", "")
+    if not isinstance(summary, str) or "\n" in summary.strip() or len(summary) > SUMMARY_LENGTH:
+        raise ModelError(f"{source}: summary: expected one line of text of at most {SUMMARY_LENGTH} characters "
+                         f"(what the robot is, where its data come from), got {summary!r}")
     gravity = vector(top.get("gravity", [0.0, 0.0, -9.81]), 3, f"{source}: gravity")
     tool_frame = top.get("tool_frame")
     if tool_frame is not None and (not isinstance(tool_frame, str) or not tool_frame):
@@ -207,7 +215,7 @@ def parse_flexibility(document: Any, source: str) -> FlexibilitySpec:
     return FlexibilitySpec(
         robot=robot, urdf=urdf, gravity=gravity, tool_frame=tool_frame, coulomb_width=coulomb_width,
         joints=joints, kp=controller.get("kp"), kd=controller.get("kd"), tool=tool,
-        flexible_links=dict(flexible_links), extra_elasticities=list(extra),
+        flexible_links=dict(flexible_links), extra_elasticities=list(extra), summary=summary.strip(),
     )
 
 

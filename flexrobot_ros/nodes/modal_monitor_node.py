@@ -8,7 +8,8 @@ on change) so that late subscribers (latched) and volatile ones (``ros2 topic ec
 launch_testing's WaitForTopics) get the current modes while the robot holds still:
 
 - ``modal/frequencies`` (std_msgs/Float64MultiArray, undamped natural frequencies [Hz], ascending),
-- ``modal/damping`` (Float64MultiArray, damping ratios as fractions, same order),
+- ``modal/damping`` (std_msgs/Float64MultiArray, damping ratios as fractions, 0.02 = 2 % - the CLI prints %, same
+  order),
 - ``modal/mode_shapes`` (Float64MultiArray (modes, 2n, 2): complex shapes in state order [q; q_m], real and
   imaginary parts, labelled dimensions ``mode``, ``coordinate:q.<joint>,...,q_m.<joint>``, ``part:re,im``),
 - ``modal/markers`` (visualization_msgs/MarkerArray: the arm's skeleton and its first ``markers.modes`` link-side

@@ -9,10 +9,11 @@ up to ``max_bridged_samples`` missing samples (dropped messages) are bridged by 
 a longer gap restarts the window.
 
 Publishes after every identification, latched: ``oma/frequencies`` (std_msgs/Float64MultiArray [Hz], ascending),
-``oma/damping`` (damping ratios, fractions), ``oma/mode_shapes`` (Float64MultiArray (modes, channels, 2): complex
-shapes, labelled ``mode``, ``coordinate:<channel>,...``, ``part:re,im``) for the modes found in that window; and
-``diagnostics`` (1 Hz: samples received, window fill, last sample stamp - how far the node lags the stream -,
-window restarts and bridged samples, stream restarts, identifications and their cost).
+``oma/damping`` (std_msgs/Float64MultiArray, damping ratios as fractions, 0.02 = 2 %), ``oma/mode_shapes``
+(Float64MultiArray (modes, channels, 2): complex shapes, labelled ``mode``, ``coordinate:<channel>,...``,
+``part:re,im``) for the modes found in that window; and ``diagnostics`` (1 Hz: samples received, window fill, last
+sample stamp - how far the node lags the stream -, window restarts and bridged samples, stream restarts,
+identifications and their cost).
 
 Services (std_srvs/Trigger; results go to the topics, files and the response message):
 ``~/identify`` identifies the buffer now; ``~/reset`` empties the window; ``~/save_modal_data`` appends the

@@ -16,9 +16,10 @@ model (eq. 48): seed 004 section 4.3's mis-modelled stiffness (the lemma there i
 :func:`closed_loop_eigenvalues` to decide stability).
 
 Units: rad and m for q_r, the link layer's modal/nodal units for q_f, N m and N for Gamma. The paper gives no gains
-or weights (ERRATA.md seed 004); the defaults here: G_p = 400 s^-2, G_v = 40 s^-1 (a critically damped 20 rad/s
-joint loop); LQR weights dx^T Q dx = 1e4 |e|^2 + |e_dot|^2 + 100 (q_f^T K q_f + q_f_dot^T M_ff q_f_dot) (the beams'
-strain and kinetic energy at the final pose, so that assumed modes and finite elements are weighted alike), R = 1e-2 I.
+or weights (docs/errata.md, the RRP paper); the defaults here: G_p = 400 s^-2, G_v = 40 s^-1 (a critically damped
+20 rad/s joint loop); LQR weights dx^T Q dx = 1e4 |e|^2 + |e_dot|^2 + 100 (q_f^T K q_f + q_f_dot^T M_ff q_f_dot)
+(the beams' strain and kinetic energy at the final pose, so that assumed modes and finite elements are weighted
+alike), R = 1e-2 I.
 Measured on the RRP of seed 004 section 5 (links 2 and 3 flexible, 1 kHz): end-effector error peak 22.1 mm, below
 0.1 mm 0.31 s after the switch (bench/amm_vs_fem.py).
 """
