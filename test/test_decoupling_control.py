@@ -187,5 +187,14 @@ def test_simulate_cli_runs_the_decoupling_controller(tmp_path, capsys):
     assert "deflection.link2.z" in rows[0]
     final = [float(rows[-1][f"q.joint{i}"]) for i in (1, 2, 3)]
     np.testing.assert_allclose(final, [np.pi, np.pi / 2, 1.0], atol=1e-4)
+    # issue 22: the summary reported max |q_m - q_m^d| = 3.14 rad from the unused start pose and "(0.0x real
+    # time)"; it reports the trajectory error (rad for joints 1-2, m for joint 3, recomputed from the CSV here)
+    t = np.array([float(row["t"]) for row in rows])
+    q = np.array([[float(row[f"q.joint{i}"]) for i in (1, 2, 3)] for row in rows])
+    motion = load_trajectory(trajectory)
+    error = np.abs(q - motion.evaluate(np.minimum(t, motion.end_time)).q).max(axis=0)
+    line = capsys.readouterr().out
+    assert "q_m - q_m^d" not in line and "(0.0x real time)" not in line
+    assert f"max |q - q_d(t)| = {error[:2].max():.3g} rad, {error[2]:.3g} m along the trajectory" in line
     assert main(["simulate", "rrp", "--controller", "decoupling", "--out", str(out)]) == 2
     assert "give both or neither" in capsys.readouterr().err
