@@ -100,6 +100,16 @@ def test_simulate_q0_comma_form_equals_space_form(tmp_path, capsys):
     (["oma", "missing.csv"], "missing.csv"),
     (["info"], "name a robot or use --list"),
     (["modal", "scompi", "--q", "0,0,0,0,0,0", "--frame", "tool0"], "give --wrench too"),
+    # issue 22: poses outside the URDF limits (scompi joint1: prismatic, [-2, 2] m; joint2: [-3.1416, 3.1416] rad)
+    # were modal-analysed and simulated silently; the feedforward's check refuses them for every command
+    (["modal", "scompi", "--q", "-5,0,0,0,0,0"], "--q: joint 'joint1': q = -5 m is below the lower limit -2 m "
+                                                 "(robot 'scompi'); expected positions within [-2, 2] m"),
+    (["modal", "scompi", "--q", "0,-100,0,0,0,0"], "--q: joint 'joint2': q = -100 rad is below the lower limit "
+                                                   "-3.1416 rad"),
+    (["simulate", "scompi", "--q0", "0,0,4,0,0,0", "--duration", "0.01", "--out", "s.csv"],
+     "--q0: joint 'joint3': q = 4 rad is above the upper limit 3.1416 rad"),
+    (["simulate", "scompi", "--set-point", "2.5,0,0,0,0,0", "--duration", "0.01", "--out", "s.csv"],
+     "--set-point: joint 'joint1': q = 2.5 m is above the upper limit 2 m"),
 ])
 def test_errors_are_one_line_with_status_2(argv, message, capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)

@@ -163,5 +163,14 @@ def output_directory(directory: str | Path, what: str, shown: str | Path | None 
     return directory
 
 
+def within_limits(robot: Any, q: Any, what: str) -> Any:
+    """``q`` [rad | m] when it lies within ``robot``'s URDF joint limits, else a CommandError naming ``what``,
+    the joint, the value and the range (:meth:`FlexibleRobot.limit_violation`, as the feedforward's check)."""
+    violation = robot.limit_violation(q)
+    if violation:
+        raise CommandError(f"{what}: {violation}")
+    return q
+
+
 __all__ = ["ArgumentParser", "CommandError", "number", "split_values", "vector", "gains", "add_vector",
-           "output_file", "output_directory"]
+           "output_file", "output_directory", "within_limits"]

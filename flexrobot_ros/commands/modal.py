@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from flexrobot_ros.commands.arguments import (LINK_MODELS, CommandError, add_link_model_arguments, add_vector, gains,
-                                              number, output_file, vector)
+                                              number, output_file, vector, within_limits)
 
 def add_common(parser: argparse.ArgumentParser) -> None:
     """Options shared by ``modal`` and ``modal-map``."""
@@ -119,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
         return run_along_motion(robot, args)
     if args.q is None:
         raise CommandError("--q: the link set point is required (q1,...,qn)")
-    q = vector(args.q, "--q", robot.n, robot.joint_names)
+    q = within_limits(robot, vector(args.q, "--q", robot.n, robot.joint_names), "--q")
     wrench = vector(args.wrench, "--wrench", 6)
     kp = gains(args.kp, "--kp", robot.n, robot.joint_names)
     kd = gains(args.kd, "--kd", robot.n, robot.joint_names)

@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from flexrobot_ros.commands.arguments import (LINK_MODELS, CommandError, add_link_model_arguments, add_vector, gains,
-                                              output_directory, output_file, vector)
+                                              output_directory, output_file, vector, within_limits)
 from flexrobot_ros.commands.run_summary import describe, tracking
 from flexrobot_ros.errors import SimulationError
 from flexrobot_ros.model import load_robot
@@ -251,6 +251,9 @@ def run(args: argparse.Namespace) -> int:
     if any(value is not None for value in link_model.values()) and not robot.flexible_links:
         raise CommandError(f"robot {robot.name}: --link-model/--modes/--elements need flexible links")
     decoupling = args.controller == "decoupling"
+    if not (args.open_loop or decoupling):  # the poses held; the others start on their trajectory
+        within_limits(robot, q0, "--q0" if args.q0 is not None else "--q0 (default: zeros)")
+        within_limits(robot, q_d, "--set-point")
     reference = None  # the trajectory a run tracks (open loop, decoupling), or None for a set point
     if decoupling != (args.trajectory is not None):
         raise CommandError("--controller decoupling tracks --trajectory FILE: give both or neither")
