@@ -50,6 +50,27 @@ def test_modal_locked_joints_one_link(tmp_path, capsys):
     assert "damping_ratios" in closed
 
 
+def test_modal_locked_joints_undamped_arm_is_marginally_stable(capsys):
+    """Issue 22: the braked Canadarm (no structural damping in config/canadarm.yaml) printed every mode as stable
+    "NO" with zeta -0.0000 and all 12 eigenvalues as "offending". Its real parts are zero within round-off
+    (|Re| <= 1e-9 max|lambda|, checked here on the JSON eigenvalues): each mode is "marginal", zeta prints 0, the
+    verdict says marginally stable and the header says the joints are locked."""
+    arguments = ["canadarm", "--q", "0.4,-1.1,0.7", "--locked-joints"]
+    report = modal_json(capsys, *arguments)
+    eigenvalues = np.array(report["eigenvalues"])
+    assert np.all(np.abs(eigenvalues[:, 0]) <= 1e-9 * np.abs(eigenvalues[:, 1]).max())
+    assert report["locked_joints"] is True and report["verdict"] == "marginal"
+    assert report["mode_stability"] == ["marginal"] * 6 and report["mode_stable"] == [False] * 6
+    assert main(["modal", *arguments]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "robot canadarm at q = [0.4, -1.1, 0.7]; every joint locked (structural modes of the braked arm)"
+    rows = lines[2:8]
+    for row, f in zip(rows, report["frequencies_hz"]):
+        assert row.split() == [row.split()[0], f"{f:.4f}", "0.0000", "marginal"], row
+    assert lines[8].startswith("verdict: marginally stable: 12 eigenvalue(s) with |Re| <= ")
+    assert "none in the right half-plane" in lines[8] and "offending" not in lines[8]
+
+
 def test_modal_options_need_flexible_links(capsys):
     assert main(["modal", "planar_2r", "--q", "0,0", "--locked-joints"]) != 0
 
