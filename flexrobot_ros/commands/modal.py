@@ -2,8 +2,8 @@
 
 Prints a table (mode, f [Hz], zeta [%], stable) or, with ``--json``, ``{"frequencies_hz": [...], "damping_ratios":
 [...] (fractions), "stable": bool, "verdict": ..., "eigenvalues": [[re, im], ...], "mode_stability": ["stable" |
-"marginal" | "unstable", ...], ...}``; a mode is marginal when its real part is zero within round-off. Optional: the modal
-participation at the tool frame, a PNG of the mode shapes, a PNG of the tool receptance.
+"marginal" | "unstable", ...], ...}``; a mode is marginal when its real part is zero within round-off. Optional:
+the modal participation at the tool frame, a PNG of the mode shapes, a PNG of the tool receptance.
 
 Robots with flexible links or rigid joints use the link layer's linearization
 (:mod:`flexrobot_ros.flexible_links.linearization`): the modes include the link modes; ``--locked-joints`` gives the

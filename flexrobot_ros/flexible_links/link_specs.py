@@ -32,7 +32,6 @@ the URDF inertial only supplies the default mass per length.
 from __future__ import annotations
 
 import dataclasses
-import math
 from typing import Any, Mapping
 
 import numpy as np
@@ -43,6 +42,7 @@ from flexrobot_ros.flexible_links.beam_link import LINK_MODELS, BeamLink, BeamSp
 from flexrobot_ros.flexible_links.flexible_chain import FlexibleLinkChain, motion_subspace
 from flexrobot_ros.flexible_links.mode_shapes import MAX_CLAMPED_FREE_MODES
 from flexrobot_ros.flexible_links.sliding_beam import SlidingBeam
+from flexrobot_ros.model.schema import finite
 
 LINK_KEYS = frozenset({"EI", "method", "modes", "family", "elements", "length", "tip_frame", "mass_per_length",
                        "tip_mass", "hub_inertia", "damping_ratio", "tip", "roots"})
@@ -54,9 +54,7 @@ MAX_ELEMENTS = 200
 
 
 def _number(value: Any, where: str, positive: bool = False, allow_zero: bool = True) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        hint = " (YAML 1.1 reads 1.0e5 as text: write 1.0e+5)" if isinstance(value, str) else ""
-        raise ModelError(f"{where}: expected a finite number, got {value!r}{hint}")
+    value = finite(value, where)
     if positive and value <= 0:
         raise ModelError(f"{where}: expected a positive number, got {value!r}")
     if not allow_zero and value < 0:
