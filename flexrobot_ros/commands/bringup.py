@@ -280,6 +280,7 @@ class BringUp:
         self.phases: list[dict[str, Any]] = []
         self.trajectory: Any = None
         self.reason = ""
+        self.signal: int | None = None  # the signal that stopped the run (SIGINT: Ctrl-C), if any
 
     def run(self) -> dict[str, Any]:
         from flexrobot_ros.runtime import create_node
@@ -287,8 +288,12 @@ class BringUp:
 
         stop = threading.Event()
         previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+        def stop_on(sig: int, _frame: Any) -> None:
+            self.signal = sig
+            stop.set()
+
         for sig in previous:
-            signal.signal(sig, lambda *_: stop.set())
+            signal.signal(sig, stop_on)
         launcher = Launcher(self.launches, output=sys.stderr, grace_s=5.0)
         node = recorder = None
         started = time.monotonic()
@@ -480,7 +485,8 @@ class BringUp:
         summary = {
             "kind": self.args.kind, "robot": self.robot.name, "tool": self.tool, "parameter_files":
             [str(f) for f in self.files], "duration_s": self.args.duration, "real_time_factor": self.rtf,
-            "stopped": self.reason, "wall_time_s": elapsed, "phases": self.phases, "nyquist_hz": self.nyquist_hz,
+            "stopped": self.reason, "signal": None if self.signal is None else signal.Signals(self.signal).name,
+            "wall_time_s": elapsed, "phases": self.phases, "nyquist_hz": self.nyquist_hz,
             "encoders": self.args.encoders if self.args.kind == "hardware" else "motor_states",
             "joint_states": self.args.joint_states if self.args.kind == "hardware" else "joint_states",
             "tracking": None if tracking is None else {k: v for k, v in tracking.items() if k not in ("t", "error")},
@@ -556,7 +562,8 @@ def format_summary(summary: dict[str, Any]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    """``flexrobot bringup``: 0 when every node stopped cleanly, 1 otherwise."""
+    """``flexrobot bringup``: 0 when every node stopped cleanly, 1 otherwise; stopped by a signal, 128 + its number
+    (Ctrl-C: 130, as every command) after the summary."""
     if args.plots is not None:
         output_directory(args.plots, "--plots")
     if args.record is not None:
@@ -567,5 +574,7 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(f"--duration {args.duration:g}: expected a positive number of seconds")
     summary = BringUp(args).run()
     print(json.dumps(summary) if args.json else format_summary(summary))
+    if summary["signal"] is not None:
+        return 128 + signal.Signals[summary["signal"]].value
     clean = all(n["returncode"] == 0 for n in summary["nodes"])
     return 0 if clean else 1
