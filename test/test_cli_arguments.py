@@ -164,6 +164,26 @@ def test_usage_errors_are_one_line_with_status_2(argv, capsys):
     assert exit_info.value.code == 2 and err.count("\n") == 1 and "error:" in err and "--help" in err, err
 
 
+@pytest.mark.parametrize("argv, message", [
+    (["modal", "scompi", "--qq", "0"], "flexrobot modal: error: unrecognized arguments: --qq 0; did you mean --q? "
+                                       "(see 'flexrobot modal --help')"),
+    (["simulate", "scompi", "--out", "s.csv", "--durration=2"], "flexrobot simulate: error: unrecognized arguments: --durration=2; "
+                                              "did you mean --duration?"),
+    (["modl", "scompi"], "flexrobot: error: argument COMMAND: invalid choice: 'modl'; did you mean 'modal'?"),
+    (["modal", "scompi", "--link-model", "amn"], "flexrobot modal: error: argument --link-model: invalid choice: "
+                                                 "'amn'; did you mean 'amm'?"),
+    (["info", "scompi", "--zzz"], "flexrobot info: error: unrecognized arguments: --zzz (see"),
+])
+def test_usage_errors_name_the_command_and_suggest_the_closest(argv, message, capsys):
+    """Issue 22: a typo'd option said "flexrobot: error: unrecognized arguments" (not naming the subcommand whose
+    --help lists the options) and no command or option was suggested; now the subcommand's parser reports it, with
+    the closest option, command or choice (difflib) when there is one."""
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and err.count("\n") == 1 and message in err, err
+
+
 def test_command_help_loads_no_heavy_library_where_the_parser_needs_none():
     """``flexrobot COMMAND --help`` for the commands whose options do not come from the core (info, dh2urdf,
     identify, modal, modal-map, bag, bringup) imports none of scipy, pinocchio, casadi, matplotlib. (feedforward,
