@@ -1,6 +1,7 @@
 """Reading YAML documents with errors that name the file, in the caller's own error type."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -19,3 +20,17 @@ def read_yaml(path: str | Path, error: type[FlexrobotError], what: str) -> Any:
         raise error(f"{path}: cannot read {what}: {problem}") from problem
     except yaml.YAMLError as problem:
         raise error(f"{path}: malformed YAML: {problem}") from problem
+
+
+#: A number in exponent form that PyYAML (YAML 1.1) leaves as text: no '.' in the mantissa or no exponent sign.
+_YAML11_TEXT_NUMBER = re.compile(r"([-+]?)(\d+)(?:\.(\d*))?([eE])([-+]?)(\d+)")
+
+
+def yaml11_hint(value: object) -> str:
+    """`` (YAML 1.1 reads 2.0e3 as text: write 2.0e+3)`` when ``value`` is such a number left as text, else ''."""
+    match = _YAML11_TEXT_NUMBER.fullmatch(value.strip()) if isinstance(value, str) else None
+    if match is None:
+        return ""
+    sign, whole, fraction, e, exponent_sign, exponent = match.groups()
+    fixed = f"{sign}{whole}.{fraction or 0}{e}{exponent_sign or '+'}{exponent}"
+    return f" (YAML 1.1 reads {value.strip()} as text: write {fixed})"

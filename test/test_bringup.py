@@ -75,7 +75,8 @@ def test_ctrl_c_stops_every_node_and_prints_the_summary():
         timer.cancel()
         if process.poll() is None:
             process.kill()
-    assert process.returncode == 0, "".join(lines) + stderr
+    # issue 22: Ctrl-C exits 130 as every command does (the README's promise; it was 0), after the summary
+    assert process.returncode == 130, "".join(lines) + stderr
     assert "stopped: stopped" in stdout
     for name in ("simulator_node", "feedforward_node", "modal_monitor_node", "oma_node"):
         assert f"{name} exit 0 (sigint)" in stdout

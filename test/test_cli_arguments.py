@@ -100,6 +100,16 @@ def test_simulate_q0_comma_form_equals_space_form(tmp_path, capsys):
     (["oma", "missing.csv"], "missing.csv"),
     (["info"], "name a robot or use --list"),
     (["modal", "scompi", "--q", "0,0,0,0,0,0", "--frame", "tool0"], "give --wrench too"),
+    # issue 22: poses outside the URDF limits (scompi joint1: prismatic, [-2, 2] m; joint2: [-3.1416, 3.1416] rad)
+    # were modal-analysed and simulated silently; the feedforward's check refuses them for every command
+    (["modal", "scompi", "--q", "-5,0,0,0,0,0"], "--q: joint 'joint1': q = -5 m is below the lower limit -2 m "
+                                                 "(robot 'scompi'); expected positions within [-2, 2] m"),
+    (["modal", "scompi", "--q", "0,-100,0,0,0,0"], "--q: joint 'joint2': q = -100 rad is below the lower limit "
+                                                   "-3.1416 rad"),
+    (["simulate", "scompi", "--q0", "0,0,4,0,0,0", "--duration", "0.01", "--out", "s.csv"],
+     "--q0: joint 'joint3': q = 4 rad is above the upper limit 3.1416 rad"),
+    (["simulate", "scompi", "--set-point", "2.5,0,0,0,0,0", "--duration", "0.01", "--out", "s.csv"],
+     "--set-point: joint 'joint1': q = 2.5 m is above the upper limit 2 m"),
 ])
 def test_errors_are_one_line_with_status_2(argv, message, capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
@@ -152,6 +162,26 @@ def test_usage_errors_are_one_line_with_status_2(argv, capsys):
         main(argv)
     err = capsys.readouterr().err
     assert exit_info.value.code == 2 and err.count("\n") == 1 and "error:" in err and "--help" in err, err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["modal", "scompi", "--qq", "0"], "flexrobot modal: error: unrecognized arguments: --qq 0; did you mean --q? "
+                                       "(see 'flexrobot modal --help')"),
+    (["simulate", "scompi", "--out", "s.csv", "--durration=2"], "flexrobot simulate: error: unrecognized arguments: --durration=2; "
+                                              "did you mean --duration?"),
+    (["modl", "scompi"], "flexrobot: error: argument COMMAND: invalid choice: 'modl'; did you mean 'modal'?"),
+    (["modal", "scompi", "--link-model", "amn"], "flexrobot modal: error: argument --link-model: invalid choice: "
+                                                 "'amn'; did you mean 'amm'?"),
+    (["info", "scompi", "--zzz"], "flexrobot info: error: unrecognized arguments: --zzz (see"),
+])
+def test_usage_errors_name_the_command_and_suggest_the_closest(argv, message, capsys):
+    """Issue 22: a typo'd option said "flexrobot: error: unrecognized arguments" (not naming the subcommand whose
+    --help lists the options) and no command or option was suggested; now the subcommand's parser reports it, with
+    the closest option, command or choice (difflib) when there is one."""
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and err.count("\n") == 1 and message in err, err
 
 
 def test_command_help_loads_no_heavy_library_where_the_parser_needs_none():

@@ -168,6 +168,22 @@ def test_closed_loop_eigenvalues_along_the_motion(capsys):
     np.testing.assert_allclose(beams(along[0]), locked, rtol=1e-6)
     assert len(beams(along[1])) == len(locked)
     assert np.any(np.abs(beams(along[1]) / locked - 1) > 0.01)   # link 3 slid out: its frequencies moved
+    # issue 22: sorted by frequency (was 12.531, 11.776 Hz), with each mode's stability; the text has the damping
+    # and stability the JSON has: at rest the undamped beams are marginal, the loop's double pole stable
+    for row in along:
+        assert np.all(np.diff(row["frequencies_hz"]) >= 0), row["frequencies_hz"]
+        zeta = np.array(row["damping_ratios"])
+        kinds = np.array(row["stability"])
+        assert np.all(zeta[kinds == "stable"] > 0) and np.all(zeta[kinds == "unstable"] < 0)
+    assert along[0]["verdict"] == "marginal" and set(along[0]["stability"]) == {"stable", "marginal"}
+    assert main(["modal", "rrp", "--tool", "--controller", "decoupling", "--trajectory", trajectory,
+                 "--times", "0"]) == 0
+    text = capsys.readouterr().out.splitlines()
+    assert "f [Hz] (zeta [%], stability) sorted by frequency" in text[0]
+    row = along[0]
+    modes = ", ".join(f"{f:.3f} ({0.0 if kind == 'marginal' else 100 * zeta:.2f}, {kind})" for f, zeta, kind in
+                      zip(row["frequencies_hz"], row["damping_ratios"], row["stability"]))
+    assert text[1] == f"t = 0.000 s, marginal: {modes}" and "-0.00" not in text[1]
 
 
 def test_simulate_cli_runs_the_decoupling_controller(tmp_path, capsys):
@@ -187,5 +203,14 @@ def test_simulate_cli_runs_the_decoupling_controller(tmp_path, capsys):
     assert "deflection.link2.z" in rows[0]
     final = [float(rows[-1][f"q.joint{i}"]) for i in (1, 2, 3)]
     np.testing.assert_allclose(final, [np.pi, np.pi / 2, 1.0], atol=1e-4)
+    # issue 22: the summary reported max |q_m - q_m^d| = 3.14 rad from the unused start pose and "(0.0x real
+    # time)"; it reports the trajectory error (rad for joints 1-2, m for joint 3, recomputed from the CSV here)
+    t = np.array([float(row["t"]) for row in rows])
+    q = np.array([[float(row[f"q.joint{i}"]) for i in (1, 2, 3)] for row in rows])
+    motion = load_trajectory(trajectory)
+    error = np.abs(q - motion.evaluate(np.minimum(t, motion.end_time)).q).max(axis=0)
+    line = capsys.readouterr().out
+    assert "q_m - q_m^d" not in line and "(0.0x real time)" not in line
+    assert f"max |q - q_d(t)| = {error[:2].max():.3g} rad, {error[2]:.3g} m along the trajectory" in line
     assert main(["simulate", "rrp", "--controller", "decoupling", "--out", str(out)]) == 2
     assert "give both or neither" in capsys.readouterr().err

@@ -6,6 +6,7 @@ import json
 import math
 
 import numpy as np
+import pytest
 
 from flexrobot_ros.cli import main
 from flexrobot_ros.timeseries import read_timeseries
@@ -50,6 +51,27 @@ def test_modal_locked_joints_one_link(tmp_path, capsys):
     assert "damping_ratios" in closed
 
 
+def test_modal_locked_joints_undamped_arm_is_marginally_stable(capsys):
+    """Issue 22: the braked Canadarm (no structural damping in config/canadarm.yaml) printed every mode as stable
+    "NO" with zeta -0.0000 and all 12 eigenvalues as "offending". Its real parts are zero within round-off
+    (|Re| <= 1e-9 max|lambda|, checked here on the JSON eigenvalues): each mode is "marginal", zeta prints 0, the
+    verdict says marginally stable and the header says the joints are locked."""
+    arguments = ["canadarm", "--q", "0.4,-1.1,0.7", "--locked-joints"]
+    report = modal_json(capsys, *arguments)
+    eigenvalues = np.array(report["eigenvalues"])
+    assert np.all(np.abs(eigenvalues[:, 0]) <= 1e-9 * np.abs(eigenvalues[:, 1]).max())
+    assert report["locked_joints"] is True and report["verdict"] == "marginal"
+    assert report["mode_stability"] == ["marginal"] * 6 and report["mode_stable"] == [False] * 6
+    assert main(["modal", *arguments]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "robot canadarm at q = [0.4, -1.1, 0.7]; every joint locked (structural modes of the braked arm)"
+    rows = lines[2:8]
+    for row, f in zip(rows, report["frequencies_hz"]):
+        assert row.split() == [row.split()[0], f"{f:.4f}", "0.0000", "marginal"], row
+    assert lines[8].startswith("verdict: marginally stable: 12 eigenvalue(s) with |Re| <= ")
+    assert "none in the right half-plane" in lines[8] and "offending" not in lines[8]
+
+
 def test_modal_options_need_flexible_links(capsys):
     assert main(["modal", "planar_2r", "--q", "0,0", "--locked-joints"]) != 0
 
@@ -65,6 +87,34 @@ def test_simulate_forced_canadarm(tmp_path):
     for link in ("link1", "link2", "link3"):
         assert f"deflection.{link}.y" in columns
     assert np.max(np.abs(columns["deflection.link1.y"])) > 1e-4
+
+
+def test_simulate_summary_reports_what_the_open_loop_run_tracked(tmp_path, capsys):
+    """Issue 22: the open-loop Canadarm printed max |q_m - q_m^d| = 0.999 rad, the distance from a set point it never
+    used. Its summary reports the link-side error from the trajectory file and the largest tip deflection, both
+    recomputed here from the written CSV (trajectory evaluated by load_trajectory; |(w_y, w_z)| per link)."""
+    from flexrobot_ros.dynamics.trajectory import load_trajectory
+    from flexrobot_ros.model.loader import share_directory
+
+    path = share_directory() / "config" / "canadarm_trajectory.yaml"
+    out = tmp_path / "canadarm.csv"
+    arguments = ["simulate", "canadarm", "--open-loop", str(path), "--duration", "0.3", "--rate", "100",
+                 "--out", str(out)]
+    assert main([*arguments, "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    t, columns = read_timeseries(out)
+    q = np.column_stack([columns[f"q.joint{i}"] for i in (1, 2, 3)])
+    expected_error = np.abs(q - load_trajectory(path).evaluate(t).q).max()
+    deflection = max(np.hypot(columns[f"deflection.link{i}.y"], columns.get(f"deflection.link{i}.z", 0.0)).max()
+                     for i in (1, 2, 3))
+    assert "max_motor_deviation_rad" not in summary and "max_trajectory_error_m" not in summary
+    assert summary["max_trajectory_error_rad"] == pytest.approx(expected_error, rel=1e-9)
+    assert summary["max_tip_deflection_m"] == pytest.approx(deflection, rel=1e-9) and deflection > 1e-4
+    assert main(arguments) == 0
+    line = capsys.readouterr().out
+    assert "q_m - q_m^d" not in line and f"max |q - q_d(t)| = {expected_error:.3g} rad along the trajectory" in line
+    assert f"max tip deflection {1e3 * deflection:.3g} mm" in line and "x real time" in line
+    assert "(0.0x real time)" not in line
 
 
 def test_feedforward_refuses_rigid_joints_and_flexible_links(tmp_path, capsys):

@@ -13,7 +13,7 @@ from flexrobot_ros.cli import main
 from flexrobot_ros.modal import modal_analysis
 from flexrobot_ros.modal.maps import (appendix_ii_grid, gain_map, grid_map, load_map, modal_map, path_map, save_map,
                                       thesis_configurations)
-from flexrobot_ros.modal.plots import plot_grid, plot_map, plot_mode_shapes
+from flexrobot_ros.modal.plots import map_title, plot_grid, plot_map, plot_mode_shapes
 from flexrobot_ros.model import load_robot
 
 Q8 = [0.0, -0.374, 1.9448, 0.0, -1.9448, 0.0]
@@ -75,6 +75,10 @@ def test_gain_sweep_and_payload(scompi, tmp_path):
     assert np.all(with_tool.frequencies_hz[:, 0] < without.frequencies_hz[:, 0])
     png = plot_map([without, with_tool], tmp_path / "gain.png", modes=[0, 1], labels=["no tool", "tool"])
     assert png.read_bytes()[:8] == PNG_SIGNATURE and png.stat().st_size > 10_000
+    # issue 22: one map's title named the robot twice, "scompi (scompi)"
+    assert map_title([without], ["scompi"]) == "scompi: gain map, 5 points"
+    assert map_title([with_tool], ["scompi + tool"]) == "scompi + tool: gain map, 5 points"
+    assert map_title([without, with_tool], ["no tool", "tool"]) == "scompi (no tool / tool): gain map, 5 points"
 
 
 def test_mode_shape_polar_plot(scompi, tmp_path):

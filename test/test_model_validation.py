@@ -78,6 +78,16 @@ CASES = [
     ("summary_two_lines", ("summary",), "a robot\nfrom a paper", ["summary", "one line"]),   # issue 22 item 3
     ("summary_not_text", ("summary",), 12, ["summary", "one line"]),
     ("summary_too_long", ("summary",), "x" * 121, ["summary", "at most 120 characters"]),
+    # issue 22: PyYAML (YAML 1.1) reads 2.0e3 and 1e-4 as text; every section's numbers name the fix, as
+    # flexible_links did alone (the joints said only "expected a number, got '2.0e3'")
+    ("yaml11_stiffness", ("joints", "joint2", "stiffness"), "2.0e3",
+     ["joints.joint2.stiffness", "got '2.0e3' (YAML 1.1 reads 2.0e3 as text: write 2.0e+3)"]),
+    ("yaml11_rotor_inertia", ("joints", "joint2", "rotor_inertia"), "1e-4",
+     ["joints.joint2.rotor_inertia", "(YAML 1.1 reads 1e-4 as text: write 1.0e-4)"]),
+    ("yaml11_tool_mass", ("tool", "mass"), "8E1", ["tool.mass", "(YAML 1.1 reads 8E1 as text: write 8.0E+1)"]),
+    ("yaml11_link_EI", ("flexible_links",), {"link3": {"EI": "2e5"}},
+     ["flexible_links.link3.EI", "(YAML 1.1 reads 2e5 as text: write 2.0e+5)"]),
+    ("text_not_number", ("joints", "joint2", "stiffness"), "stiff", ["joints.joint2.stiffness", "got 'stiff'"]),
 ]
 
 

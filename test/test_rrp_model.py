@@ -327,3 +327,19 @@ def test_rrp_fem_frequencies_above_amm_and_link3_softens_as_it_slides(robot):
     short, long = locked(0.3), locked(1.0)
     assert short[0] == pytest.approx(62.69, abs=0.01) and long[0] == pytest.approx(54.45, abs=0.01)
     assert np.all(short[4:6] > 1100) and 140 < long[2] < 150 and 200 < long[3] < 230
+
+
+@pytest.mark.parametrize("tool", [False, True])
+def test_rrp_link2_tip_carries_the_payload_with_or_without_the_tool(tool):
+    """Issue 22: the payload m_p is link 3's tip_mass, in the dynamics whether or not the robot is loaded with
+    --tool (the sliding beam replaces the URDF link 3 and a tool on it), so link 2's clamped-mass tip body from the
+    distal bodies carries it either way: M = (m_3 + m_p) / (rho A l_2), J = (m_3 (l_3^0^2 / 12 + (0.3 - 0.65)^2)
+    + m_p 0.3^2) / (rho A l_2^3) (hand formulas; 1.5502 and 0.3648 as config/rrp.yaml prints). Before the fix,
+    without --tool: M = 1.3000, J = 0.3423."""
+    beam = chain_from_robot(load_robot("rrp", tool=tool), method="assumed_modes", modes=2).bodies[1].beam
+    m_hand = (M3 + M_P) / (RHO_A * L2)
+    j_hand = (M3 * (L3_TOTAL ** 2 / 12 + (0.3 - L3_TOTAL / 2) ** 2) + M_P * 0.3 ** 2) / (RHO_A * L2 ** 3)
+    y, z = beam.family_y.params, beam.family_z.params
+    assert (y.M, y.J, y.D) == pytest.approx((m_hand, j_hand, 0.0), abs=1e-12)
+    assert (z.M, z.J, z.D) == pytest.approx((m_hand, 0.0, 0.0), abs=1e-12)
+    assert (y.M, y.J) == pytest.approx((1.5502, 0.3648), abs=5e-5)

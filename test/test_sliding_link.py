@@ -310,12 +310,17 @@ def test_integrated_roots_follow_the_root_solve_along_a_motion(tmp_path):
 
 def test_a_sliding_link_needs_a_positive_free_length(tmp_path, capsys):
     """The shipped RRP held at joint 3 = 0 (the CLI's default initial pose) would have a beam of zero free length:
-    `flexrobot simulate` and `flexrobot modal` refuse it in one line naming the joint, the range and the joint
-    limits (status 2), before any work."""
+    `flexrobot simulate` and `flexrobot modal` refuse it in one line naming the joint, the value and the joint
+    limits (status 2), before any work (the joint-limit check of every command, issue 22); the plant refuses a
+    free length outside (0, l0] itself."""
     from flexrobot_ros.cli import main
 
     assert main(["simulate", "rrp", "--tool", "--duration", "0.01", "--out", str(tmp_path / "out.csv")]) == 2
-    assert "joint3 = 0 m: the sliding link link3's free length must lie in (0, 1.3] m (joint limits [0.2, 1.2] m)" \
-        in capsys.readouterr().err
+    assert ("--q0 (default: zeros): joint 'joint3': q = 0 m is below the lower limit 0.2 m (robot 'rrp'); expected "
+            "positions within [0.2, 1.2] m") in capsys.readouterr().err
     assert main(["modal", "rrp", "--tool", "--q", "0.1,0.2,-0.1"]) == 2
-    assert "joint3 = -0.1 m: the sliding link link3's free length" in capsys.readouterr().err
+    assert "--q: joint 'joint3': q = -0.1 m is below the lower limit 0.2 m" in capsys.readouterr().err
+    chain = chain_from_robot(load_robot("rrp", tool=True))
+    with pytest.raises(ModelError, match=r"joint3 = 0 m: the sliding link link3's free length must lie in "
+                                         r"\(0, 1\.3\] m \(joint limits \[0\.2, 1\.2\] m\)"):
+        chain.check_free_lengths(np.zeros(3))

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import difflib
 import math
 import operator
 import os
@@ -48,6 +49,30 @@ class ArgumentParser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         """A usage error as one line on stderr (with where to read the usage), exit status 2."""
         self.exit(2, f"{self.prog}: error: {' '.join(message.split())} (see '{self.prog} --help')\n")
+
+    def parse_args(self, args: Sequence[str] | None = None, namespace: Any = None) -> argparse.Namespace:
+        """As argparse, but unknown options are reported by the subcommand's parser (``flexrobot modal: error:
+        ...``, whose --help lists them), with the closest known option."""
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            command = getattr(parsed, "command", None)
+            parser = next((action.choices[command] for action in self._actions
+                           if isinstance(action, argparse._SubParsersAction) and command in action.choices), self)
+            options = [option for option in parser._option_string_actions if option.startswith("--")]
+            guesses = [close for token in extras if token.startswith("-")
+                       for close in difflib.get_close_matches(token.split("=", 1)[0], options, n=1)]
+            parser.error(f"unrecognized arguments: {' '.join(extras)}"
+                         + (f"; did you mean {' or '.join(dict.fromkeys(guesses))}?" if guesses else ""))
+        return parsed
+
+    def _check_value(self, action: argparse.Action, value: Any) -> None:  # argparse hook
+        """An invalid choice (subcommand, ``--link-model``, ...) with the closest valid one."""
+        if action.choices is not None and value not in action.choices:
+            choices = [str(choice) for choice in action.choices]
+            close = difflib.get_close_matches(str(value), choices, n=1)
+            raise argparse.ArgumentError(action, f"invalid choice: {value!r}"
+                                         + (f"; did you mean {close[0]!r}?" if close else "")
+                                         + f" (choose from {', '.join(repr(c) for c in choices)})")
 
 
 _OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
@@ -192,5 +217,14 @@ def output_directory(directory: str | Path, what: str, shown: str | Path | None 
     return directory
 
 
+def within_limits(robot: Any, q: Any, what: str) -> Any:
+    """``q`` [rad | m] when it lies within ``robot``'s URDF joint limits, else a CommandError naming ``what``,
+    the joint, the value and the range (:meth:`FlexibleRobot.limit_violation`, as the feedforward's check)."""
+    violation = robot.limit_violation(q)
+    if violation:
+        raise CommandError(f"{what}: {violation}")
+    return q
+
+
 __all__ = ["ArgumentParser", "CommandError", "number", "split_values", "vector", "gains", "add_vector",
-           "add_deprecated", "add_link_model_arguments", "output_file", "output_directory"]
+           "add_deprecated", "add_link_model_arguments", "output_file", "output_directory", "within_limits"]

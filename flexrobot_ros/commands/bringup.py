@@ -287,6 +287,7 @@ class BringUp:
         self.phases: list[dict[str, Any]] = []
         self.trajectory: Any = None
         self.reason = ""
+        self.signal: int | None = None  # the signal that stopped the run (SIGINT: Ctrl-C), if any
 
     def run(self) -> dict[str, Any]:
         from flexrobot_ros.runtime import create_node
@@ -294,8 +295,12 @@ class BringUp:
 
         stop = threading.Event()
         previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+        def stop_on(sig: int, _frame: Any) -> None:
+            self.signal = sig
+            stop.set()
+
         for sig in previous:
-            signal.signal(sig, lambda *_: stop.set())
+            signal.signal(sig, stop_on)
         launcher = Launcher(self.launches, output=sys.stderr, grace_s=5.0)
         node = recorder = None
         started = time.monotonic()
@@ -490,7 +495,8 @@ class BringUp:
         summary = {
             "kind": self.args.kind, "robot": self.robot.name, "tool": self.tool, "parameter_files":
             [str(f) for f in self.files], "duration_s": self.args.duration, "real_time_factor": self.rtf,
-            "stopped": self.reason, "wall_time_s": elapsed, "phases": self.phases, "nyquist_hz": self.nyquist_hz,
+            "stopped": self.reason, "signal": None if self.signal is None else signal.Signals(self.signal).name,
+            "wall_time_s": elapsed, "phases": self.phases, "nyquist_hz": self.nyquist_hz,
             "encoders": self.args.encoders if self.args.kind == "hardware" else "motor_states",
             "joint_states": self.args.joint_states if self.args.kind == "hardware" else "joint_states",
             "tracking": None if tracking is None else {k: v for k, v in tracking.items() if k not in ("t", "error")},
@@ -575,7 +581,8 @@ def robot_argument(args: argparse.Namespace) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    """``flexrobot bringup``: 0 when every node stopped cleanly, 1 otherwise."""
+    """``flexrobot bringup``: 0 when every node stopped cleanly, 1 otherwise; stopped by a signal, 128 + its number
+    (Ctrl-C: 130, as every command) after the summary."""
     args.robot = robot_argument(args)
     if args.plot_dir is not None:
         output_directory(args.plot_dir, "--plot-dir")
@@ -587,5 +594,7 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(f"--duration {args.duration:g}: expected a positive number of seconds")
     summary = BringUp(args).run()
     print(json.dumps(summary) if args.json else format_summary(summary))
+    if summary["signal"] is not None:
+        return 128 + signal.Signals[summary["signal"]].value
     clean = all(n["returncode"] == 0 for n in summary["nodes"])
     return 0 if clean else 1

@@ -1,8 +1,9 @@
 """``flexrobot modal ROBOT --q Q1,...,Qn``: closed-loop natural frequencies, damping ratios and stability at a pose.
 
 Prints a table (mode, f [Hz], zeta [%], stable) or, with ``--json``, ``{"frequencies_hz": [...], "damping_ratios":
-[...] (fractions), "stable": bool, "verdict": ..., "eigenvalues": [[re, im], ...], ...}``. Optional: the modal
-participation at the tool frame, a PNG of the mode shapes, a PNG of the tool receptance.
+[...] (fractions), "stable": bool, "verdict": ..., "eigenvalues": [[re, im], ...], "mode_stability": ["stable" |
+"marginal" | "unstable", ...], ...}``; a mode is marginal when its real part is zero within round-off. Optional:
+the modal participation at the tool frame, a PNG of the mode shapes, a PNG of the tool receptance.
 
 Robots with flexible links or rigid joints use the link layer's linearization
 (:mod:`flexrobot_ros.flexible_links.linearization`): the modes include the link modes; ``--locked-joints`` gives the
@@ -19,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from flexrobot_ros.commands.arguments import (LINK_MODELS, CommandError, add_link_model_arguments, add_vector, gains,
-                                              number, output_file, vector)
+                                              number, output_file, vector, within_limits)
 
 def add_common(parser: argparse.ArgumentParser) -> None:
     """Options shared by ``modal`` and ``modal-map``."""
@@ -103,7 +104,7 @@ def flexible_link_result(robot: Any, q: np.ndarray, kp: Any, kd: Any, args: argp
 
 
 def run(args: argparse.Namespace) -> int:
-    from flexrobot_ros.modal.eigenproblem import stability_tolerance
+    from flexrobot_ros.modal.eigenproblem import VERDICTS, eigenvalue_codes, stability_tolerance
     from flexrobot_ros.modal.modes import modal_analysis
     from flexrobot_ros.model import load_robot
 
@@ -120,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
         return run_along_motion(robot, args)
     if args.q is None:
         raise CommandError("--q: the link set point is required (q1,...,qn)")
-    q = vector(args.q, "--q", robot.n, robot.joint_names)
+    q = within_limits(robot, vector(args.q, "--q", robot.n, robot.joint_names), "--q")
     wrench = vector(args.wrench, "--wrench", 6)
     kp = gains(args.kp, "--kp", robot.n, robot.joint_names)
     kd = gains(args.kd, "--kd", robot.n, robot.joint_names)
@@ -131,9 +132,11 @@ def run(args: argparse.Namespace) -> int:
     if result is None:
         result = modal_analysis(robot, q, kp=kp, kd=kd, wrench=wrench, frame=args.frame)
     tol = stability_tolerance(np.concatenate([result.eigenvalues, result.offending_eigenvalues])[None])[0]
-    mode_stable = result.eigenvalues.real < -tol
+    codes = eigenvalue_codes(result.eigenvalues, tol)
     report: dict[str, Any] = {"robot": robot.name, "tool": robot.tool is not None, **result.to_dict(),
-                              "mode_stable": mode_stable.tolist()}
+                              "mode_stable": (codes == 0).tolist(),
+                              "mode_stability": [VERDICTS[code] for code in codes],
+                              "stability_tolerance_per_s": float(tol), "locked_joints": bool(args.locked_joints)}
     participation = None
     if args.participation:
         from flexrobot_ros.modal.participation import modal_participation
@@ -161,12 +164,14 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(report, indent=2))
         return 0
-    print(f"robot {robot.name}{' + tool' if robot.tool else ''} at q = {np.round(q, 6).tolist()}")
-    header = f"{'mode':>4} {'f [Hz]':>12} {'zeta [%]':>10} {'stable':>7}"
+    print(f"robot {robot.name}{' + tool' if robot.tool else ''} at q = {np.round(q, 6).tolist()}"
+          + ("; every joint locked (structural modes of the braked arm)" if args.locked_joints else ""))
+    header = f"{'mode':>4} {'f [Hz]':>12} {'zeta [%]':>10} {'stable':>8}"
     print(header + (f" {'particip.':>9}" if participation else "") + (f" {'undamped f':>11}" if undamped else ""))
     for k in range(result.n_modes):
-        line = (f"{k + 1:>4} {result.frequencies_hz[k]:>12.4f} {100 * result.damping_ratios[k]:>10.4f} "
-                f"{'yes' if mode_stable[k] else 'NO':>7}")
+        zeta = 0.0 if codes[k] == 1 else 100 * result.damping_ratios[k]  # marginal: zero within round-off
+        line = (f"{k + 1:>4} {result.frequencies_hz[k]:>12.4f} {zeta:>10.4f} "
+                f"{('yes', 'marginal', 'NO')[codes[k]]:>8}")
         if participation is not None:
             line += f" {100 * participation.participation[k]:>8.1f}%"
         if undamped is not None and k < undamped.frequencies_hz.size:
@@ -174,15 +179,33 @@ def run(args: argparse.Namespace) -> int:
         if result.overdamped[k]:
             line += "  (real eigenvalue, over-damped)"
         print(line)
-    print(f"verdict: {result.verdict}"
-          + ("" if result.stable else f"; offending eigenvalues {np.round(result.offending_eigenvalues, 4).tolist()}"))
+    print(verdict_line(result.offending_eigenvalues, tol))
     return 0
+
+
+def verdict_line(offending: np.ndarray, tol: float) -> str:
+    """The stability verdict from the ``offending`` eigenvalues [1/s] of a spectrum (Re >= -``tol`` [1/s]): the
+    unstable ones listed; the marginal ones (real part zero within round-off: undamped modes, free rigid-body
+    motion) counted."""
+    from flexrobot_ros.modal.eigenproblem import eigenvalue_codes
+
+    values = np.asarray(offending)
+    codes = eigenvalue_codes(values, tol)
+    marginal = int(np.count_nonzero(codes == 1))
+    if codes.max(initial=0) == 2:
+        return (f"verdict: unstable; eigenvalues in the right half-plane (Re > {tol:.3g} 1/s) "
+                f"{np.round(values[codes == 2], 4).tolist()} [1/s]")
+    if marginal:
+        return (f"verdict: marginally stable: {marginal} eigenvalue(s) with |Re| <= {tol:.3g} 1/s (zero within "
+                "round-off: undamped modes or free rigid-body motion), none in the right half-plane")
+    return "verdict: stable"
 
 
 def run_along_motion(robot: Any, args: argparse.Namespace) -> int:
     """``--controller decoupling --trajectory FILE --times ...``: the closed loop's eigenvalues along the motion
     (seed 004 Figs. 9-10): frequencies [Hz] and damping ratios of its oscillatory eigenvalues at each time."""
     from flexrobot_ros.dynamics.trajectory import load_trajectory
+    from flexrobot_ros.modal.eigenproblem import VERDICTS, classify, eigenvalue_codes, stability_tolerance
     from flexrobot_ros.simulation.decoupling_control import DecouplingControl, eigenvalues_along_motion
     from flexrobot_ros.simulation.flexible_link_plant import plant_for
 
@@ -197,14 +220,21 @@ def run_along_motion(robot: Any, args: argparse.Namespace) -> int:
     rows = []
     for t, values in zip(sampled, eigenvalues):
         oscillatory = values[values.imag > 1e-6]
-        oscillatory = oscillatory[np.argsort(oscillatory.imag)]
+        oscillatory = oscillatory[np.lexsort((-oscillatory.real, np.abs(oscillatory)))]  # by frequency
+        tol = stability_tolerance(values[None])
         rows.append({"t": float(t), "frequencies_hz": (np.abs(oscillatory) / (2 * np.pi)).tolist(),
                      "damping_ratios": (-oscillatory.real / np.abs(oscillatory)).tolist(),
+                     "stability": [VERDICTS[code] for code in eigenvalue_codes(oscillatory, tol)],
+                     "verdict": VERDICTS[int(classify(values[None])[0])],
                      "max_real_part": float(values.real.max())})
     report = {"robot": robot.name, "controller": "decoupling", "along_motion": rows}
     if args.json:
         print(json.dumps(report, indent=2))
         return 0
+    print(f"robot {robot.name}{' + tool' if robot.tool else ''}, decoupling control along {args.trajectory}: "
+          "oscillatory closed-loop modes, f [Hz] (zeta [%], stability) sorted by frequency")
     for row in rows:
-        print(f"t = {row['t']:.3f} s: " + ", ".join(f"{f:.3f}" for f in row["frequencies_hz"]) + " Hz")
+        modes = ", ".join(f"{f:.3f} ({0.0 if kind == 'marginal' else 100 * zeta:.2f}, {kind})" for f, zeta, kind in
+                          zip(row["frequencies_hz"], row["damping_ratios"], row["stability"]))
+        print(f"t = {row['t']:.3f} s, {row['verdict']}: {modes}")
     return 0

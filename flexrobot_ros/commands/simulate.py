@@ -38,7 +38,8 @@ from pathlib import Path
 import numpy as np
 
 from flexrobot_ros.commands.arguments import (LINK_MODELS, CommandError, add_deprecated, add_link_model_arguments,
-                                              add_vector, gains, output_directory, output_file, vector)
+                                              add_vector, gains, output_directory, output_file, vector, within_limits)
+from flexrobot_ros.commands.run_summary import describe, tracking
 from flexrobot_ros.errors import SimulationError
 from flexrobot_ros.model import load_robot
 from flexrobot_ros.simulation import (AccurateIntegration, FixedStepIntegration, PDGravityCompensation,
@@ -121,7 +122,8 @@ def flexible_link_controller(robot, q_d: np.ndarray, kp, kd, compiled: bool, hol
 
 
 def open_loop_controller(robot, path: Path):
-    """Open-loop motor torques: the rigid model's inverse dynamics along the trajectory file (zero after its end)."""
+    """(open-loop motor torques, the trajectory): the rigid model's inverse dynamics along the trajectory file (zero
+    after its end)."""
     import pinocchio as pin
 
     from flexrobot_ros.dynamics.trajectory import load_trajectory
@@ -139,7 +141,7 @@ def open_loop_controller(robot, path: Path):
         sample = trajectory.evaluate([min(max(t, trajectory.start_time), trajectory.end_time)])
         return pin.rnea(model, data, sample.q[0], sample.qd[0], sample.qdd[0]).copy()
 
-    return TorqueInput(robot, torque), trajectory.evaluate([trajectory.start_time]).q[0]
+    return TorqueInput(robot, torque), trajectory
 
 
 def parse_impact(text: str) -> RectangularPulse:
@@ -252,6 +254,10 @@ def run(args: argparse.Namespace) -> int:
     if any(value is not None for value in link_model.values()) and not robot.flexible_links:
         raise CommandError(f"robot {robot.name}: --link-model/--link-modes/--link-elements need flexible links")
     decoupling = args.controller == "decoupling"
+    if not (args.open_loop or decoupling):  # the poses held; the others start on their trajectory
+        within_limits(robot, q0, "--q0" if args.q0 is not None else "--q0 (default: zeros)")
+        within_limits(robot, q_d, "--set-point")
+    reference = None  # the trajectory a run tracks (open loop, decoupling), or None for a set point
     if decoupling != (args.trajectory is not None):
         raise CommandError("--controller decoupling tracks --trajectory FILE: give both or neither")
     plant, controller = flexible_link_controller(robot, q_d, kp, kd, args.compiled,
@@ -266,11 +272,13 @@ def run(args: argparse.Namespace) -> int:
             raise CommandError(f"--controller decoupling starts on the trajectory and needs a flexible-link robot with "
                                f"rigid joints; {', '.join(given) or 'robot ' + robot.name + ' has no flexible links'} "
                                "would have no effect")
-        controller = DecouplingControl(plant, load_trajectory(args.trajectory))
+        reference = load_trajectory(args.trajectory)
+        controller = DecouplingControl(plant, reference)
         q0 = controller.q_d
     elif args.open_loop:
-        controller, q0 = open_loop_controller(robot, args.open_loop)
-        controller.q_d, controller.q_m_d = q0, q0 * robot.transmission  # references of the plot and summary
+        controller, reference = open_loop_controller(robot, args.open_loop)
+        q0 = reference.evaluate([reference.start_time]).q[0]
+        controller.q_d, controller.q_m_d = q0, q0 * robot.transmission  # references of the plot
     elif controller is None:
         controller = PDGravityCompensation.create(robot, q_d, kp=kp, kd=kd)
     simulation = Simulation(plant or robot, controller, q0=q0, rate=args.rate, mode=args.mode,
@@ -291,13 +299,13 @@ def run(args: argparse.Namespace) -> int:
         "robot": robot.name, "tool": bool(args.tool), "mode": args.mode, "samples": int(output.t.size),
         "duration_s": float(output.t[-1]), "rate_hz": args.rate, "wall_time_s": wall,
         "real_time_factor": float(output.t[-1] / wall) if wall > 0 else None,
-        "max_motor_deviation_rad": float(np.abs(output.q_m - controller.q_m_d).max()),
+        **tracking(robot, output, controller.q_m_d, reference),
         "out": str(path), "plot": args.plot,
     }
     if args.json:
         print(json.dumps(summary, indent=2))
     else:
         print(f"{summary['samples']} samples over {summary['duration_s']:g} s ({args.mode} mode) in {wall:.3f} s "
-              f"wall ({summary['real_time_factor']:.1f}x real time); max |q_m - q_m^d| = "
-              f"{summary['max_motor_deviation_rad']:.3g} rad -> {path}" + (f", plot {args.plot}" if args.plot else ""))
+              f"wall ({summary['real_time_factor']:.2g}x real time); {describe(summary)} -> {path}"
+              + (f", plot {args.plot}" if args.plot else ""))
     return 0

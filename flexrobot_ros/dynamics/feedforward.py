@@ -21,10 +21,9 @@ from flexrobot_ros.dynamics.flexible_joint import JointFlexibility, motor_side, 
 from flexrobot_ros.dynamics.serial_chain import SerialChain
 from flexrobot_ros.dynamics.trajectory import Trajectory, TrajectorySamples, load_trajectory
 from flexrobot_ros.errors import ModelError, TrajectoryError
+from flexrobot_ros.model.flexible_robot import angle_or_length
 
 METHODS = ("sdrnea", "ejnea", "dae")
-#: Position-limit tolerance [rad or m]: trajectories that touch a limit (the thesis' LWR4 case) pass.
-LIMIT_TOLERANCE = 1e-9
 #: Quantities of a result, in column order, each (samples, n).
 QUANTITIES = ("q", "qd", "qdd", "q3", "q4", "tau", "dtau", "ddtau", "q_m", "qd_m", "qdd_m", "tau_m")
 
@@ -95,8 +94,9 @@ def feedforward(robot: Any, trajectory: Trajectory | TrajectorySamples | str | o
         method: 'sdrnea' (compiled generated code, cached per robot), 'ejnea' (numeric recursion) or 'dae' (the
             extended flexible-joint model's inverse dynamics as a DAE, seed 002: a BDF step of 1 / ``rate_hz``,
             :mod:`flexrobot_ros.dynamics.dae.dae_feedforward`; ``trajectory`` may also be a CartesianLine).
-        check_limits: raise :class:`TrajectoryError` when a sample leaves the URDF position limits (tolerance
-            ``LIMIT_TOLERANCE``) and warn (``RuntimeWarning``) when a speed exceeds the URDF velocity limit.
+        check_limits: raise :class:`TrajectoryError` when a sample leaves the URDF position limits
+            (:meth:`FlexibleRobot.limit_violation`) and warn (``RuntimeWarning``) when a speed exceeds the URDF
+            velocity limit.
     """
     if method not in METHODS:
         raise TrajectoryError(f"method: {method!r}; expected one of {METHODS}")
@@ -171,23 +171,18 @@ def _samples(robot: Any, trajectory: Trajectory | TrajectorySamples, rate_hz: fl
 
 
 def _check_limits(robot: Any, samples: TrajectorySamples) -> None:
-    lower, upper = np.asarray(robot.lower_limits), np.asarray(robot.upper_limits)
+    violation = robot.limit_violation(samples.q, samples.t)
+    if violation:
+        raise TrajectoryError(violation)
     for j, joint in enumerate(robot.joint_names):
-        q = samples.q[:, j]
-        for bad, limit, word in ((q < lower[j] - LIMIT_TOLERANCE, lower[j], "below the lower"),
-                                 (q > upper[j] + LIMIT_TOLERANCE, upper[j], "above the upper")):
-            if np.any(bad):
-                k = int(np.flatnonzero(bad)[0])
-                raise TrajectoryError(
-                    f"joint {joint!r}: q = {q[k]:.6g} at t = {samples.t[k]:.6g} s is {word} limit {limit:.6g} "
-                    f"(robot {robot.name!r}); expected positions within [{lower[j]:.6g}, {upper[j]:.6g}]")
+        unit = angle_or_length(robot.joint_types[j])
         speed = np.abs(samples.qd[:, j])
         limit = float(np.asarray(robot.velocity_limits)[j])
         if np.isfinite(limit) and limit > 0.0 and speed.max() > limit:
             k = int(np.argmax(speed))
             warnings.warn(
-                f"joint {joint!r}: speed {speed[k]:.4g} at t = {samples.t[k]:.4g} s exceeds the velocity limit "
-                f"{limit:.4g} of robot {robot.name!r}", RuntimeWarning, stacklevel=4)
+                f"joint {joint!r}: speed {speed[k]:.4g} {unit}/s at t = {samples.t[k]:.4g} s exceeds the velocity "
+                f"limit {limit:.4g} {unit}/s of robot {robot.name!r}", RuntimeWarning, stacklevel=4)
 
 
 def _result(robot: Any, samples: TrajectorySamples, link: dict[str, np.ndarray], motor: dict[str, np.ndarray],

@@ -44,7 +44,7 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pinocchio as pin
@@ -111,12 +111,14 @@ def tip_body_from_distal(masses: Sequence[float], coms: Any, inertias: Any, beam
 
 
 def tip_body_from_model(model: pin.Model, joint: int, q: Any, tip: pin.SE3, beam_axis: Any, deflection_axis: Any,
-                        source: str = "tip body") -> TipBody:
+                        source: str = "tip body", inertias: Mapping[int, pin.Inertia] | None = None) -> TipBody:
     """The tip body of the link carried by joint index ``joint`` of a pinocchio model, at configuration ``q``.
 
     Everything beyond the link (the rigid inertias of every joint of its subtree but its own, frozen at ``q``; a
     payload the model carries is included) is seen at the link's end ``tip``, the placement of the end in the
     joint's frame; ``beam_axis`` and ``deflection_axis`` are in the ``tip`` frame (see :func:`tip_body_from_distal`).
+    ``inertias`` replaces ``model.inertias[k]`` (in joint k's frame) for the joints it names: the bodies as the
+    dynamics has them where they differ from the URDF (a sliding beam with its payload).
     It depends on ``q`` when distal joints move (M_DL, J_L) -- seed 004 section 2.1.1.
     """
     if not 0 < joint < model.njoints:
@@ -125,13 +127,15 @@ def tip_body_from_model(model: pin.Model, joint: int, q: Any, tip: pin.SE3, beam
     pin.forwardKinematics(model, data, np.asarray(q, dtype=float))
     world_tip = data.oMi[joint] * tip
     total = pin.Inertia.Zero()
+    inertias = inertias or {}
     for k in list(model.subtrees[joint])[1:]:
-        total += world_tip.actInv(data.oMi[k]).act(model.inertias[k])
+        total += world_tip.actInv(data.oMi[k]).act(inertias.get(k, model.inertias[k]))
     return tip_body_from_distal([total.mass], [total.lever], [total.inertia], beam_axis, deflection_axis, source)
 
 
 def tip_body_rate_from_model(model: pin.Model, joint: int, q: Any, qd: Any, tip: pin.SE3, beam_axis: Any,
-                             deflection_axis: Any, source: str = "tip body") -> TipBody:
+                             deflection_axis: Any, source: str = "tip body",
+                             inertias: Mapping[int, pin.Inertia] | None = None) -> TipBody:
     """d/dt of :func:`tip_body_from_model` along the joint velocity ``qd``: (dM_L/dt, dM_DL/dt, dJ_L/dt).
 
     The tip body is a smooth function of q; its derivative along qd is taken by a central difference with a step
@@ -145,9 +149,9 @@ def tip_body_rate_from_model(model: pin.Model, joint: int, q: Any, qd: Any, tip:
         return TipBody(0.0, 0.0, 0.0)
     h = 1e-6 / speed
     ahead = tip_body_from_model(model, joint, pin.integrate(model, q, h * qd), tip, beam_axis, deflection_axis,
-                                source)
+                                source, inertias)
     behind = tip_body_from_model(model, joint, pin.integrate(model, q, -h * qd), tip, beam_axis, deflection_axis,
-                                 source)
+                                 source, inertias)
     return TipBody(mass=(ahead.mass - behind.mass) / (2 * h),
                    first_moment=(ahead.first_moment - behind.first_moment) / (2 * h),
                    inertia=(ahead.inertia - behind.inertia) / (2 * h))

@@ -12,8 +12,9 @@
         #                               exact eigenfunctions with a tip body, seed 004 eqs. 9-13, 38)
         # tip: {M: 1.55, J: 0.36, D: 0}  # clamped_mass: dimensionless tip body (eq. 12), or {y: {..}, z: {..}};
         #                               default the link's own tip_mass: M = tip_mass / (rho l), J = D = 0;
-        # tip: {distal: {joint3: 0.3}}  #   or from the bodies beyond the link (URDF inertias, payload) frozen at
-        #                               these joint positions (others 0), seen at the link's end
+        # tip: {distal: {joint3: 0.3}}  #   or from the bodies beyond the link (URDF inertias, a tool when loaded,
+        #                               a sliding beam with its tip_mass) frozen at these joint positions (others
+        #                               0), seen at the link's end
         # elements: 4                 # finite elements per bending direction (method: finite_elements)
         # length: 6.0                 # [m]; default: distance to the child joint, or to tip_frame
         # tip_frame: tool0            # frame at the beam's end (last link); default: the next joint
@@ -31,7 +32,6 @@ the URDF inertial only supplies the default mass per length.
 from __future__ import annotations
 
 import dataclasses
-import math
 from typing import Any, Mapping
 
 import numpy as np
@@ -42,6 +42,7 @@ from flexrobot_ros.flexible_links.beam_link import LINK_MODELS, BeamLink, BeamSp
 from flexrobot_ros.flexible_links.flexible_chain import FlexibleLinkChain, motion_subspace
 from flexrobot_ros.flexible_links.mode_shapes import MAX_CLAMPED_FREE_MODES
 from flexrobot_ros.flexible_links.sliding_beam import SlidingBeam
+from flexrobot_ros.model.schema import finite
 
 LINK_KEYS = frozenset({"EI", "method", "modes", "family", "elements", "length", "tip_frame", "mass_per_length",
                        "tip_mass", "hub_inertia", "damping_ratio", "tip", "roots"})
@@ -53,9 +54,7 @@ MAX_ELEMENTS = 200
 
 
 def _number(value: Any, where: str, positive: bool = False, allow_zero: bool = True) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        hint = " (YAML 1.1 reads 1.0e5 as text: write 1.0e+5)" if isinstance(value, str) else ""
-        raise ModelError(f"{where}: expected a finite number, got {value!r}{hint}")
+    value = finite(value, where)
     if positive and value <= 0:
         raise ModelError(f"{where}: expected a positive number, got {value!r}")
     if not allow_zero and value < 0:
@@ -160,10 +159,11 @@ class DistalPose(dict):
 
 
 def _distal_tip(model: pin.Model, joint: int, pose: DistalPose, length: float, rho: float, rotation: np.ndarray,
-                where: str) -> tuple[Any, Any]:
+                where: str, sliding: Mapping[str, SlidingBeam]) -> tuple[Any, Any]:
     """Seed 004 eq. 12's (M, J, D) per bending plane (beam y, beam z) of the link on ``joint`` from everything beyond
-    it (rigid inertias of its subtree, payload included) frozen at ``pose``, seen at the link's end (length along the
-    beam axis ``rotation[:, 0]`` from the joint frame)."""
+    it frozen at ``pose``, seen at the link's end (length along the beam axis ``rotation[:, 0]`` from the joint
+    frame): the rigid inertias of its subtree, a sliding beam (keyed by joint name in ``sliding``) as the dynamics
+    has it, undeflected with its tip mass (the payload belongs to the robot: the same with or without a tool)."""
     from flexrobot_ros.flexible_links.clamped_mass import ClampedMassParameters, tip_body_from_model
 
     q = pin.neutral(model)
@@ -172,9 +172,10 @@ def _distal_tip(model: pin.Model, joint: int, pose: DistalPose, length: float, r
             raise ModelError(f"{where}.distal.{name}: unknown joint; joints: {list(model.names)[1:]}")
         q[model.joints[model.getJointId(name)].idx_q] = value
     tip = pin.SE3(np.eye(3), length * rotation[:, 0])
+    inertias = {model.getJointId(name): beam.undeformed_inertia() for name, beam in sliding.items()}
     return tuple(ClampedMassParameters.from_tip_body(
-        tip_body_from_model(model, joint, q, tip, rotation[:, 0], rotation[:, k], source=where), rho, length, where)
-        for k in (1, 2))
+        tip_body_from_model(model, joint, q, tip, rotation[:, 0], rotation[:, k], source=where, inertias=inertias),
+        rho, length, where) for k in (1, 2))
 
 
 def parse_flexible_links(raw: Any, source: str) -> dict[str, BeamSpec]:
@@ -198,9 +199,11 @@ def link_joints(model: pin.Model) -> dict[str, int]:
 
 
 def build_beams(model: pin.Model, specs: Mapping[str, BeamSpec], source: str, method: str | None = None,
-                modes: int | None = None, elements: int | None = None) -> dict[str, BeamLink]:
+                modes: int | None = None, elements: int | None = None,
+                sliding: Mapping[str, SlidingBeam] | None = None) -> dict[str, BeamLink]:
     """The beams of ``specs`` on ``model`` keyed by joint name; ``method``/``modes``/``elements`` override every
-    link's discretization (the CLI's --link-model, --link-modes, --link-elements)."""
+    link's discretization (the CLI's --link-model, --link-modes, --link-elements); ``sliding``
+    (:func:`build_sliding_beams`) are the sliding beams a ``tip: {distal: ..}`` sees as the dynamics has them."""
     joints = link_joints(model)
     beams: dict[str, BeamLink] = {}
     for link, spec in specs.items():
@@ -250,7 +253,7 @@ def build_beams(model: pin.Model, specs: Mapping[str, BeamSpec], source: str, me
         rotation = beam_frame(direction, axis_up)
         if isinstance(spec.tip, DistalPose):
             spec = dataclasses.replace(spec, tip=_distal_tip(model, j, spec.tip, length, rho, rotation,
-                                                             f"{where}.tip"))
+                                                             f"{where}.tip", sliding or {}))
         beams[model.names[j]] = BeamLink.from_spec(spec, length, rho, rotation, np.zeros(3), modes=modes,
                                                    elements=elements, method=method)
     return beams
@@ -336,8 +339,8 @@ def chain_from_robot(robot: Any, method: str | None = None, modes: int | None = 
     ``method``/``modes``/``elements`` override every flexible link's discretization."""
     source = str(robot.yaml_path or robot.name)
     specs = robot.flexible_links
-    beams = build_beams(robot.model, specs, source, method=method, modes=modes, elements=elements)
     sliding = build_sliding_beams(robot.model, specs, source, method=method, modes=modes, elements=elements)
+    beams = build_beams(robot.model, specs, source, method=method, modes=modes, elements=elements, sliding=sliding)
     return FlexibleLinkChain(robot.model, beams, gravity=np.asarray(robot.gravity, dtype=float),
                              hubs=hub_inertias(robot.model, specs), sliding=sliding)
 

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 
 import casadi as ca
 import numpy as np
+import pinocchio as pin
 
 from flexrobot_ros.errors import ModelError
 
@@ -103,6 +104,14 @@ class SlidingBeam:
         self.m = self.planes * self.m_plane
         self.axis = np.asarray(self.rotation[:, 0], dtype=float)
         self.mass = self.rho * self.length
+
+    def undeformed_inertia(self) -> pin.Inertia:
+        """The undeflected beam and its tip mass as one rigid body, in the frame the joint has moved by d (origin at
+        the tip, where the payload sits; the beam runs back along -axis): rho l0 [kg] with its centre of mass at
+        -l0/2 axis [m] and m l0^2 / 12 [kg m^2] about the transverse axes, plus ``tip_mass`` at the origin."""
+        rod = pin.Inertia(self.mass, -0.5 * self.length * self.axis,
+                          self.mass * self.length ** 2 / 12.0 * (np.eye(3) - np.outer(self.axis, self.axis)))
+        return rod + pin.Inertia(self.tip_mass, np.zeros(3), np.zeros((3, 3)))
 
     @property
     def stiffnesses(self) -> tuple[float, ...]:

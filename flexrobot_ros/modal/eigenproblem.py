@@ -20,6 +20,7 @@ Mode conventions (selection, sorting, normalization, stability) are documented i
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -57,12 +58,17 @@ def stability_tolerance(spectrum: np.ndarray) -> np.ndarray:
     return STABILITY_TOLERANCE * np.maximum(np.max(np.abs(spectrum), axis=-1), 1e-300)
 
 
+def eigenvalue_codes(eigenvalues: np.ndarray, tol: Any) -> np.ndarray:
+    """Verdict codes (index into :data:`VERDICTS`) of single eigenvalues [1/s], shaped like ``eigenvalues``:
+    0 stable (Re < -tol), 2 unstable (Re > tol), 1 marginal (|Re| <= tol: zero within round-off, an undamped
+    mode); ``tol`` [1/s] broadcasts (:func:`stability_tolerance`)."""
+    real = np.real(eigenvalues)
+    return np.where(real > tol, 2, np.where(real >= -tol, 1, 0))
+
+
 def classify(spectrum: np.ndarray) -> np.ndarray:
-    """(P,) verdict codes (0 stable, 1 marginal, 2 unstable) of full spectra (P, 4n)."""
-    tol = stability_tolerance(spectrum)[:, None]
-    unstable = np.any(spectrum.real > tol, axis=1)
-    marginal = np.any(spectrum.real >= -tol, axis=1)
-    return np.where(unstable, 2, np.where(marginal, 1, 0))
+    """(P,) verdict codes (0 stable, 1 marginal, 2 unstable) of full spectra (P, 4n): the worst eigenvalue's."""
+    return eigenvalue_codes(spectrum, stability_tolerance(spectrum)[:, None]).max(axis=1)
 
 
 def _check_finite(name: str, array: np.ndarray) -> None:
@@ -238,4 +244,5 @@ def solve_modes(m_bar: np.ndarray, d_bar: np.ndarray, k_bar: np.ndarray, shapes:
 
 
 __all__ = ["ModalArrays", "solve_modes", "first_order_form", "select_modes", "normalize_shapes", "classify",
+           "eigenvalue_codes",
            "stability_tolerance", "mass_factor", "STABILITY_TOLERANCE", "VERDICTS"]

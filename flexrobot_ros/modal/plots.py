@@ -70,9 +70,17 @@ def plot_map(maps: Any, path: str | Path, modes: Sequence[int] | None = None, la
     top.legend(fontsize=7, ncol=4)
     for axis in (top, bottom):
         axis.grid(True, which="both", alpha=0.3)
-    top.set_title(title or f"{maps[0].robot} ({' / '.join(labels)}): {maps[0].kind} map, {len(maps[0])} points")
+    top.set_title(title or map_title(maps, labels))
     figure.tight_layout()
     return _save(figure, path)
+
+
+def map_title(maps: Sequence[Any], labels: Sequence[str]) -> str:
+    """``scompi + tool: gain map, 27 points``; several maps (or a label other than the robot's own):
+    ``scompi (no tool / with tool): gain map, 27 points``."""
+    own = [f"{m.robot}{' + tool' if m.tool else ''}" for m in maps]
+    head = own[0] if list(labels) == own[:1] else f"{maps[0].robot} ({' / '.join(labels)})"
+    return f"{head}: {maps[0].kind} map, {len(maps[0])} points"
 
 
 def plot_grid(result: Any, path: str | Path, mode: int = 0) -> Path:
@@ -140,4 +148,4 @@ def plot_receptance(receptance: Any, path: str | Path) -> Path:
     return _save(figure, path)
 
 
-__all__ = ["plot_map", "plot_grid", "plot_mode_shapes", "plot_receptance"]
+__all__ = ["map_title", "plot_map", "plot_grid", "plot_mode_shapes", "plot_receptance"]

@@ -44,6 +44,7 @@ import numpy as np
 import yaml
 
 from flexrobot_ros.errors import ModelError
+from flexrobot_ros.model.schema import finite
 
 _JOINT_TYPES = ("revolute", "prismatic")
 
@@ -108,16 +109,12 @@ def link_transform(robot: DHRobot, link: DHLink, qi: float) -> np.ndarray:
     return dh_transform(theta, d, link.a, link.alpha)
 
 
-def _number(value: Any, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise ModelError(f"{where}: expected a finite number, got {value!r}")
-    return float(value)
 
 
 def _vector(value: Any, length: int, where: str) -> tuple[float, ...]:
     if not isinstance(value, (list, tuple)) or len(value) != length:
         raise ModelError(f"{where}: expected a list of {length} numbers, got {value!r}")
-    return tuple(_number(v, f"{where}[{k}]") for k, v in enumerate(value))
+    return tuple(finite(v, f"{where}[{k}]") for k, v in enumerate(value))
 
 
 def _rpy_matrix(rpy: Sequence[float]) -> np.ndarray:
@@ -155,7 +152,7 @@ def parse_dh_spec(spec: Mapping[str, Any], source: str = "DH spec") -> DHRobot:
             raise ModelError(f"{where}: unknown keys {sorted(extra)}; expected {sorted(allowed)}")
         if row.get("type") not in _JOINT_TYPES:
             raise ModelError(f"{where}.type: expected one of {_JOINT_TYPES}, got {row.get('type')!r}")
-        mass = _number(row.get("mass", 0.0), f"{where}.mass")
+        mass = finite(row.get("mass", 0.0), f"{where}.mass")
         if mass < 0:
             raise ModelError(f"{where}.mass: expected >= 0 kg, got {mass}")
         limits = row.get("limits", {}) or {}
@@ -164,14 +161,14 @@ def parse_dh_spec(spec: Mapping[str, Any], source: str = "DH spec") -> DHRobot:
         links.append(
             DHLink(
                 type=row["type"],
-                theta=_number(row.get("theta", 0.0), f"{where}.theta"),
-                d=_number(row.get("d", 0.0), f"{where}.d"),
-                a=_number(row.get("a", 0.0), f"{where}.a"),
-                alpha=_number(row.get("alpha", 0.0), f"{where}.alpha"),
+                theta=finite(row.get("theta", 0.0), f"{where}.theta"),
+                d=finite(row.get("d", 0.0), f"{where}.d"),
+                a=finite(row.get("a", 0.0), f"{where}.a"),
+                alpha=finite(row.get("alpha", 0.0), f"{where}.alpha"),
                 mass=mass,
                 com=_vector(row.get("com", [0.0, 0.0, 0.0]), 3, f"{where}.com"),  # type: ignore[arg-type]
                 inertia=_vector(row.get("inertia", [0.0] * 6), 6, f"{where}.inertia"),  # type: ignore[arg-type]
-                limits={k: _number(v, f"{where}.limits.{k}") for k, v in limits.items()},
+                limits={k: finite(v, f"{where}.limits.{k}") for k, v in limits.items()},
             )
         )
     flange = np.eye(4)

@@ -32,6 +32,9 @@ _JOINT_TYPES = {
     "JointModelPrismaticUnaligned": "prismatic",
 }
 
+#: Position-limit tolerance [rad or m]: poses and trajectories that touch a limit (the thesis' LWR4 case) pass.
+LIMIT_TOLERANCE = 1e-9
+
 #: Per-joint parameter arrays that :meth:`FlexibleRobot.with_parameters` may replace.
 JOINT_ARRAYS = ("stiffness", "link_damping", "link_coulomb", "motor_damping", "motor_coulomb", "gear_ratio",
                 "rotor_inertia", "motor_inertia", "transmission", "kp", "kd")
@@ -154,6 +157,26 @@ class FlexibleRobot:
             bad = [self.joint_names[i] for i in np.flatnonzero(~np.isfinite(array))]
             raise ModelError(f"robot {self.name}: {what}: non-finite value(s) at joint(s) {bad}")
         return array
+
+    def limit_violation(self, q: Any, t: Any = None) -> str | None:
+        """The first position outside the URDF joint limits (with :data:`LIMIT_TOLERANCE`), described with the
+        joint, the value, the limit and the range expected; None when every position is inside.
+
+        ``q``: one pose (n,) or samples (samples, n) [rad | m]; ``t``: their times [s] (named in the message).
+        """
+        q = np.atleast_2d(np.asarray(q, dtype=float))
+        lower, upper = np.asarray(self.lower_limits), np.asarray(self.upper_limits)
+        for j, joint in enumerate(self.joint_names):
+            unit = angle_or_length(self.joint_types[j])
+            for bad, limit, word in ((q[:, j] < lower[j] - LIMIT_TOLERANCE, lower[j], "below the lower"),
+                                     (q[:, j] > upper[j] + LIMIT_TOLERANCE, upper[j], "above the upper")):
+                if np.any(bad):
+                    k = int(np.flatnonzero(bad)[0])
+                    when = "" if t is None else f" at t = {np.asarray(t)[k]:.6g} s"
+                    return (f"joint {joint!r}: q = {q[k, j]:.6g} {unit}{when} is {word} limit {limit:.6g} {unit} "
+                            f"(robot {self.name!r}); expected positions within [{lower[j]:.6g}, {upper[j]:.6g}] "
+                            f"{unit}")
+        return None
 
     def joint_index(self, name: str) -> int:
         """Position of joint ``name`` in the joint arrays; a ModelError lists the joints otherwise."""
@@ -311,5 +334,5 @@ def link_damping_unit(kind: str) -> str:
     return "N s/m" if kind == "prismatic" else "N m s/rad"
 
 
-__all__ = ["FlexibleRobot", "Tool", "build_robot", "JOINT_ARRAYS", "angle_or_length", "torque_or_force",
-           "link_damping_unit"]
+__all__ = ["FlexibleRobot", "Tool", "build_robot", "JOINT_ARRAYS", "LIMIT_TOLERANCE", "angle_or_length",
+           "torque_or_force", "link_damping_unit"]

@@ -46,6 +46,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from flexrobot_ros.errors import FlexrobotError, ModelError
+from flexrobot_ros.yaml_files import yaml11_hint
 
 TOP_KEYS = frozenset(
     {"robot", "summary", "description", "urdf", "gravity", "tool_frame", "coulomb_width", "joints", "controller",
@@ -109,9 +110,10 @@ class FlexibilitySpec:
 
 def finite(value: Any, where: str, error: type[FlexrobotError] = ModelError) -> float:
     """``value`` as a float, or an ``error`` (ModelError unless the caller's layer has its own type) naming
-    ``where`` when it is not a finite real number."""
+    ``where`` when it is not a finite real number (with the fix when YAML 1.1 read it as text: ``2.0e3``).
+    The one number reader of every YAML section (joints, tool, flexible_links, DH tables, modal data)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise error(f"{where}: expected a number, got {value!r}")
+        raise error(f"{where}: expected a number, got {value!r}{yaml11_hint(value)}")
     if not math.isfinite(value):
         raise error(f"{where}: expected a finite number, got {value!r}")
     return float(value)
