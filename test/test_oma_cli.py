@@ -113,3 +113,33 @@ def test_bad_input_exit_status_2(tmp_path, capsys):
     assert "too low for the requested band" in capsys.readouterr().err
     assert main(["oma", str(good), "--orders", "2:300"]) == 2
     assert "too few samples" in capsys.readouterr().err
+
+
+def test_headerless_matrix_needs_fs(tmp_path, capsys):
+    """A headerless matrix (one column per channel, no time column, like most DAQ exports) is read with --fs:
+    channels ch1, ch2, time sample / fs. Without --fs, with --fs on a file that has a time column, or with a
+    non-positive --fs: a one-line error naming the file and the option, status 2."""
+    fs, n = 200.0, 4000
+    t = np.arange(n) / fs
+    rng = np.random.default_rng(22)
+    y = np.column_stack([np.exp(-0.01 * 2 * np.pi * 7 * t) * np.sin(2 * np.pi * 7 * t),
+                         np.exp(-0.01 * 2 * np.pi * 7 * t) * np.cos(2 * np.pi * 7 * t)])
+    y += 1e-4 * rng.standard_normal(y.shape)
+    asc = tmp_path / "daq.asc"
+    np.savetxt(asc, y, fmt="%15.7e")
+    csv = tmp_path / "daq.csv"
+    np.savetxt(csv, y, fmt="%.9g", delimiter=",")
+    for path in (asc, csv):
+        assert main(["oma", str(path)]) == 2
+        err = capsys.readouterr().err
+        assert str(path) in err and "--fs HZ" in err and "no header row" in err
+        assert main(["oma", str(path), "--fs", "0"]) == 2
+        assert "--fs" in capsys.readouterr().err
+        assert main(["oma", str(path), "--fs", str(fs), "--orders", "2:20", "--json"]) == 0
+        doc = json.loads(capsys.readouterr().out)
+        assert doc["channels"] == ["ch1", "ch2"] and doc["fs_hz"] == fs
+        np.testing.assert_allclose(doc["frequencies_hz"], [7.0 / np.sqrt(1 - 0.01**2)], rtol=1e-3)
+    with_t = write_timeseries(tmp_path / "with_t.csv", t, {"a": y[:, 0]})
+    assert main(["oma", str(with_t), "--fs", str(fs)]) == 2
+    err = capsys.readouterr().err
+    assert str(with_t) in err and "--fs" in err and "leave --fs out" in err

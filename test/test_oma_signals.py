@@ -164,3 +164,17 @@ def test_linear_detrend_and_warning_free_clean_input():
     assert not prep.resampled and prep.notes == ()
     fit = np.polyfit(t, y, 1)
     np.testing.assert_allclose(prep.data, y - (np.outer(t, fit[0]) + fit[1]), atol=1e-12)
+
+
+@pytest.mark.parametrize(("fs", "n", "offset_s"), [(40.0, 13108, 0.0), (1000.0, 10000, 0.0), (1000.0, 3000, 100.0),
+                                                    (512.0, 2048, 0.0)])
+def test_sampling_rate_is_the_rate_not_its_float_rounding(tmp_path, fs, n, offset_s):
+    """Stamps k / fs (+ offset) written to CSV with 17 digits and read back give fs exactly (issue 22: 1 kHz
+    records reported 999.9999999999991 Hz, HTC's k / 40 gave 39.99999999999091 Hz); nothing is resampled."""
+    t = offset_s + np.arange(n) / fs
+    path = write_timeseries(tmp_path / "rate.csv", t, {"a": np.sin(2 * np.pi * 0.05 * fs * t)})
+    raw = read_signals(path)
+    assert 1.0 / np.median(np.diff(raw.t)) != fs or fs == 512.0  # the float interval itself is not exact
+    prepared = prepare(raw)
+    assert prepared.fs_hz == fs
+    assert not prepared.resampled

@@ -3,7 +3,9 @@
 A :class:`Signals` holds timestamps ``t`` (samples,) [s] and ``data`` (samples, channels) with channel names (e.g.
 ``q_m.joint2``). :func:`read_signals` reads CSV/NPZ files in the simulator's format
 (:mod:`flexrobot_ros.timeseries`: first column ``t`` in s, one column per channel) through a table of readers keyed
-by file suffix, so other formats plug in with :func:`register_reader`; rosbag2 bags (a directory, ``.db3``,
+by file suffix, so other formats plug in with :func:`register_reader`; headerless matrices (one sample per row, one
+column per channel, no time column: most DAQ exports; ``.asc``, ``.txt``, ``.dat`` or a ``.csv`` whose first row is
+numbers) are read by :func:`read_matrix` with the sampling rate given (``fs_hz``); rosbag2 bags (a directory, ``.db3``,
 ``.mcap``) are read by :mod:`flexrobot_ros.oma.bag_signals`, imported on first use (rosbags only; this package never
 imports the runtime layer). :func:`prepare` turns raw signals into
 what the identification methods need, uniformly sampled data:
@@ -38,9 +40,9 @@ import scipy.signal
 from flexrobot_ros.errors import SignalError
 from flexrobot_ros.timeseries import SUFFIXES, read_timeseries
 
-__all__ = ["Signals", "PreparedSignals", "SignalWarning", "read_signals", "register_reader", "readers",
-           "select_channels", "find_gaps", "quantization_step", "data_precision", "significant_digits",
-           "channel_scales", "prepare"]
+__all__ = ["Signals", "PreparedSignals", "SignalWarning", "read_signals", "read_matrix", "is_matrix_file",
+           "MATRIX_SUFFIXES", "register_reader", "readers", "select_channels", "find_gaps", "sampling_rate",
+           "quantization_step", "data_precision", "significant_digits", "channel_scales", "prepare"]
 
 
 class SignalWarning(UserWarning):
@@ -124,11 +126,21 @@ def readers() -> Mapping[str, Reader]:
     return dict(_READERS)
 
 
-def read_signals(path: str | Path, channels: Sequence[str] | None = None) -> Signals:
-    """Read a signal file (CSV, NPZ, or any registered format) and select ``channels`` (names or globs)."""
+def read_signals(path: str | Path, channels: Sequence[str] | None = None, fs_hz: float | None = None) -> Signals:
+    """Read a signal file (CSV, NPZ, a headerless matrix, or any registered format) and select ``channels`` (names
+    or globs). ``fs_hz`` [Hz] is the sampling rate of a headerless matrix (:func:`read_matrix`), which has no time
+    column; it is refused for files that carry their own times."""
     path = Path(path)
     if not path.exists():
         raise SignalError(f"{path}: no such file or directory")
+    if is_matrix_file(path):
+        if fs_hz is None:
+            raise SignalError(f"{path}: no header row and no time column (one column per channel); give its "
+                              f"sampling rate with --fs HZ (fs_hz)")
+        return read_matrix(path, fs_hz).select(channels)
+    if fs_hz is not None:
+        raise SignalError(f"{path}: --fs (fs_hz) is the sampling rate of a headerless matrix file; this file "
+                          f"carries its own times (column t or message stamps): leave --fs out")
     key = "/" if path.is_dir() else path.suffix.lower()
     if key not in _READERS and key in _BUILT_IN_READERS:
         importlib.import_module(_BUILT_IN_READERS[key])  # registers itself
@@ -136,8 +148,54 @@ def read_signals(path: str | Path, channels: Sequence[str] | None = None) -> Sig
     if reader is None:
         known = ", ".join(sorted(k if k != "/" else "directory" for k in _READERS))
         raise SignalError(f"{path}: no reader for {'a directory' if key == '/' else repr(key)} files "
-                          f"(known: {known})")
+                          f"(known: {known}, and headerless {', '.join(MATRIX_SUFFIXES)} with --fs)")
     return reader(path).select(channels)
+
+
+#: Suffixes of headerless matrix files (one sample per row, one column per channel, no time column).
+MATRIX_SUFFIXES = (".asc", ".txt", ".dat")
+
+
+def _first_data_line(path: Path) -> str:
+    with path.open(errors="replace") as stream:
+        for line in stream:
+            if line.strip() and not line.lstrip().startswith("#"):
+                return line
+    return ""
+
+
+def is_matrix_file(path: Path) -> bool:
+    """Whether ``path`` is a headerless matrix: a ``.asc``/``.txt``/``.dat`` file, or a ``.csv`` whose first data
+    row is numbers (no header naming the columns)."""
+    suffix = path.suffix.lower()
+    if path.is_dir() or suffix not in MATRIX_SUFFIXES + (".csv",):
+        return False
+    if suffix in MATRIX_SUFFIXES:
+        return True
+    try:
+        [float(v) for v in _first_data_line(path).replace(",", " ").split()]
+    except ValueError:
+        return False
+    return True
+
+
+def read_matrix(path: str | Path, fs_hz: float) -> Signals:
+    """A headerless matrix file: one sample per row, one column per channel, separated by commas or white space,
+    no time column; ``fs_hz`` [Hz] its sampling rate. Channels are named ``ch1``, ``ch2``, ... (column order);
+    time is ``sample / fs_hz`` [s]."""
+    path = Path(path)
+    if not (isinstance(fs_hz, (int, float)) and np.isfinite(fs_hz) and fs_hz > 0):
+        raise SignalError(f"{path}: sampling rate --fs (fs_hz) must be a positive number of Hz, got {fs_hz!r}")
+    delimiter = "," if "," in _first_data_line(path) else None
+    try:
+        data = np.loadtxt(path, delimiter=delimiter, comments="#", ndmin=2)
+    except ValueError as error:
+        raise SignalError(f"{path}: not a matrix of numbers (one sample per row, one column per channel): "
+                          f"{error}") from None
+    if data.size == 0:
+        raise SignalError(f"{path}: no samples")
+    return Signals(np.arange(data.shape[0]) / float(fs_hz), data,
+                   tuple(f"ch{i + 1}" for i in range(data.shape[1])), str(path))
 
 
 def _read_timeseries(path: Path) -> Signals:
@@ -169,6 +227,17 @@ def find_gaps(t: np.ndarray, gap_factor: float = 1.5) -> list[tuple[int, float, 
         return []
     limit = gap_factor * np.median(dt)
     return [(int(i), float(t[i]), float(t[i + 1])) for i in np.flatnonzero(dt > limit)]
+
+
+def sampling_rate(t: np.ndarray) -> float:
+    """Sampling rate [Hz] of timestamps ``t`` [s]: 1 / the median interval, rounded to the significant digits the
+    float64 stamps resolve (their spacing ``eps * max|t|`` relative to the interval), so samples ``k / 40`` over
+    330 s give 40.0 Hz, not 39.99999999999091 Hz."""
+    t = np.asarray(t, dtype=float)
+    dt = float(np.median(np.diff(t)))
+    resolution = 2.0 * np.finfo(float).eps * max(abs(t[0]), abs(t[-1]), dt) / dt
+    digits = int(np.clip(np.floor(-np.log10(resolution)), 1, 15))
+    return float(f"{1.0 / dt:.{digits}g}")
 
 
 def quantization_step(x: np.ndarray, max_levels_fraction: float = 0.5) -> float:
@@ -338,7 +407,7 @@ def prepare(signals: Signals, detrend: str = "constant", highpass_hz: float | No
             raise SignalError(f"{src}: the longest gap-free segment has only {len(t)} samples")
     dt = np.diff(t)
     dt_med = float(np.median(dt))
-    fs = 1.0 / dt_med
+    fs = sampling_rate(t)
     steps = np.array([quantization_step(data[:, i]) for i in range(data.shape[1])])
     resampled = bool(np.max(np.abs(dt - dt_med)) > 1e-6 * dt_med)
     if resampled:
