@@ -26,7 +26,7 @@ __all__ = ["DEFAULT_METHOD", "DEFAULT_ORDERS", "METHODS", "MIN_LAG_PERIODS", "Om
 METHODS: tuple[str, ...] = ("var", "ssi-cov")
 #: Method used when none is named (the ``flexrobot oma`` command, the OMA node and the tracker). SSI-cov: on the
 #: Heritage Court Tower ambient records (40 Hz, 6 and 8 channels) its default orders find the six modes below 6 Hz
-#: within 0.4 %, where VAR over 2:40 lags finds two and one of them (test/test_oma_htc.py).
+#: within 0.8 %, where VAR over 2:40 lags finds two and one of them (test/test_oma_htc.py).
 DEFAULT_METHOD = "ssi-cov"
 #: A VAR model of p lags holds a mode only when its lag window p / fs spans at least this many periods of it
 #: (measured on the Heritage Court Tower records: 1.2 periods of the 1.23 Hz mode found 2 of 6 modes, 2.5
@@ -127,8 +127,9 @@ def parse_orders(spec: str | Sequence[int]) -> tuple[int, ...]:
 DEFAULT_ORDERS = {"var": "2:40", "ssi-cov": "2:100"}
 
 
-def identify_modes(data: np.ndarray, fs_hz: float, method: str = DEFAULT_METHOD, orders: str | Sequence[int] | None = None,
-                   channels: Sequence[str] | None = None, criteria: StabilizationCriteria | None = None,
+def identify_modes(data: np.ndarray, fs_hz: float, method: str = DEFAULT_METHOD,
+                   orders: str | Sequence[int] | None = None, channels: Sequence[str] | None = None,
+                   criteria: StabilizationCriteria | None = None,
                    selection: SelectionOptions | None = None, block_rows: int | None = None,
                    noise_floor: np.ndarray | float = 0.0, scaling: str = "common",
                    progress: Callable[[int, int], None] | None = None) -> OmaResult:

@@ -389,8 +389,10 @@ def prepare(signals: Signals, detrend: str = "constant", highpass_hz: float | No
         dropped = ()
     gaps = find_gaps(t, gap_factor)
     gap_times = tuple((a, b) for _, a, b in gaps)
+    start = float(t[0])  # messages give times from the record's start (stamps may count from the epoch)
     if gaps:
-        listing = ", ".join(f"{a:.6g}-{b:.6g} s" for a, b in gap_times[:5]) + (" ..." if len(gaps) > 5 else "")
+        listing = ", ".join(f"{a - start:.6g}-{b - start:.6g} s" for a, b in gap_times[:5])
+        listing = f"{listing}{' ...' if len(gaps) > 5 else ''} from the record's start"
         if on_gap == "error":
             raise SignalError(f"{src}: {len(gaps)} sampling gap(s) longer than {gap_factor} sampling intervals "
                               f"({listing}); OMA does not bridge gaps (use on_gap='longest' / --on-gap longest "
@@ -401,7 +403,7 @@ def prepare(signals: Signals, detrend: str = "constant", highpass_hz: float | No
         j = int(np.argmax(np.diff(edges)))
         a, b = edges[j], edges[j + 1]
         _warn(notes, f"{src}: {len(gaps)} sampling gap(s) ({listing}); analysing the longest gap-free segment "
-                     f"{t[a]:.6g}-{t[b - 1]:.6g} s ({b - a} samples)")
+                     f"{t[a] - start:.6g}-{t[b - 1] - start:.6g} s ({b - a} samples)")
         t, data = t[a:b], data[a:b]
         if len(t) < 3:
             raise SignalError(f"{src}: the longest gap-free segment has only {len(t)} samples")
