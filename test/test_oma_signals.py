@@ -178,3 +178,19 @@ def test_sampling_rate_is_the_rate_not_its_float_rounding(tmp_path, fs, n, offse
     prepared = prepare(raw)
     assert prepared.fs_hz == fs
     assert not prepared.resampled
+
+
+def test_band_chooses_the_decimation():
+    """decimate=None: a 1 kHz record with a band up to 100 Hz is decimated by 4 to 250 Hz (2.5 x the band) and a
+    note says so; without a band nothing is decimated; an explicit factor wins."""
+    from flexrobot_ros.oma.signals import band_decimation
+
+    t, y = _sines(fs=1000.0, n=8000, freqs=(7.0, 31.0))
+    sig = Signals(t, y, ("a", "b"), "fast.csv")
+    auto = prepare(sig, band_hz=100.0, decimate=None)
+    assert (auto.fs_hz, auto.decimation, len(auto.data)) == (250.0, 4, 2000)
+    assert any("decimated by 4 to 250 Hz for the band up to 100 Hz" in note for note in auto.notes)
+    assert prepare(sig, decimate=None).fs_hz == 1000.0
+    assert prepare(sig, band_hz=100.0, decimate=2).fs_hz == 500.0
+    assert band_decimation(40.0, 6.0, 13108) == 2 and band_decimation(1000.0, 450.0, 8000) == 1
+    assert band_decimation(1000.0, 1.0, 300) == 10  # at least 30 samples per factor

@@ -48,7 +48,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--block-rows", type=int, help="SSI-cov block rows (default from the maximum order)")
     p.add_argument("--start", type=float, help="analyse from this time [s]")
     p.add_argument("--end", type=float, help="analyse up to this time [s]")
-    p.add_argument("--band", type=float, metavar="HZ", help="highest frequency of interest [Hz] (default 0.45 fs)")
+    p.add_argument("--band", type=float, metavar="HZ",
+                   help="highest frequency of interest [Hz] (default 0.45 fs): the record is decimated to about "
+                        "2.5 times it (see --decimate) so the fit concentrates on the band, and poles above it are "
+                        "not reported")
     p.add_argument("--fmin", type=float, default=0.0, metavar="HZ", help="lowest frequency of interest [Hz]")
     p.add_argument("--damping-max", type=float, default=StabilizationCriteria.damping_max,
                    help="largest damping ratio of a physical mode, fraction (default %(default)s)")
@@ -66,7 +69,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--highpass", type=float, metavar="HZ", help="zero-phase high-pass to remove set-point motion")
     p.add_argument("--reference-prefix", metavar="PREFIX",
                    help="subtract, from channel <x>.<joint>, the column PREFIX.<joint> (e.g. q_d)")
-    p.add_argument("--decimate", type=int, default=1, help="decimation factor with anti-alias filter")
+    p.add_argument("--decimate", type=int,
+                   help="decimation factor with anti-alias filter (default: from --band, sampling rate about 2.5 "
+                        "times the band; 1 without --band)")
     p.add_argument("--on-gap", choices=("error", "longest"), default="error",
                    help="sampling gaps: refuse (default) or analyse the longest gap-free segment")
     p.add_argument("--json", action="store_true", help="print the result as JSON")

@@ -21,8 +21,10 @@ what the identification methods need, uniformly sampled data:
    a floor too, so noise-free records (simulation output) are judged by their own precision;
 5. set-point removal: subtract a reference channel per channel, then ``detrend`` ``"constant"`` (mean),
    ``"linear"``, ``"none"`` or a zero-phase high-pass (``highpass_hz``) for slow set-point motion;
-6. decimation with a zero-phase FIR anti-alias filter (``decimate`` factor), and a check that the sampling
-   rate suits the requested band (``band_hz`` above Nyquist is an error, above 0.4 fs a warning).
+6. decimation with a zero-phase FIR anti-alias filter (``decimate`` factor, or ``decimate=None``: chosen from
+   the band by :func:`band_decimation`, so the identification fits the band of interest rather than the whole
+   spectrum up to the Nyquist frequency), and a check that the sampling rate suits the requested band
+   (``band_hz`` above Nyquist is an error, above 0.4 fs a warning).
 """
 from __future__ import annotations
 
@@ -42,7 +44,7 @@ from flexrobot_ros.timeseries import SUFFIXES, read_timeseries
 
 __all__ = ["Signals", "PreparedSignals", "SignalWarning", "read_signals", "read_matrix", "is_matrix_file",
            "MATRIX_SUFFIXES", "register_reader", "readers", "select_channels", "find_gaps", "sampling_rate",
-           "quantization_step", "data_precision", "significant_digits", "channel_scales", "prepare"]
+           "band_decimation", "quantization_step", "data_precision", "significant_digits", "channel_scales", "prepare"]
 
 
 class SignalWarning(UserWarning):
@@ -329,6 +331,19 @@ def channel_scales(y: np.ndarray, scaling: str = "common", what: str = "OMA") ->
     raise SignalError(f"{what}: scaling must be 'common' or 'channel', got {scaling!r}")
 
 
+#: Sampling rate over band after automatic decimation: the band stays below 0.4 fs (no close-to-Nyquist warning)
+#: and the anti-alias filter's transition (up to the new Nyquist frequency) lies above it.
+BAND_OVERSAMPLING = 2.5
+
+
+def band_decimation(fs_hz: float, band_hz: float | None, samples: int) -> int:
+    """Decimation factor that brings ``fs_hz`` [Hz] down to about :data:`BAND_OVERSAMPLING` times ``band_hz`` [Hz]
+    (1 without a band), keeping at least 30 samples per factor for the anti-alias filter."""
+    if band_hz is None or not band_hz > 0:
+        return 1
+    return int(max(1, min(np.floor(fs_hz / (BAND_OVERSAMPLING * band_hz)), samples // 30)))
+
+
 def _warn(notes: list[str], message: str) -> None:
     notes.append(message)
     warnings.warn(message, SignalWarning, stacklevel=3)
@@ -336,14 +351,15 @@ def _warn(notes: list[str], message: str) -> None:
 
 def prepare(signals: Signals, detrend: str = "constant", highpass_hz: float | None = None,
             references: Mapping[str, np.ndarray] | None = None, band_hz: float | None = None,
-            decimate: int = 1, gap_factor: float = 1.5, on_gap: str = "error",
+            decimate: int | None = 1, gap_factor: float = 1.5, on_gap: str = "error",
             min_quantization_steps: float = 8.0) -> PreparedSignals:
     """Check and condition ``signals`` for identification (see the module docstring for the steps).
 
     ``detrend``: ``"constant"``, ``"linear"`` or ``"none"``; ``highpass_hz``: zero-phase 4th-order
     Butterworth high-pass [Hz] applied after detrending (removes slow set-point motion); ``references``:
     channel name -> reference signal (samples,) subtracted first (e.g. the commanded motor position);
-    ``band_hz``: highest frequency of interest [Hz]; ``decimate``: integer factor; ``on_gap``: ``"error"`` or
+    ``band_hz``: highest frequency of interest [Hz]; ``decimate``: integer factor, or None to choose it from
+    ``band_hz`` (:func:`band_decimation`; a note says what was done); ``on_gap``: ``"error"`` or
     ``"longest"``; ``min_quantization_steps``: warn when a channel's std spans fewer encoder steps.
     """
     notes: list[str] = []
@@ -430,7 +446,10 @@ def prepare(signals: Signals, detrend: str = "constant", highpass_hz: float | No
             raise SignalError(f"{src}: high-pass cut-off {highpass_hz} Hz must lie in (0, {0.5 * fs:.6g}) Hz")
         sos = scipy.signal.butter(4, highpass_hz, btype="highpass", fs=fs, output="sos")
         data = scipy.signal.sosfiltfilt(sos, data, axis=0)
-    q = int(decimate)
+    q = band_decimation(fs, band_hz, data.shape[0]) if decimate is None else int(decimate)
+    if decimate is None and q > 1:
+        notes.append(f"{src}: decimated by {q} to {fs / q:.6g} Hz for the band up to {band_hz:.6g} Hz "
+                     f"(--decimate 1 keeps {fs:.6g} Hz)")
     if q < 1:
         raise SignalError(f"decimation factor must be >= 1, got {decimate}")
     if q > 1:
