@@ -75,3 +75,52 @@ def test_band_concentrates_the_fit_on_it(capsys):
         assert any("decimated by 2 to 20 Hz for the band up to 6 Hz" in note for note in doc["notes"]), doc["notes"]
         assert len(_matched(doc["frequencies_hz"])) == 6, doc["frequencies_hz"]
         assert max(doc["frequencies_hz"]) <= 6.0
+
+
+def _prepared(setup: int):
+    from flexrobot_ros.oma.signals import prepare, read_signals
+
+    return prepare(read_signals(_record(setup), fs_hz=FS_HZ))
+
+
+def test_spectrum_parts_the_three_close_low_modes():
+    """The spectrum of --plot over the plotted band (0-10.7 Hz here) has lines fine enough to show 1.23, 1.29 and
+    1.45 Hz as three peaks of the first singular value (before issue 22: 256-sample segments, 0.16 Hz lines, one
+    hump from 1.1 to 1.6 Hz)."""
+    import scipy.signal
+
+    from flexrobot_ros.oma.plots import singular_value_spectrum
+
+    sig = _prepared(1)
+    f, sv = singular_value_spectrum(sig.data, sig.fs_hz, band_hz=10.7)
+    assert f[1] <= 0.02
+    low = (f > 1.1) & (f < 1.6)
+    peaks, _ = scipy.signal.find_peaks(np.log(sv[low, 0]), prominence=0.3)  # 35 % above the dips beside
+    found = f[low][peaks]
+    for reference in REFERENCE_HZ[:3]:
+        assert np.min(np.abs(found - reference)) <= 0.03, (reference, found)
+
+
+def test_stabilization_labels_do_not_overlap():
+    """Mode labels of the stabilization diagram (setup 3: 1.23, 1.29 and 1.46 Hz within 0.23 Hz on a 10.7 Hz axis)
+    overlap neither each other nor the titles (before issue 22 the 1.23 and 1.29 Hz labels overprinted)."""
+    import matplotlib.pyplot as plt
+
+    from flexrobot_ros.oma.identify import identify_modes
+    from flexrobot_ros.oma.plots import stabilization_figure
+
+    sig = _prepared(3)
+    result = identify_modes(sig.data, sig.fs_hz, channels=sig.channels, noise_floor=sig.noise_floor)
+    fig = stabilization_figure(result, sig.data, "dherita3.asc")
+    try:
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        ax = fig.axes[0]
+        labels = [t.get_window_extent(renderer) for t in ax.texts]
+        assert len(labels) == len(result.modes) >= 6
+        titles = [a.title.get_window_extent(renderer) for a in fig.axes]
+        for i, box in enumerate(labels):
+            assert not any(box.overlaps(other) for other in labels[i + 1:] + titles), ax.texts[i].get_text()
+            assert box.y1 <= fig.bbox.y1  # inside the figure
+    finally:
+        plt.close(fig)
