@@ -164,3 +164,33 @@ def test_linear_detrend_and_warning_free_clean_input():
     assert not prep.resampled and prep.notes == ()
     fit = np.polyfit(t, y, 1)
     np.testing.assert_allclose(prep.data, y - (np.outer(t, fit[0]) + fit[1]), atol=1e-12)
+
+
+@pytest.mark.parametrize(("fs", "n", "offset_s"), [(40.0, 13108, 0.0), (1000.0, 10000, 0.0), (1000.0, 3000, 100.0),
+                                                    (512.0, 2048, 0.0)])
+def test_sampling_rate_is_the_rate_not_its_float_rounding(tmp_path, fs, n, offset_s):
+    """Stamps k / fs (+ offset) written to CSV with 17 digits and read back give fs exactly (issue 22: 1 kHz
+    records reported 999.9999999999991 Hz, HTC's k / 40 gave 39.99999999999091 Hz); nothing is resampled."""
+    t = offset_s + np.arange(n) / fs
+    path = write_timeseries(tmp_path / "rate.csv", t, {"a": np.sin(2 * np.pi * 0.05 * fs * t)})
+    raw = read_signals(path)
+    assert 1.0 / np.median(np.diff(raw.t)) != fs or fs == 512.0  # the float interval itself is not exact
+    prepared = prepare(raw)
+    assert prepared.fs_hz == fs
+    assert not prepared.resampled
+
+
+def test_band_chooses_the_decimation():
+    """decimate=None: a 1 kHz record with a band up to 100 Hz is decimated by 4 to 250 Hz (2.5 x the band) and a
+    note says so; without a band nothing is decimated; an explicit factor wins."""
+    from flexrobot_ros.oma.signals import band_decimation
+
+    t, y = _sines(fs=1000.0, n=8000, freqs=(7.0, 31.0))
+    sig = Signals(t, y, ("a", "b"), "fast.csv")
+    auto = prepare(sig, band_hz=100.0, decimate=None)
+    assert (auto.fs_hz, auto.decimation, len(auto.data)) == (250.0, 4, 2000)
+    assert any("decimated by 4 to 250 Hz for the band up to 100 Hz" in note for note in auto.notes)
+    assert prepare(sig, decimate=None).fs_hz == 1000.0
+    assert prepare(sig, band_hz=100.0, decimate=2).fs_hz == 500.0
+    assert band_decimation(40.0, 6.0, 13108) == 2 and band_decimation(1000.0, 450.0, 8000) == 1
+    assert band_decimation(1000.0, 1.0, 300) == 10  # at least 30 samples per factor

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -178,3 +179,13 @@ def test_recorded_bytes_decode_to_the_message_sent():
     # float_sequence keeps full float64 precision through the bytes
     state = types.sensor_msgs.msg.JointState(position=float_sequence([np.pi, -1e-300]))
     assert list(store.deserialize_cdr(state.serialize(), "sensor_msgs/msg/JointState").position) == [np.pi, -1e-300]
+
+
+def test_info_prints_epoch_stamps_to_the_nanosecond():
+    """Issue 22: start/end were printed from float64 epoch seconds (238 ns resolution in 2026): a bag starting at
+    1795730000.123456789 s printed 1795730000.123456717; the integer nanoseconds are printed exactly."""
+    info = bags.BagInfo(Path("run"), "sqlite3", 1_795_730_000_123_456_789, 1_795_730_003_000_000_001, 2.876543212,
+                        3, ())
+    text = bags.format_info(info)
+    assert "Start:             1795730000.123456789" in text
+    assert "End:               1795730003.000000001" in text

@@ -1,7 +1,8 @@
 """``flexrobot oma FILE``: operational modal analysis of recorded signals (CSV, NPZ or a rosbag2 bag).
 
-Reads the signals (time column ``t`` [s] plus named channels such as ``q_m.joint2``; in bags every
-sensor_msgs/JointState topic gives channels ``<topic>.position.<joint>``, ``.velocity.`` and ``.effort.``),
+Reads the signals (time column ``t`` [s] plus named channels such as ``q_m.joint2``; a headerless matrix, one
+column per channel, with ``--fs``; in bags every sensor_msgs/JointState topic gives channels
+``<topic>.position.<joint>``, ``.velocity.`` and ``.effort.``),
 conditions them (:func:`flexrobot_ros.oma.signals.prepare`), identifies the modes with VAR or SSI-cov over a
 range of model orders, and prints them (``--json`` for machines), optionally with a PNG of the stabilization
 diagram and spectrum (``--plot``) and a modal-data YAML entry for ``flexrobot identify`` (``--modal-data``).
@@ -18,7 +19,7 @@ import numpy as np
 
 from flexrobot_ros.commands.arguments import CommandError, add_vector, output_file, vector
 from flexrobot_ros.errors import SignalError
-from flexrobot_ros.oma.identify import METHODS, identify_modes
+from flexrobot_ros.oma.identify import DEFAULT_METHOD, METHODS, identify_modes
 from flexrobot_ros.oma.selection import SelectionOptions
 from flexrobot_ros.oma.bag_signals import BAG_SUFFIXES, read_joint_state_bag
 from flexrobot_ros.oma.signals import Signals, SignalWarning, prepare, read_signals, select_channels
@@ -33,18 +34,25 @@ DEFAULT_CHANNELS = "q_m.*"
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     """Register ``oma``."""
     p = subparsers.add_parser("oma", help="identify modes (frequencies, damping, shapes) from recorded signals",
-                              description="Operational modal analysis of recorded signals (CSV, NPZ or a "
-                              "rosbag2 bag): natural frequencies, damping ratios and mode shapes.")
-    p.add_argument("file", help="signal file: .csv/.npz (column t [s] + channels) or a rosbag2 bag")
+                              description="Operational modal analysis of recorded signals (CSV, NPZ, a "
+                              "headerless matrix or a rosbag2 bag): natural frequencies, damping ratios and mode shapes.")
+    p.add_argument("file", help="signal file: .csv/.npz (column t [s] + channels), a headerless matrix "
+                                "(.asc/.txt/.dat/.csv, one column per channel; with --fs) or a rosbag2 bag")
+    p.add_argument("--fs", type=float, metavar="HZ",
+                   help="sampling rate [Hz] of a headerless matrix file (channels ch1, ch2, ...)")
     p.add_argument("--channels", nargs="+", metavar="NAME",
                    help=f"channels by name or glob (default: {DEFAULT_CHANNELS} if present, else all)")
-    p.add_argument("--method", choices=METHODS, default="var", help="identification method (default var)")
+    p.add_argument("--method", choices=METHODS, default=DEFAULT_METHOD,
+                   help="identification method (default %(default)s; var is the thesis' method)")
     p.add_argument("--orders", help="model orders first:last[:step] or a,b,c (default: var 2:40 lags, "
                                     "ssi-cov 2:100 states)")
     p.add_argument("--block-rows", type=int, help="SSI-cov block rows (default from the maximum order)")
     p.add_argument("--start", type=float, help="analyse from this time [s]")
     p.add_argument("--end", type=float, help="analyse up to this time [s]")
-    p.add_argument("--band", type=float, metavar="HZ", help="highest frequency of interest [Hz] (default 0.45 fs)")
+    p.add_argument("--band", type=float, metavar="HZ",
+                   help="highest frequency of interest [Hz] (default 0.45 fs): the record is decimated to about "
+                        "2.5 times it (see --decimate) so the fit concentrates on the band, and poles above it are "
+                        "not reported")
     p.add_argument("--fmin", type=float, default=0.0, metavar="HZ", help="lowest frequency of interest [Hz]")
     p.add_argument("--damping-max", type=float, default=StabilizationCriteria.damping_max,
                    help="largest damping ratio of a physical mode, fraction (default %(default)s)")
@@ -62,7 +70,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--highpass", type=float, metavar="HZ", help="zero-phase high-pass to remove set-point motion")
     p.add_argument("--reference-prefix", metavar="PREFIX",
                    help="subtract, from channel <x>.<joint>, the column PREFIX.<joint> (e.g. q_d)")
-    p.add_argument("--decimate", type=int, default=1, help="decimation factor with anti-alias filter")
+    p.add_argument("--decimate", type=int,
+                   help="decimation factor with anti-alias filter (default: from --band, sampling rate about 2.5 "
+                        "times the band; 1 without --band)")
     p.add_argument("--on-gap", choices=("error", "longest"), default="error",
                    help="sampling gaps: refuse (default) or analyse the longest gap-free segment")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
@@ -81,7 +91,9 @@ def _load(args: argparse.Namespace) -> tuple[Signals, Signals]:
     """(analysed channels, all channels) cropped to --start/--end."""
     path = Path(args.file)
     is_bag = path.is_dir() or path.suffix.lower() in BAG_SUFFIXES
-    raw = read_joint_state_bag(path, args.channels) if is_bag else read_signals(path)
+    if is_bag and args.fs is not None:
+        raise CommandError(f"--fs: {path} is a bag; its messages carry their own stamps (leave --fs out)")
+    raw = read_joint_state_bag(path, args.channels) if is_bag else read_signals(path, fs_hz=args.fs)
     if args.start is not None or args.end is not None:
         lo = -np.inf if args.start is None else args.start
         hi = np.inf if args.end is None else args.end

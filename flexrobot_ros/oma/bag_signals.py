@@ -2,8 +2,11 @@
 
 :func:`flexrobot_ros.oma.signals.read_signals` imports this module the first time it is given a bag (a directory,
 a ``.db3`` or a ``.mcap`` file), so ``read_signals("run1")`` works without the ``flexrobot`` command. Channels are
-named ``<topic>.<field>.<joint>`` (``motor_states.position.joint2``); time is the header stamp [s] (the bag's
-receive time when the stamp is zero). Only rosbags is used (no ROS 2, no DDS runtime).
+named ``<topic>.<field>.<joint>`` (``motor_states.position.joint2``); time is the header stamp (the bag's
+receive time when the stamp is zero), in seconds from the first message's stamp: stamps are read as integer
+nanoseconds and the first one is subtracted before they become float64 seconds (float64 seconds since the epoch
+resolve only 238 ns, which made a 1 kHz bag 1000.07 Hz and jittered). Only rosbags is used (no ROS 2, no DDS
+runtime).
 """
 from __future__ import annotations
 
@@ -46,18 +49,18 @@ def _joint_states(path: Path) -> Iterator[tuple[str, int, Any]]:
 
 
 def read_joint_state_bag(path: str | Path, channels: Sequence[str] | None = None) -> Signals:
-    """Signals from the JointState topics of a rosbag2 bag (header stamp, else bag time).
+    """Signals from the JointState topics of a rosbag2 bag (header stamp, else bag time; [s] from the first).
 
     With ``channels`` (names or globs) only the topics that hold a matching channel are read. Several topics are
     joined into one record when their stamps are identical (a simulator writes ``motor_states`` and
     ``joint_states`` together); topics on different time bases are refused with the advice to select one.
     """
     path = Path(path)
-    stamps: dict[str, list[float]] = {}
+    stamps: dict[str, list[int]] = {}
     rows: dict[str, list[np.ndarray]] = {}
     names: dict[str, list[str]] = {}
     for topic, timestamp_ns, m in _joint_states(path):
-        stamp = m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec
+        stamp_ns = int(m.header.stamp.sec) * 10**9 + int(m.header.stamp.nanosec)
         joints = list(m.name)
         fields = [(f, np.asarray(getattr(m, f), dtype=float)) for f in ("position", "velocity", "effort")]
         fields = [(f, v) for f, v in fields if len(v) == len(joints)]
@@ -66,7 +69,7 @@ def read_joint_state_bag(path: str | Path, channels: Sequence[str] | None = None
             names[topic] = labels
         elif labels != names[topic]:
             raise SignalError(f"{path}: topic {topic}: joint names or fields change between messages")
-        stamps.setdefault(topic, []).append(stamp if stamp > 0 else timestamp_ns * 1e-9)
+        stamps.setdefault(topic, []).append(stamp_ns if stamp_ns > 0 else int(timestamp_ns))
         rows.setdefault(topic, []).append(np.concatenate([v for _, v in fields]))
     if not rows:
         raise SignalError(f"{path}: no {JOINT_STATE} messages in the bag")
@@ -78,15 +81,15 @@ def read_joint_state_bag(path: str | Path, channels: Sequence[str] | None = None
             available = [label for t in sorted(rows) for label in names[t][:1]]
             raise SignalError(f"{path}: no JointState channel matches {list(channels)}; channels look like "
                               f"{available} (<topic>.<field>.<joint>)")
-    times = np.array(stamps[topics[0]])
+    times_ns = np.array(stamps[topics[0]], dtype=np.int64)
     for topic in topics[1:]:
-        other = np.array(stamps[topic])
-        if other.shape != times.shape or np.max(np.abs(other - times)) > 1e-9:
+        other = np.array(stamps[topic], dtype=np.int64)
+        if other.shape != times_ns.shape or np.any(other != times_ns):
             raise SignalError(f"{path}: JointState topics {', '.join(topics)} are on different time bases; "
                               "select the channels of one topic with --channels (e.g. 'motor_states.position.*')")
     data = np.hstack([np.array(rows[topic]) for topic in topics])
     labels = tuple(label for topic in topics for label in names[topic])
-    return Signals(times, data, labels, f"{path} {', '.join(topics)}")
+    return Signals((times_ns - times_ns[0]) * 1e-9, data, labels, f"{path} {', '.join(topics)}")
 
 
 register_reader(BAG_SUFFIXES, read_joint_state_bag)

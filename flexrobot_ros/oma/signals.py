@@ -3,7 +3,9 @@
 A :class:`Signals` holds timestamps ``t`` (samples,) [s] and ``data`` (samples, channels) with channel names (e.g.
 ``q_m.joint2``). :func:`read_signals` reads CSV/NPZ files in the simulator's format
 (:mod:`flexrobot_ros.timeseries`: first column ``t`` in s, one column per channel) through a table of readers keyed
-by file suffix, so other formats plug in with :func:`register_reader`; rosbag2 bags (a directory, ``.db3``,
+by file suffix, so other formats plug in with :func:`register_reader`; headerless matrices (one sample per row, one
+column per channel, no time column: most DAQ exports; ``.asc``, ``.txt``, ``.dat`` or a ``.csv`` whose first row is
+numbers) are read by :func:`read_matrix` with the sampling rate given (``fs_hz``); rosbag2 bags (a directory, ``.db3``,
 ``.mcap``) are read by :mod:`flexrobot_ros.oma.bag_signals`, imported on first use (rosbags only; this package never
 imports the runtime layer). :func:`prepare` turns raw signals into
 what the identification methods need, uniformly sampled data:
@@ -19,8 +21,10 @@ what the identification methods need, uniformly sampled data:
    a floor too, so noise-free records (simulation output) are judged by their own precision;
 5. set-point removal: subtract a reference channel per channel, then ``detrend`` ``"constant"`` (mean),
    ``"linear"``, ``"none"`` or a zero-phase high-pass (``highpass_hz``) for slow set-point motion;
-6. decimation with a zero-phase FIR anti-alias filter (``decimate`` factor), and a check that the sampling
-   rate suits the requested band (``band_hz`` above Nyquist is an error, above 0.4 fs a warning).
+6. decimation with a zero-phase FIR anti-alias filter (``decimate`` factor, or ``decimate=None``: chosen from
+   the band by :func:`band_decimation`, so the identification fits the band of interest rather than the whole
+   spectrum up to the Nyquist frequency), and a check that the sampling rate suits the requested band
+   (``band_hz`` above Nyquist is an error, above 0.4 fs a warning).
 """
 from __future__ import annotations
 
@@ -38,9 +42,9 @@ import scipy.signal
 from flexrobot_ros.errors import SignalError
 from flexrobot_ros.timeseries import SUFFIXES, read_timeseries
 
-__all__ = ["Signals", "PreparedSignals", "SignalWarning", "read_signals", "register_reader", "readers",
-           "select_channels", "find_gaps", "quantization_step", "data_precision", "significant_digits",
-           "channel_scales", "prepare"]
+__all__ = ["Signals", "PreparedSignals", "SignalWarning", "read_signals", "read_matrix", "is_matrix_file",
+           "MATRIX_SUFFIXES", "register_reader", "readers", "select_channels", "find_gaps", "sampling_rate",
+           "band_decimation", "quantization_step", "data_precision", "significant_digits", "channel_scales", "prepare"]
 
 
 class SignalWarning(UserWarning):
@@ -124,11 +128,21 @@ def readers() -> Mapping[str, Reader]:
     return dict(_READERS)
 
 
-def read_signals(path: str | Path, channels: Sequence[str] | None = None) -> Signals:
-    """Read a signal file (CSV, NPZ, or any registered format) and select ``channels`` (names or globs)."""
+def read_signals(path: str | Path, channels: Sequence[str] | None = None, fs_hz: float | None = None) -> Signals:
+    """Read a signal file (CSV, NPZ, a headerless matrix, or any registered format) and select ``channels`` (names
+    or globs). ``fs_hz`` [Hz] is the sampling rate of a headerless matrix (:func:`read_matrix`), which has no time
+    column; it is refused for files that carry their own times."""
     path = Path(path)
     if not path.exists():
         raise SignalError(f"{path}: no such file or directory")
+    if is_matrix_file(path):
+        if fs_hz is None:
+            raise SignalError(f"{path}: no header row and no time column (one column per channel); give its "
+                              f"sampling rate with --fs HZ (fs_hz)")
+        return read_matrix(path, fs_hz).select(channels)
+    if fs_hz is not None:
+        raise SignalError(f"{path}: --fs (fs_hz) is the sampling rate of a headerless matrix file; this file "
+                          f"carries its own times (column t or message stamps): leave --fs out")
     key = "/" if path.is_dir() else path.suffix.lower()
     if key not in _READERS and key in _BUILT_IN_READERS:
         importlib.import_module(_BUILT_IN_READERS[key])  # registers itself
@@ -136,8 +150,54 @@ def read_signals(path: str | Path, channels: Sequence[str] | None = None) -> Sig
     if reader is None:
         known = ", ".join(sorted(k if k != "/" else "directory" for k in _READERS))
         raise SignalError(f"{path}: no reader for {'a directory' if key == '/' else repr(key)} files "
-                          f"(known: {known})")
+                          f"(known: {known}, and headerless {', '.join(MATRIX_SUFFIXES)} with --fs)")
     return reader(path).select(channels)
+
+
+#: Suffixes of headerless matrix files (one sample per row, one column per channel, no time column).
+MATRIX_SUFFIXES = (".asc", ".txt", ".dat")
+
+
+def _first_data_line(path: Path) -> str:
+    with path.open(errors="replace") as stream:
+        for line in stream:
+            if line.strip() and not line.lstrip().startswith("#"):
+                return line
+    return ""
+
+
+def is_matrix_file(path: Path) -> bool:
+    """Whether ``path`` is a headerless matrix: a ``.asc``/``.txt``/``.dat`` file, or a ``.csv`` whose first data
+    row is numbers (no header naming the columns)."""
+    suffix = path.suffix.lower()
+    if path.is_dir() or suffix not in MATRIX_SUFFIXES + (".csv",):
+        return False
+    if suffix in MATRIX_SUFFIXES:
+        return True
+    try:
+        [float(v) for v in _first_data_line(path).replace(",", " ").split()]
+    except ValueError:
+        return False
+    return True
+
+
+def read_matrix(path: str | Path, fs_hz: float) -> Signals:
+    """A headerless matrix file: one sample per row, one column per channel, separated by commas or white space,
+    no time column; ``fs_hz`` [Hz] its sampling rate. Channels are named ``ch1``, ``ch2``, ... (column order);
+    time is ``sample / fs_hz`` [s]."""
+    path = Path(path)
+    if not (isinstance(fs_hz, (int, float)) and np.isfinite(fs_hz) and fs_hz > 0):
+        raise SignalError(f"{path}: sampling rate --fs (fs_hz) must be a positive number of Hz, got {fs_hz!r}")
+    delimiter = "," if "," in _first_data_line(path) else None
+    try:
+        data = np.loadtxt(path, delimiter=delimiter, comments="#", ndmin=2)
+    except ValueError as error:
+        raise SignalError(f"{path}: not a matrix of numbers (one sample per row, one column per channel): "
+                          f"{error}") from None
+    if data.size == 0:
+        raise SignalError(f"{path}: no samples")
+    return Signals(np.arange(data.shape[0]) / float(fs_hz), data,
+                   tuple(f"ch{i + 1}" for i in range(data.shape[1])), str(path))
 
 
 def _read_timeseries(path: Path) -> Signals:
@@ -169,6 +229,17 @@ def find_gaps(t: np.ndarray, gap_factor: float = 1.5) -> list[tuple[int, float, 
         return []
     limit = gap_factor * np.median(dt)
     return [(int(i), float(t[i]), float(t[i + 1])) for i in np.flatnonzero(dt > limit)]
+
+
+def sampling_rate(t: np.ndarray) -> float:
+    """Sampling rate [Hz] of timestamps ``t`` [s]: 1 / the median interval, rounded to the significant digits the
+    float64 stamps resolve (their spacing ``eps * max|t|`` relative to the interval), so samples ``k / 40`` over
+    330 s give 40.0 Hz, not 39.99999999999091 Hz."""
+    t = np.asarray(t, dtype=float)
+    dt = float(np.median(np.diff(t)))
+    resolution = 2.0 * np.finfo(float).eps * max(abs(t[0]), abs(t[-1]), dt) / dt
+    digits = int(np.clip(np.floor(-np.log10(resolution)), 1, 15))
+    return float(f"{1.0 / dt:.{digits}g}")
 
 
 def quantization_step(x: np.ndarray, max_levels_fraction: float = 0.5) -> float:
@@ -260,6 +331,19 @@ def channel_scales(y: np.ndarray, scaling: str = "common", what: str = "OMA") ->
     raise SignalError(f"{what}: scaling must be 'common' or 'channel', got {scaling!r}")
 
 
+#: Sampling rate over band after automatic decimation: the band stays below 0.4 fs (no close-to-Nyquist warning)
+#: and the anti-alias filter's transition (up to the new Nyquist frequency) lies above it.
+BAND_OVERSAMPLING = 2.5
+
+
+def band_decimation(fs_hz: float, band_hz: float | None, samples: int) -> int:
+    """Decimation factor that brings ``fs_hz`` [Hz] down to about :data:`BAND_OVERSAMPLING` times ``band_hz`` [Hz]
+    (1 without a band), keeping at least 30 samples per factor for the anti-alias filter."""
+    if band_hz is None or not band_hz > 0:
+        return 1
+    return int(max(1, min(np.floor(fs_hz / (BAND_OVERSAMPLING * band_hz)), samples // 30)))
+
+
 def _warn(notes: list[str], message: str) -> None:
     notes.append(message)
     warnings.warn(message, SignalWarning, stacklevel=3)
@@ -267,14 +351,15 @@ def _warn(notes: list[str], message: str) -> None:
 
 def prepare(signals: Signals, detrend: str = "constant", highpass_hz: float | None = None,
             references: Mapping[str, np.ndarray] | None = None, band_hz: float | None = None,
-            decimate: int = 1, gap_factor: float = 1.5, on_gap: str = "error",
+            decimate: int | None = 1, gap_factor: float = 1.5, on_gap: str = "error",
             min_quantization_steps: float = 8.0) -> PreparedSignals:
     """Check and condition ``signals`` for identification (see the module docstring for the steps).
 
     ``detrend``: ``"constant"``, ``"linear"`` or ``"none"``; ``highpass_hz``: zero-phase 4th-order
     Butterworth high-pass [Hz] applied after detrending (removes slow set-point motion); ``references``:
     channel name -> reference signal (samples,) subtracted first (e.g. the commanded motor position);
-    ``band_hz``: highest frequency of interest [Hz]; ``decimate``: integer factor; ``on_gap``: ``"error"`` or
+    ``band_hz``: highest frequency of interest [Hz]; ``decimate``: integer factor, or None to choose it from
+    ``band_hz`` (:func:`band_decimation`; a note says what was done); ``on_gap``: ``"error"`` or
     ``"longest"``; ``min_quantization_steps``: warn when a channel's std spans fewer encoder steps.
     """
     notes: list[str] = []
@@ -320,8 +405,10 @@ def prepare(signals: Signals, detrend: str = "constant", highpass_hz: float | No
         dropped = ()
     gaps = find_gaps(t, gap_factor)
     gap_times = tuple((a, b) for _, a, b in gaps)
+    start = float(t[0])  # messages give times from the record's start (stamps may count from the epoch)
     if gaps:
-        listing = ", ".join(f"{a:.6g}-{b:.6g} s" for a, b in gap_times[:5]) + (" ..." if len(gaps) > 5 else "")
+        listing = ", ".join(f"{a - start:.6g}-{b - start:.6g} s" for a, b in gap_times[:5])
+        listing = f"{listing}{' ...' if len(gaps) > 5 else ''} from the record's start"
         if on_gap == "error":
             raise SignalError(f"{src}: {len(gaps)} sampling gap(s) longer than {gap_factor} sampling intervals "
                               f"({listing}); OMA does not bridge gaps (use on_gap='longest' / --on-gap longest "
@@ -332,13 +419,13 @@ def prepare(signals: Signals, detrend: str = "constant", highpass_hz: float | No
         j = int(np.argmax(np.diff(edges)))
         a, b = edges[j], edges[j + 1]
         _warn(notes, f"{src}: {len(gaps)} sampling gap(s) ({listing}); analysing the longest gap-free segment "
-                     f"{t[a]:.6g}-{t[b - 1]:.6g} s ({b - a} samples)")
+                     f"{t[a] - start:.6g}-{t[b - 1] - start:.6g} s ({b - a} samples)")
         t, data = t[a:b], data[a:b]
         if len(t) < 3:
             raise SignalError(f"{src}: the longest gap-free segment has only {len(t)} samples")
     dt = np.diff(t)
     dt_med = float(np.median(dt))
-    fs = 1.0 / dt_med
+    fs = sampling_rate(t)
     steps = np.array([quantization_step(data[:, i]) for i in range(data.shape[1])])
     resampled = bool(np.max(np.abs(dt - dt_med)) > 1e-6 * dt_med)
     if resampled:
@@ -359,7 +446,10 @@ def prepare(signals: Signals, detrend: str = "constant", highpass_hz: float | No
             raise SignalError(f"{src}: high-pass cut-off {highpass_hz} Hz must lie in (0, {0.5 * fs:.6g}) Hz")
         sos = scipy.signal.butter(4, highpass_hz, btype="highpass", fs=fs, output="sos")
         data = scipy.signal.sosfiltfilt(sos, data, axis=0)
-    q = int(decimate)
+    q = band_decimation(fs, band_hz, data.shape[0]) if decimate is None else int(decimate)
+    if decimate is None and q > 1:
+        notes.append(f"{src}: decimated by {q} to {fs / q:.6g} Hz for the band up to {band_hz:.6g} Hz "
+                     f"(--decimate 1 keeps {fs:.6g} Hz)")
     if q < 1:
         raise SignalError(f"decimation factor must be >= 1, got {decimate}")
     if q > 1:

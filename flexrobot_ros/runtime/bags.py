@@ -111,12 +111,19 @@ def bag_info(path: str | Path) -> BagInfo:
         reader.close()
 
 
+def _seconds(stamp_ns: int) -> str:
+    """Integer nanoseconds as exact decimal seconds [s] (float64 epoch seconds resolve only 238 ns)."""
+    sign = "-" if stamp_ns < 0 else ""
+    sec, nsec = divmod(abs(int(stamp_ns)), 10**9)
+    return f"{sign}{sec}.{nsec:09d}"
+
+
 def format_info(info: BagInfo) -> str:
     """The summary as text (files, storage, duration, start/end, count, then one line per topic)."""
     width = max((len(t.name) for t in info.topics), default=0)
     lines = [f"Files:             {info.path}", f"Storage id:        {info.storage}",
              f"Duration:          {info.duration_s:.3f}s",
-             f"Start:             {info.start_ns / 1e9:.9f}", f"End:               {info.end_ns / 1e9:.9f}",
+             f"Start:             {_seconds(info.start_ns)}", f"End:               {_seconds(info.end_ns)}",
              f"Messages:          {info.message_count}", "Topic information:"]
     lines += [f"  Topic: {t.name:<{width}} | Type: {t.msgtype} | Count: {t.count} | "
               f"Serialization Format: {t.serialization_format}" for t in info.topics]
