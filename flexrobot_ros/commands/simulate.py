@@ -117,8 +117,13 @@ def flexible_link_controller(robot, q_d: np.ndarray, kp, kd, compiled: bool, hol
     return plant, hold_controller(plant, q_d, kp=kp, kd=kd) if hold else None
 
 
-def open_loop_controller(robot, path: Path):
-    """Open-loop motor torques: the rigid model's inverse dynamics along the trajectory file (zero after its end)."""
+def open_loop_controller(robot, path: Path, times: np.ndarray | None = None):
+    """Open-loop motor torques: the rigid model's inverse dynamics along the trajectory file (zero after its end),
+    and the trajectory's first pose.
+
+    With ``times`` [s] (increasing; e.g. :meth:`FixedStepIntegration.evaluation_times`) the trajectory is sampled
+    there once, vectorized, and the torques are read from those samples (exact at ``times``, linear between);
+    without, they are evaluated at each call (the accurate mode's solver-chosen instants)."""
     import pinocchio as pin
 
     from flexrobot_ros.dynamics.trajectory import load_trajectory
@@ -130,13 +135,18 @@ def open_loop_controller(robot, path: Path):
     model = robot.model.copy()
     data = model.createData()
 
-    def torque(t: float) -> np.ndarray:
-        if t > trajectory.end_time:
-            return np.zeros(robot.n)
-        sample = trajectory.evaluate([min(max(t, trajectory.start_time), trajectory.end_time)])
-        return pin.rnea(model, data, sample.q[0], sample.qd[0], sample.qdd[0]).copy()
+    def torques(t: np.ndarray) -> np.ndarray:
+        """(len(t), n) [N m] at times t [s]: rnea on the trajectory held at its ends, zero after its end."""
+        sample = trajectory.evaluate(np.clip(t, trajectory.start_time, trajectory.end_time))
+        out = np.array([pin.rnea(model, data, q, qd, qdd) for q, qd, qdd in zip(sample.q, sample.qd, sample.qdd)])
+        out[t > trajectory.end_time] = 0.0
+        return out
 
-    return TorqueInput(robot, torque), trajectory.evaluate([trajectory.start_time]).q[0]
+    start = trajectory.evaluate([trajectory.start_time]).q[0]
+    if times is not None:
+        times = np.asarray(times, dtype=float)
+        return TorqueInput(robot, torques(times), times), start
+    return TorqueInput(robot, lambda t: torques(np.array([t]))[0]), start
 
 
 def parse_impact(text: str) -> RectangularPulse:
@@ -251,6 +261,7 @@ def run(args: argparse.Namespace) -> int:
     decoupling = args.controller == "decoupling"
     if decoupling != (args.trajectory is not None):
         raise CommandError("--controller decoupling tracks --trajectory FILE: give both or neither")
+    fixed = FixedStepIntegration(substeps=args.substeps)
     plant, controller = flexible_link_controller(robot, q_d, kp, kd, args.compiled,
                                                  hold=not (args.open_loop or decoupling), **link_model)
     if decoupling:
@@ -266,12 +277,13 @@ def run(args: argparse.Namespace) -> int:
         controller = DecouplingControl(plant, load_trajectory(args.trajectory))
         q0 = controller.q_d
     elif args.open_loop:
-        controller, q0 = open_loop_controller(robot, args.open_loop)
+        controller, q0 = open_loop_controller(robot, args.open_loop, fixed.evaluation_times(args.rate, args.duration)
+                                              if args.mode == "fixed" else None)
         controller.q_d, controller.q_m_d = q0, q0 * robot.transmission  # references of the plot and summary
     elif controller is None:
         controller = PDGravityCompensation.create(robot, q_d, kp=kp, kd=kd)
     simulation = Simulation(plant or robot, controller, q0=q0, rate=args.rate, mode=args.mode,
-                            fixed=FixedStepIntegration(substeps=args.substeps),
+                            fixed=fixed,
                             accurate=AccurateIntegration(args.method, args.rtol, args.atol), excitations=impacts)
     start = time.perf_counter()
     output = simulation.run(args.duration)

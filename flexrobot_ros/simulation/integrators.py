@@ -81,6 +81,18 @@ class FixedStepIntegration:
             raise SimulationError(f"fixed-step integration: expected substeps >= 1 (integer) and refresh_distance > 0,"
                                   f" got substeps={self.substeps}, refresh_distance={self.refresh_distance}")
 
+    def evaluation_times(self, rate: float, duration: float) -> np.ndarray:
+        """The instants [s] at which :class:`ExponentialEuler` evaluates a time-varying controller over a run of
+        ``duration`` s from t = 0 at ``rate`` Hz: every step start k h and mid-step k h + h / 2 (h = 1 / (rate
+        substeps)), k = 0 .. steps, computed with the integrator's own float expressions, so that inputs sampled
+        here beforehand are met exactly (increasing, (2 steps + 2,))."""
+        steps_per_second = float(rate) * int(self.substeps)
+        steps = int(round(float(duration) * float(rate))) * int(self.substeps)
+        starts = np.arange(steps + 1) / steps_per_second
+        times = np.empty(2 * starts.size)
+        times[0::2], times[1::2] = starts, starts + 0.5 * (1.0 / steps_per_second)
+        return times
+
 
 class ClosedLoop:
     """A plant driven by a controller and excitations: ``f(t, x)`` and its Jacobian.
