@@ -39,6 +39,7 @@ import numpy as np
 
 from flexrobot_ros.commands.arguments import (LINK_MODELS, CommandError, add_link_model_arguments, add_vector, gains,
                                               output_directory, output_file, vector)
+from flexrobot_ros.commands.progress import Progress
 from flexrobot_ros.errors import SimulationError
 from flexrobot_ros.model import load_robot
 from flexrobot_ros.simulation import (AccurateIntegration, FixedStepIntegration, PDGravityCompensation,
@@ -149,6 +150,24 @@ def open_loop_controller(robot, path: Path, times: np.ndarray | None = None):
     return TorqueInput(robot, lambda t: torques(np.array([t]))[0]), start
 
 
+def run_with_progress(simulation: Simulation, duration: float, progress: Progress,
+                      period_s: float = 5.0) -> SimulationOutput:
+    """``simulation.run(duration)`` [s] as a progress stage. Fixed mode steps in tenths of the run (bit-identical to
+    one run) and says how far it is after each tenth that ends ``period_s`` [s] or more after its last line;
+    accurate mode is one solver run."""
+    with progress.stage(f"simulating {duration:g} s at {simulation.rate:g} Hz ({simulation.mode} mode)"):
+        if simulation.mode != "fixed":
+            return simulation.run(duration)
+        bounds = np.linspace(0, int(round(duration * simulation.rate)), 11).round().astype(int)
+        parts, last = [simulation.observe()], time.perf_counter()
+        for first, end in zip(bounds[:-1], bounds[1:]):
+            parts.append(simulation.step(end - first))
+            if end < bounds[-1] and time.perf_counter() - last >= period_s:
+                progress.say(f"simulated {simulation.t:g} of {duration:g} s ({100 * end / bounds[-1]:.0f} %)")
+                last = time.perf_counter()
+        return SimulationOutput.concatenate(parts)
+
+
 def parse_impact(text: str) -> RectangularPulse:
     """'frame,fx,fy,fz,t0,t1' or 'frame,fx,fy,fz,mx,my,mz,t0,t1' as a rectangular pulse."""
     fields = [field.strip() for field in text.split(",")]
@@ -229,6 +248,7 @@ def check_impacts(impacts: list[RectangularPulse], duration: float) -> list[str]
 
 
 def run(args: argparse.Namespace) -> int:
+    progress = Progress("simulate", quiet=args.json)
     out_format = output_format(args.out, args.storage, args.bag_topics, args.energy)
     if out_format == "bag":
         output_directory(Path(args.out).parent, "--out", args.out)
@@ -262,8 +282,10 @@ def run(args: argparse.Namespace) -> int:
     if decoupling != (args.trajectory is not None):
         raise CommandError("--controller decoupling tracks --trajectory FILE: give both or neither")
     fixed = FixedStepIntegration(substeps=args.substeps)
-    plant, controller = flexible_link_controller(robot, q_d, kp, kd, args.compiled,
-                                                 hold=not (args.open_loop or decoupling), **link_model)
+    with progress.stage(f"building the plant of {robot.name}", "--compiled: generated C, compiled on first use in "
+                        "~20-30 s, then cached" if args.compiled else ""):
+        plant, controller = flexible_link_controller(robot, q_d, kp, kd, args.compiled,
+                                                     hold=not (args.open_loop or decoupling), **link_model)
     if decoupling:
         from flexrobot_ros.dynamics.trajectory import load_trajectory
         from flexrobot_ros.simulation.decoupling_control import DecouplingControl
@@ -286,16 +308,19 @@ def run(args: argparse.Namespace) -> int:
                             fixed=fixed,
                             accurate=AccurateIntegration(args.method, args.rtol, args.atol), excitations=impacts)
     start = time.perf_counter()
-    output = simulation.run(args.duration)
+    output = run_with_progress(simulation, args.duration, progress)
     wall = time.perf_counter() - start
     if out_format == "bag":
         topics = list(dict.fromkeys(args.bag_topics or BAG_TOPICS))
         path = write_bag(args.out, output, args.storage or "sqlite3", topics)
+        progress.wrote(f"rosbag2 bag ({', '.join(topics)})", path)
     else:
         path = write_timeseries(args.out, output.t, output.columns(energy=args.energy))
+        progress.wrote("time series", path)
     if args.plot:
         plot_output(output, controller.q_d, controller.q_m_d, impacts, Path(args.plot),
                     f"{robot.name}{' + tool' if args.tool else ''}: {args.mode} mode, {args.rate:g} Hz")
+        progress.wrote("plot", args.plot)
     summary = {
         "robot": robot.name, "tool": bool(args.tool), "mode": args.mode, "samples": int(output.t.size),
         "duration_s": float(output.t[-1]), "rate_hz": args.rate, "wall_time_s": wall,
