@@ -34,6 +34,7 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -41,11 +42,12 @@ from flexrobot_ros.commands.arguments import (LINK_MODELS, CommandError, add_lin
                                               output_directory, output_file, vector)
 from flexrobot_ros.commands.progress import Progress
 from flexrobot_ros.errors import SimulationError
-from flexrobot_ros.model import load_robot
-from flexrobot_ros.simulation import (AccurateIntegration, FixedStepIntegration, PDGravityCompensation,
-                                      RectangularPulse, Simulation, SimulationOutput)
-from flexrobot_ros.simulation.integrators import ACCURATE_METHODS
+from flexrobot_ros.simulation.excitation import RectangularPulse
+from flexrobot_ros.simulation.integrators import ACCURATE_METHODS, AccurateIntegration, FixedStepIntegration
 from flexrobot_ros.timeseries import SUFFIXES, write_timeseries
+
+if TYPE_CHECKING:  # the robot model and the simulator load pinocchio and scipy: imported in run, not for --help
+    from flexrobot_ros.simulation.simulation import Simulation, SimulationOutput
 
 #: Bag topics and what they carry: (position, velocity, effort) attributes of the simulation output.
 BAG_TOPICS = {"motor_states": ("q_m", "qd_m", "tau_m"), "joint_states": ("q", "qd", "elastic_torque")}
@@ -155,6 +157,8 @@ def run_with_progress(simulation: Simulation, duration: float, progress: Progres
     """``simulation.run(duration)`` [s] as a progress stage. Fixed mode steps in tenths of the run (bit-identical to
     one run) and says how far it is after each tenth that ends ``period_s`` [s] or more after its last line;
     accurate mode is one solver run."""
+    from flexrobot_ros.simulation.simulation import SimulationOutput
+
     with progress.stage(f"simulating {duration:g} s at {simulation.rate:g} Hz ({simulation.mode} mode)"):
         if simulation.mode != "fixed":
             return simulation.run(duration)
@@ -248,6 +252,10 @@ def check_impacts(impacts: list[RectangularPulse], duration: float) -> list[str]
 
 
 def run(args: argparse.Namespace) -> int:
+    from flexrobot_ros.model import load_robot
+    from flexrobot_ros.simulation.controllers import PDGravityCompensation
+    from flexrobot_ros.simulation.simulation import Simulation
+
     progress = Progress("simulate", quiet=args.json)
     out_format = output_format(args.out, args.storage, args.bag_topics, args.energy)
     if out_format == "bag":

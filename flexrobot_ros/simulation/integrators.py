@@ -36,14 +36,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
-import scipy.linalg
-from scipy.integrate import solve_ivp
 
 from flexrobot_ros.errors import SimulationError
-from flexrobot_ros.simulation.plant import FrameWrench, Plant
+
+if TYPE_CHECKING:  # `flexrobot simulate --help` (ACCURATE_METHODS) loads neither scipy nor pinocchio (via the plant)
+    from flexrobot_ros.simulation.plant import FrameWrench, Plant
 
 ACCURATE_METHODS = ("Radau", "BDF", "LSODA", "DOP853", "RK45")
 _IMPLICIT = ("Radau", "BDF", "LSODA")
@@ -169,6 +169,8 @@ def integrate_accurate(loop: ClosedLoop, x0: np.ndarray, t0: float, sample_times
     inside that range and stops the solver as soon as it crosses zero (a terminal event), so a blow-up does not
     run to the end of the chunk. Solver failures become SimulationError.
     """
+    from scipy.integrate import solve_ivp
+
 
     def leaves_range(t, y):
         return margin(y)
@@ -223,6 +225,8 @@ class ExponentialEuler:
         self._phi = None
 
     def _refresh(self, loop: ClosedLoop, t: float, x: np.ndarray, h: float, energy: int) -> None:
+        import scipy.linalg
+
         a = loop.jacobian(t, x, coulomb=False)
         size = a.shape[0]
         block = np.zeros((2 * size, 2 * size))
