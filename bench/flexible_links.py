@@ -9,12 +9,17 @@ Sections:
    recursive and Cholesky accelerations compared at the run's states (the paper says its non-recursive solver
    fails past 5 s; here both agree to round-off: the inertia matrix stays well conditioned);
 3. Exudyn (external reference) on the same braked Canadarm: lowest frequencies and solve time vs ours;
-4. the same run with the compiled link dynamics (generated C, :mod:`flexrobot_ros.flexible_links.compiled_dynamics`);
+4. the same run with the compiled link dynamics (generated C, :mod:`flexrobot_ros.flexible_links.compiled_dynamics`),
+   and the same run through the CLI path (``flexrobot simulate canadarm --open-loop config/canadarm_trajectory.yaml
+   --compiled --duration 10``, the command's own code called in-process): both real-time factors and their ratio,
+   measured in the same run (wall time, best of 3; issue 22: the CLI within 1.5x of the bench);
 5. Exudyn (external reference) on the same forced run: CPU time and agreement of joint angles and tip deflections;
 6. energy over 10 s of the free Canadarm (no damping, no gravity, zero torque; issue 13's 1e-8 line), measured;
 7. the headline (last line): the Canadarm's real-time factor at 1 kHz output on one core.
 
-    python bench/flexible_links.py [--plot tip_deflections.png] [--threads]
+    python bench/flexible_links.py [--plot tip_deflections.png] [--threads] [--quick]
+
+``--quick``: sections 4 and 7 only (compiled plant, CLI path, headline).
 """
 from __future__ import annotations
 
@@ -25,7 +30,11 @@ if "--threads" not in sys.argv:
     for variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[variable] = "1"
 
+import contextlib  # noqa: E402
+import io  # noqa: E402
+import json  # noqa: E402
 import math  # noqa: E402
+import tempfile  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
@@ -42,7 +51,7 @@ from flexrobot_ros.flexible_links.link_specs import chain_from_robot  # noqa: E4
 from flexrobot_ros.flexible_links.linearization import flexible_link_modes  # noqa: E402
 from flexrobot_ros.flexible_links.mode_shapes import ClampedFreeModes  # noqa: E402
 from flexrobot_ros.model import load_robot  # noqa: E402
-from flexrobot_ros.simulation import Simulation  # noqa: E402
+from flexrobot_ros.simulation import FixedStepIntegration, Simulation  # noqa: E402
 from flexrobot_ros.simulation.controllers import TorqueInput  # noqa: E402
 from flexrobot_ros.simulation.flexible_link_plant import FlexibleLinkPlant  # noqa: E402
 
@@ -83,6 +92,33 @@ def rigid_torque(robot):
         q, qd, qdd = K44 * (t - T44 / math.pi * np.sin(s)), K44 * (1 - np.cos(s)), K44 * math.pi / T44 * np.sin(s)
         return pin.rnea(model, data, q, qd, qdd).copy()
     return tau
+
+
+def cli_real_time_factor(directory: str, duration: float = 10.0) -> float:
+    """The real-time factor [x] that ``flexrobot simulate canadarm --open-loop config/canadarm_trajectory.yaml
+    --compiled --duration 10 --json`` reports (simulated s / wall s of its simulation), the command run in-process
+    with its output in ``directory``."""
+    from flexrobot_ros.cli import main as flexrobot
+
+    trajectory = Path(__file__).resolve().parents[1] / "config" / "canadarm_trajectory.yaml"
+    summary = io.StringIO()
+    with contextlib.redirect_stdout(summary):
+        status = flexrobot(["simulate", "canadarm", "--open-loop", str(trajectory), "--compiled", "--duration",
+                            f"{duration:g}", "--out", str(Path(directory) / "canadarm.npz"), "--json"])
+    if status:
+        raise RuntimeError(f"flexrobot simulate exited with status {status}")
+    return float(json.loads(summary.getvalue())["real_time_factor"])
+
+
+def best_wall(simulation: Simulation, duration: float = 10.0, repeats: int = 3) -> float:
+    """Best wall time [s] of ``repeats`` runs of ``duration`` s from the simulation's start."""
+    walls = []
+    for _ in range(repeats):
+        simulation.reset()
+        start = time.perf_counter()
+        simulation.run(duration)
+        walls.append(time.perf_counter() - start)
+    return min(walls)
 
 
 def exudyn_forced_canadarm(torque, elements: int = 8, step: float = 1e-3, duration: float = 10.0, penalty: float = 1e9):
@@ -164,7 +200,8 @@ def energy_drift(robot, duration: float = 10.0, rtol: float = 1e-10) -> tuple[fl
     return float(np.max(np.abs(energy - energy[0])) / energy[0]), int(solution.nfev), cpu
 
 
-def main() -> None:
+def recursion_costs() -> dict[int, tuple[float, float]]:
+    """Section 1: CPU s per call of the recursive and Cholesky forward dynamics by number of links."""
     rng = np.random.default_rng(0)
     print("1. forward dynamics per call (best of 5), planar chains with 2 modes per link")
     print(f"  {'n':>3} {'dof':>4} {'recursive':>12} {'Cholesky':>12} {'ratio':>7} {'pin.aba (rigid)':>16}")
@@ -182,8 +219,11 @@ def main() -> None:
               f"{cholesky / recursive:>7.2f} {aba * 1e6:>13.2f} us")
     growth = costs[32][0] / costs[16][0]
     print(f"  recursive cost 32 vs 16 links: x{growth:.2f} (linear: x2); Cholesky: x{costs[32][1] / costs[16][1]:.2f}")
+    return costs
 
-    robot = load_robot("canadarm")
+
+def forced_run(robot):
+    """Section 2: the forced run with the Python recursion; returns (output, CPU s)."""
     print("2. forced Canadarm (seed 003 section 7.1): 10 s, eq. 44 rigid-model torques open loop, 1 kHz output")
     simulation = Simulation(robot, TorqueInput(robot, rigid_torque(robot)), q0=np.zeros(3), rate=1000.0)
     start = time.process_time()
@@ -227,7 +267,11 @@ def main() -> None:
         figure.tight_layout()
         figure.savefig(path, dpi=120)
         print(f"  plot: {path}")
+    return output, cpu
 
+
+def braked_modes(robot) -> None:
+    """Section 3: the braked Canadarm's lowest frequencies, ours and Exudyn's."""
     print("3. braked Canadarm, pose (0.4, -1.1, 0.7): lowest frequencies [Hz]")
     angles = (0.4, -1.1, 0.7)
     chain = chain_from_robot(robot, method="finite_elements", elements=16)
@@ -249,16 +293,24 @@ def main() -> None:
     except Exception as error:  # exudyn missing: report and go on
         print(f"  Exudyn unavailable: {error}")
 
+
+def main() -> None:
+    quick = "--quick" in sys.argv
+    robot = load_robot("canadarm")
+    if not quick:
+        costs = recursion_costs()
+        output, cpu = forced_run(robot)
+        braked_modes(robot)
     plant = FlexibleLinkPlant(robot, compiled=True)  # compiled once per model (cached)
     fast = Simulation(plant, TorqueInput(robot, rigid_torque(robot)), q0=np.zeros(3), rate=1000.0)
     start = time.process_time()
     fast_output = fast.run(10.0)
     fast_cpu = time.process_time() - start
     print(f"4. compiled plant (one generated-C call per derivative: link dynamics, joints, power terms): 10 s in "
-          f"{fast_cpu:.2f} s CPU with the eq. 44 torques computed by pin.rnea at every evaluation; max |q| "
-          f"difference to the Python recursion's run {np.max(np.abs(fast_output.q - output.q)):.1e} rad, tip "
-          f"deflections {np.max(np.abs(plant.tip_deflections(fast_output.states) - plant.tip_deflections(output.states))):.1e} m")
-    grid = np.arange(20001) / 2000.0  # sample and mid-step instants of the 1 kHz run: interpolation is exact there
+          f"{fast_cpu:.2f} s CPU with the eq. 44 torques computed by pin.rnea at every evaluation" + ("" if quick else
+          f"; max |q| difference to the Python recursion's run {np.max(np.abs(fast_output.q - output.q)):.1e} rad, tip "
+          f"deflections {np.max(np.abs(plant.tip_deflections(fast_output.states) - plant.tip_deflections(output.states))):.1e} m"))
+    grid = FixedStepIntegration().evaluation_times(1000.0, 10.0)  # the instants the integrator asks for (as the CLI)
     torque = rigid_torque(robot)
     sampled = Simulation(plant, TorqueInput(robot, np.array([torque(t) for t in grid]), grid), q0=np.zeros(3),
                          rate=1000.0)
@@ -267,6 +319,18 @@ def main() -> None:
     sampled_cpu = time.process_time() - start
     print(f"   the same torques sampled at 2 kHz beforehand (an open-loop torque file): 10 s in {sampled_cpu:.2f} s CPU; "
           f"max |q| difference to the run above {np.max(np.abs(sampled_output.q - fast_output.q)):.1e} rad")
+    bench_wall = best_wall(sampled)
+    with tempfile.TemporaryDirectory(prefix="flexible_links_bench_") as directory:
+        cli_factor = max(cli_real_time_factor(directory) for _ in range(3))
+    cli = (f"CLI path {cli_factor:.1f}x real time ({10.0 / cli_factor:.2f} s wall) vs the sampled-torque run "
+           f"{10.0 / bench_wall:.1f}x ({bench_wall:.2f} s wall): bench / CLI {10.0 / bench_wall / cli_factor:.2f} "
+           f"(goal <= 1.5)")
+    print(f"   flexrobot simulate canadarm --open-loop config/canadarm_trajectory.yaml --compiled --duration 10, its own "
+          f"code in-process, and the sampled-torque run again, wall time, best of 3 each: {cli}")
+    if quick:
+        print(f"flexible links (--quick): Canadarm forced run {10.0 / sampled_cpu:.1f}x real time on one core with the "
+              f"compiled plant and sampled torques ({sampled_cpu:.2f} s CPU); {cli}")
+        return
     try:
         exudyn_t, exudyn_q, exudyn_w, exudyn_cpu = exudyn_forced_canadarm(torque)
         samples = np.rint(exudyn_t * 1000).astype(int) - 1
@@ -290,7 +354,8 @@ def main() -> None:
     print(f"flexible links: Canadarm forced run (3 links x 2 modes, fixed step, 1 kHz output) {10.0 / sampled_cpu:.1f}x "
           f"real time on one core with the compiled plant and sampled torques ({10.0 / fast_cpu:.1f}x computing the "
           f"torques by RNEA in the loop, {10.0 / cpu:.1f}x with the Python recursion{exudyn_ratio}; goal >= 20x); "
-          f"recursive/Cholesky cost at n = 3: {costs[3][0] / costs[3][1]:.2f}, n = 16: {costs[16][0] / costs[16][1]:.2f}")
+          f"recursive/Cholesky cost at n = 3: {costs[3][0] / costs[3][1]:.2f}, n = 16: {costs[16][0] / costs[16][1]:.2f}; "
+          f"{cli}")
 
 if __name__ == "__main__":
     main()

@@ -16,10 +16,7 @@ import warnings
 from pathlib import Path
 
 from flexrobot_ros.commands.arguments import output_file
-from flexrobot_ros.dynamics.feedforward import METHODS, QUANTITIES, feedforward
-from flexrobot_ros.dynamics.trajectory import load_trajectory
-from flexrobot_ros.model import load_robot
-from flexrobot_ros.model.flexible_robot import torque_or_force
+from flexrobot_ros.dynamics.feedforward_names import METHODS, QUANTITIES
 from flexrobot_ros.timeseries import write_timeseries
 
 #: Quantities of the CSV and of ``--json``, (samples x joints) each.
@@ -47,6 +44,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from flexrobot_ros.dynamics.feedforward import feedforward  # casadi, pinocchio, scipy: not for --help
+    from flexrobot_ros.dynamics.trajectory import load_trajectory
+    from flexrobot_ros.model import load_robot
+    from flexrobot_ros.model.flexible_robot import torque_or_force
+
     output_file(args.out, "--out", (".csv", ".npz"))
     output_file(args.plot, "--plot", (".png",))
     robot = load_robot(args.robot, tool=args.tool)

@@ -21,6 +21,7 @@ import numpy as np
 
 from flexrobot_ros.commands.arguments import (LINK_MODELS, CommandError, add_link_model_arguments, add_vector, gains,
                                               number, output_file, vector, within_limits)
+from flexrobot_ros.commands.progress import Progress
 
 def add_common(parser: argparse.ArgumentParser) -> None:
     """Options shared by ``modal`` and ``modal-map``."""
@@ -151,16 +152,20 @@ def run(args: argparse.Namespace) -> int:
         undamped = undamped_modes(result.linearized)
         report["undamped_frequencies_hz"] = undamped.frequencies_hz.tolist()
         report["statically_stable"] = undamped.statically_stable
+    progress = Progress("modal", quiet=args.json)
     if shapes_plot:
         from flexrobot_ros.modal.plots import plot_mode_shapes
 
         report["shapes_plot"] = str(plot_mode_shapes(result, shapes_plot, modes=(0, min(1, result.n_modes - 1))))
+        progress.wrote("mode-shape plot", report["shapes_plot"])
     if frf_plot:
         from flexrobot_ros.modal.frf import receptance
         from flexrobot_ros.modal.plots import plot_receptance
 
-        frf = receptance(robot, q, grid, kp=kp, kd=kd, wrench=wrench, wrench_frame=args.frame)
+        with progress.stage(f"tool receptance at {grid.size} frequencies, {grid[0]:g}-{grid[-1]:g} Hz"):
+            frf = receptance(robot, q, grid, kp=kp, kd=kd, wrench=wrench, wrench_frame=args.frame)
         report["frf_plot"] = str(plot_receptance(frf, frf_plot))
+        progress.wrote("receptance plot", report["frf_plot"])
     if args.json:
         print(json.dumps(report, indent=2))
         return 0
@@ -214,9 +219,13 @@ def run_along_motion(robot: Any, args: argparse.Namespace) -> int:
     if not robot.flexible_links:
         raise CommandError(f"--controller decoupling: robot {robot.name} has no flexible links")
     times = [number(text, "--times") for text in args.times.split(",")]
-    plant = plant_for(robot, method=LINK_MODELS.get(args.link_model), modes=args.modes, elements=args.elements)
-    sampled, eigenvalues = eigenvalues_along_motion(plant, DecouplingControl(plant, load_trajectory(args.trajectory)),
-                                                    times)
+    progress = Progress("modal", quiet=args.json)
+    with progress.stage(f"building the plant of {robot.name}"):
+        plant = plant_for(robot, method=LINK_MODELS.get(args.link_model), modes=args.modes, elements=args.elements)
+    with progress.stage(f"simulating the motion to t = {max(times):g} s under decoupling control and linearizing "
+                        f"at {len(times)} times"):
+        sampled, eigenvalues = eigenvalues_along_motion(plant, DecouplingControl(plant, load_trajectory(
+            args.trajectory)), times)
     rows = []
     for t, values in zip(sampled, eigenvalues):
         oscillatory = values[values.imag > 1e-6]

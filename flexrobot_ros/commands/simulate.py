@@ -34,18 +34,21 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from flexrobot_ros.commands.arguments import (LINK_MODELS, CommandError, add_deprecated, add_link_model_arguments,
                                               add_vector, gains, output_directory, output_file, vector, within_limits)
+from flexrobot_ros.commands.progress import Progress
 from flexrobot_ros.commands.run_summary import describe, tracking
 from flexrobot_ros.errors import SimulationError
-from flexrobot_ros.model import load_robot
-from flexrobot_ros.simulation import (AccurateIntegration, FixedStepIntegration, PDGravityCompensation,
-                                      RectangularPulse, Simulation, SimulationOutput)
-from flexrobot_ros.simulation.integrators import ACCURATE_METHODS
+from flexrobot_ros.simulation.excitation import RectangularPulse
+from flexrobot_ros.simulation.integrators import ACCURATE_METHODS, AccurateIntegration, FixedStepIntegration
 from flexrobot_ros.timeseries import SUFFIXES, write_timeseries
+
+if TYPE_CHECKING:  # the robot model and the simulator load pinocchio and scipy: imported in run, not for --help
+    from flexrobot_ros.simulation.simulation import Simulation, SimulationOutput
 
 #: Bag topics and what they carry: (position, velocity, effort) attributes of the simulation output.
 BAG_TOPICS = {"motor_states": ("q_m", "qd_m", "tau_m"), "joint_states": ("q", "qd", "elastic_torque")}
@@ -121,9 +124,13 @@ def flexible_link_controller(robot, q_d: np.ndarray, kp, kd, compiled: bool, hol
     return plant, hold_controller(plant, q_d, kp=kp, kd=kd) if hold else None
 
 
-def open_loop_controller(robot, path: Path):
+def open_loop_controller(robot, path: Path, times: np.ndarray | None = None):
     """(open-loop motor torques, the trajectory): the rigid model's inverse dynamics along the trajectory file (zero
-    after its end)."""
+    after its end).
+
+    With ``times`` [s] (increasing; e.g. :meth:`FixedStepIntegration.evaluation_times`) the trajectory is sampled
+    there once, vectorized, and the torques are read from those samples (exact at ``times``, linear between);
+    without, they are evaluated at each call (the accurate mode's solver-chosen instants)."""
     import pinocchio as pin
 
     from flexrobot_ros.dynamics.trajectory import load_trajectory
@@ -135,13 +142,37 @@ def open_loop_controller(robot, path: Path):
     model = robot.model.copy()
     data = model.createData()
 
-    def torque(t: float) -> np.ndarray:
-        if t > trajectory.end_time:
-            return np.zeros(robot.n)
-        sample = trajectory.evaluate([min(max(t, trajectory.start_time), trajectory.end_time)])
-        return pin.rnea(model, data, sample.q[0], sample.qd[0], sample.qdd[0]).copy()
+    def torques(t: np.ndarray) -> np.ndarray:
+        """(len(t), n) [N m] at times t [s]: rnea on the trajectory held at its ends, zero after its end."""
+        sample = trajectory.evaluate(np.clip(t, trajectory.start_time, trajectory.end_time))
+        out = np.array([pin.rnea(model, data, q, qd, qdd) for q, qd, qdd in zip(sample.q, sample.qd, sample.qdd)])
+        out[t > trajectory.end_time] = 0.0
+        return out
 
-    return TorqueInput(robot, torque), trajectory
+    if times is not None:
+        times = np.asarray(times, dtype=float)
+        return TorqueInput(robot, torques(times), times), trajectory
+    return TorqueInput(robot, lambda t: torques(np.array([t]))[0]), trajectory
+
+
+def run_with_progress(simulation: Simulation, duration: float, progress: Progress,
+                      period_s: float = 5.0) -> SimulationOutput:
+    """``simulation.run(duration)`` [s] as a progress stage. Fixed mode steps in tenths of the run (bit-identical to
+    one run) and says how far it is after each tenth that ends ``period_s`` [s] or more after its last line;
+    accurate mode is one solver run."""
+    from flexrobot_ros.simulation.simulation import SimulationOutput
+
+    with progress.stage(f"simulating {duration:g} s at {simulation.rate:g} Hz ({simulation.mode} mode)"):
+        if simulation.mode != "fixed":
+            return simulation.run(duration)
+        bounds = np.linspace(0, int(round(duration * simulation.rate)), 11).round().astype(int)
+        parts, last = [simulation.observe()], time.perf_counter()
+        for first, end in zip(bounds[:-1], bounds[1:]):
+            parts.append(simulation.step(end - first))
+            if end < bounds[-1] and time.perf_counter() - last >= period_s:
+                progress.say(f"simulated {simulation.t:g} of {duration:g} s ({100 * end / bounds[-1]:.0f} %)")
+                last = time.perf_counter()
+        return SimulationOutput.concatenate(parts)
 
 
 def parse_impact(text: str) -> RectangularPulse:
@@ -224,6 +255,11 @@ def check_impacts(impacts: list[RectangularPulse], duration: float) -> list[str]
 
 
 def run(args: argparse.Namespace) -> int:
+    from flexrobot_ros.model import load_robot
+    from flexrobot_ros.simulation.controllers import PDGravityCompensation
+    from flexrobot_ros.simulation.simulation import Simulation
+
+    progress = Progress("simulate", quiet=args.json)
     out_format = output_format(args.out, args.storage, args.bag_topics, args.energy)
     if out_format == "bag":
         output_directory(Path(args.out).parent, "--out", args.out)
@@ -260,8 +296,11 @@ def run(args: argparse.Namespace) -> int:
     reference = None  # the trajectory a run tracks (open loop, decoupling), or None for a set point
     if decoupling != (args.trajectory is not None):
         raise CommandError("--controller decoupling tracks --trajectory FILE: give both or neither")
-    plant, controller = flexible_link_controller(robot, q_d, kp, kd, args.compiled,
-                                                 hold=not (args.open_loop or decoupling), **link_model)
+    fixed = FixedStepIntegration(substeps=args.substeps)
+    with progress.stage(f"building the plant of {robot.name}", "--compiled: generated C, compiled on first use in "
+                        "~20-30 s, then cached" if args.compiled else ""):
+        plant, controller = flexible_link_controller(robot, q_d, kp, kd, args.compiled,
+                                                     hold=not (args.open_loop or decoupling), **link_model)
     if decoupling:
         from flexrobot_ros.dynamics.trajectory import load_trajectory
         from flexrobot_ros.simulation.decoupling_control import DecouplingControl
@@ -276,25 +315,29 @@ def run(args: argparse.Namespace) -> int:
         controller = DecouplingControl(plant, reference)
         q0 = controller.q_d
     elif args.open_loop:
-        controller, reference = open_loop_controller(robot, args.open_loop)
+        controller, reference = open_loop_controller(robot, args.open_loop, fixed.evaluation_times(
+            args.rate, args.duration) if args.mode == "fixed" else None)
         q0 = reference.evaluate([reference.start_time]).q[0]
         controller.q_d, controller.q_m_d = q0, q0 * robot.transmission  # references of the plot
     elif controller is None:
         controller = PDGravityCompensation.create(robot, q_d, kp=kp, kd=kd)
     simulation = Simulation(plant or robot, controller, q0=q0, rate=args.rate, mode=args.mode,
-                            fixed=FixedStepIntegration(substeps=args.substeps),
+                            fixed=fixed,
                             accurate=AccurateIntegration(args.solver, args.rtol, args.atol), excitations=impacts)
     start = time.perf_counter()
-    output = simulation.run(args.duration)
+    output = run_with_progress(simulation, args.duration, progress)
     wall = time.perf_counter() - start
     if out_format == "bag":
         topics = list(dict.fromkeys(args.bag_topics or BAG_TOPICS))
         path = write_bag(args.out, output, args.storage or "sqlite3", topics)
+        progress.wrote(f"rosbag2 bag ({', '.join(topics)})", path)
     else:
         path = write_timeseries(args.out, output.t, output.columns(energy=args.energy))
+        progress.wrote("time series", path)
     if args.plot:
         plot_output(output, controller.q_d, controller.q_m_d, impacts, Path(args.plot),
                     f"{robot.name}{' + tool' if args.tool else ''}: {args.mode} mode, {args.rate:g} Hz")
+        progress.wrote("plot", args.plot)
     summary = {
         "robot": robot.name, "tool": bool(args.tool), "mode": args.mode, "samples": int(output.t.size),
         "duration_s": float(output.t[-1]), "rate_hz": args.rate, "wall_time_s": wall,

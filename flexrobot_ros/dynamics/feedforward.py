@@ -17,15 +17,12 @@ import numpy as np
 
 from flexrobot_ros.dynamics.codegen import CompiledSdrnea, load_sdrnea
 from flexrobot_ros.dynamics.ejnea import Ejnea
+from flexrobot_ros.dynamics.feedforward_names import METHODS, QUANTITIES
 from flexrobot_ros.dynamics.flexible_joint import JointFlexibility, motor_side, rigid_motor_side
 from flexrobot_ros.dynamics.serial_chain import SerialChain
 from flexrobot_ros.dynamics.trajectory import Trajectory, TrajectorySamples, load_trajectory
 from flexrobot_ros.errors import ModelError, TrajectoryError
 from flexrobot_ros.model.flexible_robot import angle_or_length
-
-METHODS = ("sdrnea", "ejnea", "dae")
-#: Quantities of a result, in column order, each (samples, n).
-QUANTITIES = ("q", "qd", "qdd", "q3", "q4", "tau", "dtau", "ddtau", "q_m", "qd_m", "qdd_m", "tau_m")
 
 
 @dataclass(frozen=True)

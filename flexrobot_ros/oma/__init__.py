@@ -13,21 +13,18 @@ The package knows signals, not robots (it never imports ``flexrobot_ros.model``)
 """
 from __future__ import annotations
 
-from flexrobot_ros.oma.identify import METHODS, OmaResult, identify_modes, parse_orders
-from flexrobot_ros.oma.poles import PoleSet, mac, mac_matrix, mpc
-from flexrobot_ros.oma.selection import Mode, SelectionOptions, select_modes
-from flexrobot_ros.oma.signals import (PreparedSignals, Signals, SignalWarning, prepare, read_signals,
-                                       register_reader)
-from flexrobot_ros.oma.ssi_cov import ssi_cov_poles
-from flexrobot_ros.oma.stabilization import StabilizationCriteria, StabilizationDiagram, stabilization_diagram
-from flexrobot_ros.oma.tracker import ModeTracker, TrackedMode, TrackerOptions, TrackerUpdate
-from flexrobot_ros.oma.var import var_models, var_poles
+from flexrobot_ros.lazy import lazy_package
 
-__all__ = [
-    "METHODS", "OmaResult", "identify_modes", "parse_orders",
-    "PoleSet", "mac", "mac_matrix", "mpc",
-    "Mode", "SelectionOptions", "select_modes",
-    "PreparedSignals", "Signals", "SignalWarning", "prepare", "read_signals", "register_reader",
-    "ssi_cov_poles", "StabilizationCriteria", "StabilizationDiagram", "stabilization_diagram",
-    "ModeTracker", "TrackedMode", "TrackerOptions", "TrackerUpdate", "var_models", "var_poles",
-]
+#: Public names and the submodules they come from (imported on first use: :mod:`flexrobot_ros.lazy`).
+_EXPORTS = {
+    **dict.fromkeys(("METHODS", "OmaResult", "identify_modes", "parse_orders"), "identify"),
+    **dict.fromkeys(("PoleSet", "mac", "mac_matrix", "mpc"), "poles"),
+    **dict.fromkeys(("Mode", "SelectionOptions", "select_modes"), "selection"),
+    **dict.fromkeys(("PreparedSignals", "Signals", "SignalWarning", "prepare", "read_signals", "register_reader"),
+                    "signals"),
+    "ssi_cov_poles": "ssi_cov",
+    **dict.fromkeys(("StabilizationCriteria", "StabilizationDiagram", "stabilization_diagram"), "stabilization"),
+    **dict.fromkeys(("ModeTracker", "TrackedMode", "TrackerOptions", "TrackerUpdate"), "tracker"),
+    **dict.fromkeys(("var_models", "var_poles"), "var"),
+}
+lazy_package(__name__, _EXPORTS)

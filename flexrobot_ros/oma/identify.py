@@ -14,10 +14,8 @@ import numpy as np
 
 from flexrobot_ros.errors import SignalError
 from flexrobot_ros.oma.selection import Mode, SelectionOptions, select_modes
-from flexrobot_ros.oma.ssi_cov import ssi_cov_poles
 from flexrobot_ros.oma.stabilization import StabilizationCriteria, StabilizationDiagram, stabilization_diagram
 from flexrobot_ros.oma.threads import single_threaded_blas
-from flexrobot_ros.oma.var import var_models, var_pole_set
 
 __all__ = ["DEFAULT_METHOD", "DEFAULT_ORDERS", "METHODS", "MIN_LAG_PERIODS", "OmaResult", "identify_modes",
            "parse_orders", "short_lag_window"]
@@ -146,6 +144,9 @@ def identify_modes(data: np.ndarray, fs_hz: float, method: str = DEFAULT_METHOD,
     ``"channel"`` (see :func:`~flexrobot_ros.oma.signals.channel_scales`). ``progress(done, total)`` is called
     after each model order.
     """
+    from flexrobot_ros.oma.ssi_cov import ssi_cov_poles  # scipy: imported here, `flexrobot oma --help` needs none
+    from flexrobot_ros.oma.var import var_models, var_pole_set
+
     y = np.asarray(data, dtype=float)
     if y.ndim == 1:
         y = y[:, None]

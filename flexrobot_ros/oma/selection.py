@@ -33,9 +33,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.cluster.hierarchy
-import scipy.ndimage
-import scipy.spatial.distance
 
 from flexrobot_ros.errors import SignalError
 from flexrobot_ros.oma.poles import mac_matrix, mpc, normalize_shapes
@@ -185,6 +182,9 @@ def _hierarchical(diagram: StabilizationDiagram, idx: np.ndarray, cut: float) ->
         dist = dist + 1.0 - mac_matrix(diagram.shapes[group], diagram.shapes[group])
         dist = 0.5 * (dist + dist.T)
         np.fill_diagonal(dist, 0.0)
+        import scipy.cluster.hierarchy  # imported here: `flexrobot oma --help` (SelectionOptions) needs no scipy
+        import scipy.spatial.distance
+
         tree = scipy.cluster.hierarchy.linkage(scipy.spatial.distance.squareform(np.maximum(dist, 0.0),
                                                                                  checks=False), "average")
         labels = scipy.cluster.hierarchy.fcluster(tree, cut, criterion="distance")
@@ -204,6 +204,8 @@ def _merge_duplicates(diagram: StabilizationDiagram, clusters: list[np.ndarray],
     labels = np.concatenate([np.full(len(c), k) for k, c in enumerate(clusters)])
     members = np.concatenate(clusters)
     index = np.arange(len(clusters))
+    import scipy.ndimage  # imported here: `flexrobot oma --help` (SelectionOptions) needs no scipy
+
     f = np.asarray(scipy.ndimage.median(diagram.frequencies_hz[members], labels, index))
     z = np.asarray(scipy.ndimage.median(diagram.damping_ratios[members], labels, index))
     # central shape: the member closest in frequency to the cluster's median

@@ -36,8 +36,6 @@ from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
 import numpy as np
-import scipy.interpolate
-import scipy.signal
 
 from flexrobot_ros.errors import SignalError
 from flexrobot_ros.timeseries import SUFFIXES, read_timeseries
@@ -362,6 +360,9 @@ def prepare(signals: Signals, detrend: str = "constant", highpass_hz: float | No
     ``band_hz`` (:func:`band_decimation`; a note says what was done); ``on_gap``: ``"error"`` or
     ``"longest"``; ``min_quantization_steps``: warn when a channel's std spans fewer encoder steps.
     """
+    import scipy.interpolate  # imported here: `flexrobot oma --help` (this module's readers) needs no scipy
+    import scipy.signal
+
     notes: list[str] = []
     src = signals.source
     t, data, names = signals.t, signals.data, list(signals.channels)

@@ -3,15 +3,16 @@
 See :class:`Simulation` for the entry point and :mod:`flexrobot_ros.simulation.plant` for the plant protocol that
 flexible-link models implement.
 """
-from flexrobot_ros.simulation.controllers import FeedforwardPD, PDGravityCompensation, Signal, TorqueInput
-from flexrobot_ros.simulation.excitation import HalfSinePulse, RandomForce, RectangularPulse, StepLoad
-from flexrobot_ros.simulation.flexible_joint_plant import FlexibleJointPlant
-from flexrobot_ros.simulation.integrators import AccurateIntegration, FixedStepIntegration
-from flexrobot_ros.simulation.plant import Energy, Plant, StateLayout
-from flexrobot_ros.simulation.sensors import JointTorqueSensor, LinkEncoder, MotorEncoder, ToolAccelerometer
-from flexrobot_ros.simulation.simulation import Simulation, SimulationOutput
+from flexrobot_ros.lazy import lazy_package
 
-__all__ = ["AccurateIntegration", "Energy", "FeedforwardPD", "FixedStepIntegration", "FlexibleJointPlant",
-           "HalfSinePulse", "JointTorqueSensor", "LinkEncoder", "MotorEncoder", "PDGravityCompensation", "Plant",
-           "RandomForce", "RectangularPulse", "Signal", "Simulation", "SimulationOutput", "StateLayout", "StepLoad",
-           "ToolAccelerometer", "TorqueInput"]
+#: Public names and the submodules they come from (imported on first use: :mod:`flexrobot_ros.lazy`).
+_EXPORTS = {
+    **dict.fromkeys(("FeedforwardPD", "PDGravityCompensation", "Signal", "TorqueInput"), "controllers"),
+    **dict.fromkeys(("HalfSinePulse", "RandomForce", "RectangularPulse", "StepLoad"), "excitation"),
+    "FlexibleJointPlant": "flexible_joint_plant",
+    **dict.fromkeys(("AccurateIntegration", "FixedStepIntegration"), "integrators"),
+    **dict.fromkeys(("Energy", "Plant", "StateLayout"), "plant"),
+    **dict.fromkeys(("JointTorqueSensor", "LinkEncoder", "MotorEncoder", "ToolAccelerometer"), "sensors"),
+    **dict.fromkeys(("Simulation", "SimulationOutput"), "simulation"),
+}
+lazy_package(__name__, _EXPORTS)

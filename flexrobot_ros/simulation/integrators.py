@@ -36,14 +36,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
-import scipy.linalg
-from scipy.integrate import solve_ivp
 
 from flexrobot_ros.errors import SimulationError
-from flexrobot_ros.simulation.plant import FrameWrench, Plant
+
+if TYPE_CHECKING:  # `flexrobot simulate --help` (ACCURATE_METHODS) loads neither scipy nor pinocchio (via the plant)
+    from flexrobot_ros.simulation.plant import FrameWrench, Plant
 
 ACCURATE_METHODS = ("Radau", "BDF", "LSODA", "DOP853", "RK45")
 _IMPLICIT = ("Radau", "BDF", "LSODA")
@@ -80,6 +80,18 @@ class FixedStepIntegration:
         if int(self.substeps) != self.substeps or self.substeps < 1 or not self.refresh_distance > 0:
             raise SimulationError(f"fixed-step integration: expected substeps >= 1 (integer) and refresh_distance > 0,"
                                   f" got substeps={self.substeps}, refresh_distance={self.refresh_distance}")
+
+    def evaluation_times(self, rate: float, duration: float) -> np.ndarray:
+        """The instants [s] at which :class:`ExponentialEuler` evaluates a time-varying controller over a run of
+        ``duration`` s from t = 0 at ``rate`` Hz: every step start k h and mid-step k h + h / 2 (h = 1 / (rate
+        substeps)), k = 0 .. steps, computed with the integrator's own float expressions, so that inputs sampled
+        here beforehand are met exactly (increasing, (2 steps + 2,))."""
+        steps_per_second = float(rate) * int(self.substeps)
+        steps = int(round(float(duration) * float(rate))) * int(self.substeps)
+        starts = np.arange(steps + 1) / steps_per_second
+        times = np.empty(2 * starts.size)
+        times[0::2], times[1::2] = starts, starts + 0.5 * (1.0 / steps_per_second)
+        return times
 
 
 class ClosedLoop:
@@ -157,6 +169,8 @@ def integrate_accurate(loop: ClosedLoop, x0: np.ndarray, t0: float, sample_times
     inside that range and stops the solver as soon as it crosses zero (a terminal event), so a blow-up does not
     run to the end of the chunk. Solver failures become SimulationError.
     """
+    from scipy.integrate import solve_ivp
+
 
     def leaves_range(t, y):
         return margin(y)
@@ -211,6 +225,8 @@ class ExponentialEuler:
         self._phi = None
 
     def _refresh(self, loop: ClosedLoop, t: float, x: np.ndarray, h: float, energy: int) -> None:
+        import scipy.linalg
+
         a = loop.jacobian(t, x, coulomb=False)
         size = a.shape[0]
         block = np.zeros((2 * size, 2 * size))
