@@ -8,7 +8,8 @@ Parallel runs (``pytest -n 2 --dist loadgroup``, as ``scripts/test`` does with p
 stay on one worker, so module fixtures are built once; every test file that starts DDS participants or node
 processes (it imports the loopback helpers ``runtime_peer`` or ``node_harness``) joins the one unit ``dds``, whose
 tests run one after another on one worker: their nodes never share a ROS domain or the machine with another DDS
-test. Without xdist nothing changes and ``pytest`` runs everything in one process.
+test. Each worker runs BLAS on one thread (so do the processes it starts): two workers with two BLAS threads each
+oversubscribe two cores. Without xdist nothing changes and ``pytest`` runs everything in one process.
 """
 from __future__ import annotations
 
@@ -31,6 +32,20 @@ def work_unit(test_file: str) -> str:
         return "dds" if DDS_IMPORT.search(path.read_text(encoding="utf-8")) else test_file
     except OSError:
         return test_file
+
+
+#: Environment of a worker and of the processes it starts: one BLAS/OpenMP thread.
+ONE_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
+def pytest_configure(config):
+    """On an xdist worker: BLAS on one thread, in this process (already loaded libraries included) and its
+    children."""
+    if "PYTEST_XDIST_WORKER" in os.environ:
+        from threadpoolctl import threadpool_limits
+
+        os.environ.update(ONE_THREAD)
+        threadpool_limits(1)
 
 
 @pytest.hookimpl(optionalhook=True)
