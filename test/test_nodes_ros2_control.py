@@ -183,3 +183,43 @@ def test_bad_ros2_control_parameters_are_refused_naming_them(parameters, message
         node = harness.node("feedforward_node", {"method": "ejnea", **parameters})
         with pytest.raises(RuntimeLayerError, match=message):
             FeedforwardNode(node)
+
+
+def test_a_too_slow_point_rate_is_warned_with_a_rate_that_keeps_1_percent():
+    """At 10 Hz the interpolated effort errs by more than 1 %: the node warns and names an output_rate_hz; replaying
+    EJNEA torques sampled at that rate (core, 20 kHz reference) keeps the error under 1 % of each joint's peak."""
+    import re
+
+    from node_harness import LogRecords
+
+    robot = load_robot("scompi", tool=True)
+    log = LogRecords("/feedforward_node")
+    try:
+        with Harness() as harness:
+            node = harness.node("feedforward_node", {"ros2_control.output": "joint_trajectory", "method": "ejnea",
+                                                     "output_rate_hz": 10.0, "stream_torques": False})
+            FeedforwardNode(node)
+            probe_node = harness.node("probe")
+            probe = Probe(probe_node, {"/joint_trajectory_controller/joint_trajectory": JT})
+            publisher = probe_node.create_publisher(probe_node.types.get(JT), "/desired_trajectory")
+            assert harness.spin(10.0, lambda: publisher.get_subscription_count() > 0)
+            sent = desired(probe_node.types, probe_node.now())
+            publisher.publish(sent)
+            assert harness.spin(10.0, lambda: probe.last("/joint_trajectory_controller/joint_trajectory") is not None)
+        warnings = [w for w in log.warnings() if "output_rate_hz >=" in w]
+    finally:
+        log.close()
+    assert len(warnings) == 1, log.warnings()
+    print(warnings[0])
+    rate = float(re.search(r"output_rate_hz >= (\d+) Hz", warnings[0]).group(1))
+    path = trajectory_from_joint_trajectory(sent, JOINTS)
+    fine = feedforward(robot, path, "ejnea", rate_hz=20000.0)
+    for rate_hz, within in ((10.0, False), (rate, True)):
+        t = np.arange(0.0, 1.0 + 1e-9, 1.0 / rate_hz)
+        if t[-1] < 1.0 - 1e-9:
+            t = np.append(t, 1.0)
+        coarse = feedforward(robot, path, "ejnea", t=t)
+        replay = np.column_stack([np.interp(fine.t, t, coarse.tau_m[:, j]) for j in range(6)])
+        error = (np.abs(replay - fine.tau_m).max(axis=0) / np.abs(fine.tau_m).max(axis=0)).max()
+        print(f"{rate_hz:g} Hz: {100 * error:.3f} % of the peak")
+        assert (error < 0.01) == within
