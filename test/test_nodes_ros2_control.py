@@ -8,6 +8,7 @@
 - A joint_trajectory_controller-shaped consumer written here interpolates the effort linearly between the points
   (as the README says the controller does) and recovers the torque of a 20 kHz EJNEA reference within 1 % of each
   joint's peak at the 50 Hz point rate, and within the bound the node reports in its diagnostics.
+- ``ros2_control.positions: link`` (node in namespace /link): the points' positions are the link spline's.
 - ``ros2_control.output: commands``: std_msgs/Float64MultiArray on ``/cmd/effort_controller/commands`` at
   ``output_rate_hz`` (100 Hz: 101 messages over the 1 s move), the motor torque in the controller's joint order.
 - Bad ``ros2_control.joints`` / controller names are refused at start-up naming the parameter.
@@ -64,12 +65,17 @@ def received():
             "ros2_control.joints": CONTROLLER_JOINTS, "output_rate_hz": COMMANDS_RATE_HZ, "stream_torques": False},
             namespace="cmd")
         FeedforwardNode(cmd_node)
+        link_node = harness.node("feedforward_node", {
+            "ros2_control.output": "joint_trajectory", "ros2_control.positions": "link", "output_rate_hz": JTC_RATE_HZ,
+            "stream_torques": False, "method": "ejnea"}, namespace="link")
+        FeedforwardNode(link_node)
         probe_node = harness.node("probe")
-        probe = Probe(probe_node, {"/joint_trajectory_controller/joint_trajectory": JT, "/diagnostics": DIAG})
+        probe = Probe(probe_node, {"/joint_trajectory_controller/joint_trajectory": JT, "/diagnostics": DIAG,
+                                   "/link/joint_trajectory_controller/joint_trajectory": JT})
         probe_node.create_subscription(probe_node.types.get(FMA), "/cmd/effort_controller/commands",
                                        lambda msg: arrivals.append((time.monotonic(), msg)))
         publishers = [probe_node.create_publisher(probe_node.types.get(JT), topic)
-                      for topic in ("/desired_trajectory", "/cmd/desired_trajectory")]
+                      for topic in ("/desired_trajectory", "/cmd/desired_trajectory", "/link/desired_trajectory")]
         assert harness.spin(10.0, lambda: all(p.get_subscription_count() > 0 for p in publishers))
         sent = desired(probe_node.types, probe_node.now() + 0.3)
         for publisher in publishers:
@@ -131,6 +137,22 @@ def test_joint_trajectory_points_subtract_exactly_the_gravity_torque(received):
                              ("accelerations", expected.qdd_m), ("effort", expected.tau_m - gravity)):
         values = np.array([as_array(getattr(p, field)) for p in msg.points])
         reference = reference[:, ORDER]
+        assert np.abs(values - reference).max() <= 1e-9 * np.abs(reference).max(), field
+
+
+def test_link_positions_on_request(received):
+    """``ros2_control.positions: link``: positions/velocities/accelerations are the link spline through the
+    waypoints (robot's joint order, ``drive_compensates: none``: effort = tau_m), to 1e-9 of each peak."""
+    robot = load_robot("scompi", tool=True)
+    msg = received["probe"].last("/link/joint_trajectory_controller/joint_trajectory")
+    assert msg is not None and list(msg.joint_names) == JOINTS
+    path = trajectory_from_joint_trajectory(received["sent"], JOINTS)
+    t = np.arange(51) / JTC_RATE_HZ
+    spline = path.evaluate(t)
+    tau_m = feedforward(robot, path, "ejnea", rate_hz=JTC_RATE_HZ).tau_m
+    for field, reference in (("positions", spline.q), ("velocities", spline.qd), ("accelerations", spline.qdd),
+                             ("effort", tau_m)):
+        values = np.array([as_array(getattr(p, field)) for p in msg.points])
         assert np.abs(values - reference).max() <= 1e-9 * np.abs(reference).max(), field
 
 
