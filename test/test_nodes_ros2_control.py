@@ -198,7 +198,8 @@ def test_commands_stream_at_the_output_rate(received):
 
 @pytest.mark.parametrize("parameters, message", [
     ({"ros2_control.joints": ["joint1", "joint2"]}, "parameter 'ros2_control.joints'"),
-    ({"ros2_control.output": "commands", "ros2_control.controller": "9bad name"}, "parameter 'ros2_control.controller'"),
+    ({"ros2_control.output": "commands", "ros2_control.controller": "9bad name"},
+     "parameter 'ros2_control.controller'"),
 ])
 def test_bad_ros2_control_parameters_are_refused_naming_them(parameters, message):
     with Harness() as harness:

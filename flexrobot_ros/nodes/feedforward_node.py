@@ -18,9 +18,10 @@ reference q_m [rad] or link reference q [rad | m] (``ros2_control.positions``), 
 the motor torque the drive needs [N m] (``drive_compensates``: tau_m, or tau_m - W^-1 g(q) for a drive that adds
 gravity itself; :func:`flexrobot_ros.dynamics.drive_torque`); ``commands`` streams that torque as a
 std_msgs/Float64MultiArray [N m] on ``<ros2_control.controller>/commands`` (a forward_command_controller on the
-``effort`` interface) at ``output_rate_hz`` while the trajectory runs. Joint order: ``ros2_control.joints``
-(empty: the robot's). The diagnostics report the error of linear interpolation between the points [% of the peak
-torque] (:func:`flexrobot_ros.dynamics.interpolation_error`), and a warning names the rate that keeps it under 1 %.
+``effort`` interface; layout label ``joint:<names>``) at ``output_rate_hz`` while the trajectory runs. Joint order:
+``ros2_control.joints`` (empty: the robot's). The diagnostics report the error of linear interpolation between the
+points [% of the peak torque] (:func:`flexrobot_ros.dynamics.interpolation_error`), and a warning names the rate
+that keeps it under 1 %.
 
 Parameters are live (method, rate, limit check, ``drive_compensates`` and ``ros2_control.positions`` apply to the
 next trajectory, the torque streams follow ``output_rate_hz`` and ``stream_torques`` now;
@@ -90,6 +91,7 @@ class FeedforwardNode:
         self.result, self.start, self.streamed = None, 0.0, 0
         self.received, self.compute_s = 0, 0.0
         self.order = joint_order(p["ros2_control.joints"], self.robot.joint_names)
+        self.command_label = "joint:" + ",".join(self.robot.joint_names[j] for j in self.order)
         self.command_torque, self.interpolation = None, np.zeros(len(self.order))
         types = node.types
         self.motor_trajectory = Counted(node.create_publisher(types.trajectory_msgs.msg.JointTrajectory,
@@ -157,7 +159,7 @@ class FeedforwardNode:
         streams = self.p["stream_torques"]
         for k in range(self.streamed, due):
             if self.commands is not None and self.command_torque is not None:
-                self.commands.publish(float_array(types, self.command_torque[k], "joint"))
+                self.commands.publish(float_array(types, self.command_torque[k], self.command_label))
             if not streams:
                 continue
             stamp = self.node.stamp(self.start + result.t[k])
