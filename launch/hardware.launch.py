@@ -1,7 +1,7 @@
 """Hardware bring-up: feedforward, modal monitor and OMA on a real robot's topics (no simulator).
 
     ros2 launch flexrobot_ros hardware.launch.py robot:=scompi encoders:=/robot/motor_encoders \\
-        joint_states:=/joint_states motor_trajectory:=/robot/joint_trajectory_controller/joint_trajectory
+        joint_states:=/joint_states ros2_control_output:=joint_trajectory controller:=joint_trajectory_controller
 
 Starts feedforward_node (desired_trajectory in, motor reference trajectory out on ``motor_trajectory``),
 modal_monitor_node (on ``joint_states``) and oma_node (on the motor encoder topic ``encoders``, any
@@ -32,6 +32,13 @@ ARGUMENTS = (
     ("encoders", "motor_states", "sensor_msgs/JointState topic of the motor encoders (OMA input)"),
     ("joint_states", "joint_states", "sensor_msgs/JointState topic of the link positions (monitor input)"),
     ("motor_trajectory", "motor_trajectory", "topic of the motor reference trajectory for the robot's controller"),
+    ("ros2_control_output", "", "feedforward to ros2_control: 'joint_trajectory' (JointTrajectory on "
+     "<controller>/joint_trajectory), 'commands' (effort stream [N m] on <controller>/commands) or 'none' (empty: "
+     "as the parameter file says)"),
+    ("controller", "", "name of the ros2_control controller fed by the feedforward node (empty: as the parameter "
+     "file says, joint_trajectory_controller by default)"),
+    ("drive_compensates", "", "what the drive adds itself: 'none' or 'gravity' (the node then sends tau_m - W^-1 g(q) "
+     "[N m]; empty: as the parameter file says)"),
     ("robot_state_publisher", "false", "also start robot_state_publisher with the robot's URDF"),
     ("rviz", "false", "start RViz with config/flexrobot.rviz"),
     ("record", "", "record every topic with 'ros2 bag record' into this directory (empty: no recording)"),
@@ -48,6 +55,14 @@ def robot_overrides(context) -> dict:
     return overrides
 
 
+def ros2_control_overrides(context) -> dict:
+    """The feedforward node's ros2_control parameters given as launch arguments (empty ones are left to the file)."""
+    values = {"ros2_control.output": LaunchConfiguration("ros2_control_output").perform(context).strip(),
+              "ros2_control.controller": LaunchConfiguration("controller").perform(context).strip(),
+              "drive_compensates": LaunchConfiguration("drive_compensates").perform(context).strip()}
+    return {parameter: value for parameter, value in values.items() if value}
+
+
 def launch_nodes(context, *args, **kwargs):
     robot = LaunchConfiguration("robot").perform(context)
     params = LaunchConfiguration("params_file").perform(context) or str(parameter_file("hardware", robot))
@@ -55,7 +70,7 @@ def launch_nodes(context, *args, **kwargs):
     joint_states = ("joint_states", LaunchConfiguration("joint_states").perform(context))
     actions = [
         Node(package=PACKAGE, executable="feedforward_node", name="feedforward_node", output="screen",
-             parameters=[params, common],
+             parameters=[params, common, ros2_control_overrides(context)],
              remappings=[("motor_trajectory", LaunchConfiguration("motor_trajectory").perform(context))]),
         Node(package=PACKAGE, executable="modal_monitor_node", name="modal_monitor_node", output="screen",
              parameters=[params, common], remappings=[joint_states]),

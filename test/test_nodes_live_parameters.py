@@ -326,7 +326,8 @@ def test_every_parameter_is_live_or_read_only():
                            "motor_encoder.counts_per_rev", "motor_encoder.noise_std", "link_encoder.counts_per_rev",
                            "link_encoder.noise_std"},
         "oma_node": {"robot", "tool", "sample_rate_hz", "queue_depth", "output_directory"},
-        "feedforward_node": {"robot", "tool"},
+        "feedforward_node": {"robot", "tool", "ros2_control.output", "ros2_control.controller",
+                             "ros2_control.joints"},  # they choose the topics
         "modal_monitor_node": {"robot", "tool", "output_directory"},  # where services may write: never live
     }
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import pinocchio as pin
 
 from flexrobot_ros.dynamics.codegen import CompiledSdrnea, load_sdrnea
 from flexrobot_ros.dynamics.ejnea import Ejnea
@@ -138,6 +139,46 @@ def rigid_feedforward(robot: Any, trajectory: Trajectory | TrajectorySamples, *,
     link = {"tau": torques.tau, "dtau": torques.dtau, "ddtau": torques.ddtau}
     motor = {"q_m": side.q_m, "qd_m": side.qd_m, "qdd_m": side.qdd_m, "tau_m": side.tau_m}
     return _result(robot, samples, link, motor, "rigid")
+
+
+#: What a drive may already add to the torque command it receives (``drive_compensates``): nothing, or the gravity
+#: torque of its own model at the measured pose.
+DRIVE_COMPENSATION = ("none", "gravity")
+
+
+def drive_torque(robot: Any, result: FeedforwardResult, drive_compensates: str = "none") -> np.ndarray:
+    """The motor torque [N·m] (samples, n) to command a drive that already adds ``drive_compensates`` itself.
+
+    'none': ``tau_m`` unchanged. 'gravity': ``tau_m - W^-1 g(q)``, the link gravity torque g(q) [N·m | N] of
+    pinocchio's ``computeGeneralizedGravity`` at the desired link positions ``result.q`` brought to the motor side
+    by the transmission W (thesis eq. 4.10: tau_m = ... + W^-1 (tau + tau_f)); in tracking, the drive's measured
+    pose is the desired one, so the two together give ``tau_m``.
+
+    Raises:
+        ModelError: ``drive_compensates`` is not one of :data:`DRIVE_COMPENSATION`.
+    """
+    if drive_compensates not in DRIVE_COMPENSATION:
+        raise ModelError(f"drive_compensates: {drive_compensates!r}; expected one of {DRIVE_COMPENSATION}")
+    if drive_compensates == "none":
+        return result.tau_m
+    data = robot.model.createData()
+    gravity = np.array([pin.computeGeneralizedGravity(robot.model, data, q) for q in result.q])
+    return result.tau_m - gravity / np.asarray(robot.transmission, dtype=float)
+
+
+def interpolation_error(values: np.ndarray) -> np.ndarray:
+    """Largest error of linear interpolation between the samples ``values`` (samples, n), equally spaced in time,
+    as a fraction of each column's peak magnitude (n,).
+
+    Between samples h apart the error of the chord is at most h^2/8 max|f''|; h^2 f'' is estimated by the second
+    differences of the samples themselves (so no time step is needed). A column that is zero throughout gives 0.
+    """
+    values = np.asarray(values, dtype=float)
+    if values.shape[0] < 3:
+        return np.zeros(values.shape[1])
+    error = np.abs(np.diff(values, 2, axis=0)).max(axis=0) / 8.0
+    peak = np.abs(values).max(axis=0)
+    return np.divide(error, peak, out=np.zeros_like(error), where=peak > 0.0)
 
 
 def _samples(robot: Any, trajectory: Trajectory | TrajectorySamples, rate_hz: float, t: Any,

@@ -12,20 +12,35 @@ feedforward), and, while the trajectory runs, the streams ``motor_torque`` (sens
 velocity qd_m, effort tau_m) and ``link_torque`` (JointState: position q, velocity qd, effort = link torque tau
 [N m | N]) stamped ``header.stamp + t``; ``diagnostics``.
 
-Parameters are live (method, rate and limit check apply to the next trajectory, the torque streams follow
-``output_rate_hz`` and ``stream_torques`` now; :meth:`FeedforwardNode._prepare`) except the model, ``robot`` and
-``tool`` (read-only).
+For ros2_control (``ros2_control.output``): ``joint_trajectory`` publishes the same points as a JointTrajectory on
+``<ros2_control.controller>/joint_trajectory`` (the topic of a joint_trajectory_controller): positions = motor
+reference q_m [rad] or link reference q [rad | m] (``ros2_control.positions``), velocities, accelerations, effort =
+the motor torque the drive needs [N m] (``drive_compensates``: tau_m, or tau_m - W^-1 g(q) for a drive that adds
+gravity itself; :func:`flexrobot_ros.dynamics.drive_torque`); ``commands`` streams that torque as a
+std_msgs/Float64MultiArray [N m] on ``<ros2_control.controller>/commands`` (a forward_command_controller on the
+``effort`` interface; layout label ``joint:<names>``) at ``output_rate_hz`` while the trajectory runs. Joint order:
+``ros2_control.joints`` (empty: the robot's). The diagnostics report the error of linear interpolation between the
+points [% of the peak torque] (:func:`flexrobot_ros.dynamics.interpolation_error`), and a warning names the rate
+that keeps it under 1 %.
+
+Parameters are live (method, rate, limit check, ``drive_compensates`` and ``ros2_control.positions`` apply to the
+next trajectory, the torque streams follow ``output_rate_hz`` and ``stream_torques`` now;
+:meth:`FeedforwardNode._prepare`) except the model, ``robot``, ``tool`` and the ros2_control output, controller and
+joints (read-only: they choose the topics).
 """
 from __future__ import annotations
 
+import re
 import time
 from typing import Any
 
 import numpy as np
 
-from flexrobot_ros.dynamics import compiled_feedforward, feedforward, trajectory_from_joint_trajectory
+from flexrobot_ros.dynamics import (DRIVE_COMPENSATION, compiled_feedforward, drive_torque, feedforward,
+                                   interpolation_error, trajectory_from_joint_trajectory)
+from flexrobot_ros.errors import RuntimeLayerError
 from flexrobot_ros.model import load_robot
-from flexrobot_ros.nodes.convert import (Counted, diagnostics, joint_state, joint_trajectory, reporting,
+from flexrobot_ros.nodes.convert import (Counted, diagnostics, float_array, joint_state, joint_trajectory, reporting,
                                          trajectory_arrays)
 from flexrobot_ros.nodes.live_parameters import LiveParameters, LiveTimer, checked
 from flexrobot_ros.runtime import ParameterSpec, run_node
@@ -41,7 +56,27 @@ PARAMETERS = (
                   range=(1.0, 10000.0)),
     ParameterSpec("stream_torques", True, "publish motor_torque and link_torque while a trajectory runs"),
     ParameterSpec("check_limits", True, "refuse trajectories that leave the URDF joint limits"),
+    ParameterSpec("drive_compensates", "none", "what the drive adds to the torque it is sent: 'none', or 'gravity' "
+                  "(its own g(q); the ros2_control outputs then carry tau_m - W^-1 g(q) [N m])",
+                  choices=DRIVE_COMPENSATION),
+    ParameterSpec("ros2_control.output", "none", "'joint_trajectory': JointTrajectory on <controller>/joint_trajectory "
+                  "(joint_trajectory_controller); 'commands': effort stream [N m] on <controller>/commands "
+                  "(forward_command_controller, interface effort) at output_rate_hz; 'none'",
+                  choices=("none", "joint_trajectory", "commands"), read_only=True),
+    ParameterSpec("ros2_control.controller", "joint_trajectory_controller", "name of the ros2_control controller "
+                  "(the topic's namespace)", read_only=True),
+    ParameterSpec("ros2_control.positions", "motor", "positions of the joint_trajectory points: 'motor' reference q_m "
+                  "[rad] or 'link' reference q [rad | m]", choices=("motor", "link")),
+    ParameterSpec("ros2_control.joints", [], "joint order of the ros2_control outputs (the controller's 'joints'; "
+                  "empty: the robot's order)", type="string_array", read_only=True),
 )
+
+#: Largest error of linear interpolation of the effort between joint_trajectory points [fraction of the peak].
+INTERPOLATION_LIMIT = 0.01
+#: Factor on the point rate the warning names: the second differences of coarse points underestimate max|tau''|
+#: (7 % low at 10 Hz on the test move of test_nodes_ros2_control.py), and the error falls as 1/rate^2.
+RATE_MARGIN = 1.25
+_CONTROLLER = re.compile(r"^/?[A-Za-z_][A-Za-z0-9_]*(/[A-Za-z_][A-Za-z0-9_]*)*$")
 
 
 class FeedforwardNode:
@@ -55,11 +90,22 @@ class FeedforwardNode:
         self._check(p)
         self.result, self.start, self.streamed = None, 0.0, 0
         self.received, self.compute_s = 0, 0.0
+        self.order = joint_order(p["ros2_control.joints"], self.robot.joint_names)
+        self.command_label = "joint:" + ",".join(self.robot.joint_names[j] for j in self.order)
+        self.command_torque, self.interpolation = None, np.zeros(len(self.order))
         types = node.types
         self.motor_trajectory = Counted(node.create_publisher(types.trajectory_msgs.msg.JointTrajectory,
                                                               "motor_trajectory"))
         self.motor_torque = Counted(node.create_publisher(types.sensor_msgs.msg.JointState, "motor_torque"))
         self.link_torque = Counted(node.create_publisher(types.sensor_msgs.msg.JointState, "link_torque"))
+        output, controller = p["ros2_control.output"], p["ros2_control.controller"]
+        self.controller_trajectory = self.commands = None
+        if output == "joint_trajectory":
+            self.controller_trajectory = Counted(node.create_publisher(
+                types.trajectory_msgs.msg.JointTrajectory, checked_topic(controller, "joint_trajectory")))
+        elif output == "commands":
+            self.commands = Counted(node.create_publisher(types.std_msgs.msg.Float64MultiArray,
+                                                          checked_topic(controller, "commands")))
         self.diagnostics = node.create_publisher(types.diagnostic_msgs.msg.DiagnosticArray, "diagnostics")
         node.create_subscription(types.trajectory_msgs.msg.JointTrajectory, "desired_trajectory",
                                  live.locked(self.on_desired))
@@ -80,7 +126,29 @@ class FeedforwardNode:
             stamp = msg.header.stamp if time_seconds(msg.header.stamp) else self.node.stamp()
             self.motor_trajectory.publish(joint_trajectory(self.node.types, stamp, self.robot.joint_names, result.t,
                                                            result.q_m, result.qd_m, result.qdd_m, result.tau_m))
+            self._controller_output(stamp, result)
             self.result, self.start, self.streamed = result, time_seconds(stamp), 0
+
+    def _controller_output(self, stamp: Any, result: Any) -> None:
+        """The ros2_control outputs of one trajectory (module docstring), in ``ros2_control.joints`` order."""
+        if self.controller_trajectory is None and self.commands is None:
+            return
+        order, p = self.order, self.p
+        torque = drive_torque(self.robot, result, p["drive_compensates"])[:, order]
+        self.interpolation = interpolation_error(torque)
+        worst = float(self.interpolation.max())
+        if worst > INTERPOLATION_LIMIT:
+            needed = np.ceil(RATE_MARGIN * p["output_rate_hz"] * np.sqrt(worst / INTERPOLATION_LIMIT))
+            self.node.logger.warning(f"effort between points at {p['output_rate_hz']:g} Hz: linear interpolation "
+                                     f"errs by {100 * worst:.2g} % of the peak torque; output_rate_hz >= "
+                                     f"{needed:.0f} Hz keeps it under {100 * INTERPOLATION_LIMIT:g} %")
+        self.command_torque = torque
+        if self.controller_trajectory is not None:
+            link = p["ros2_control.positions"] == "link"
+            q, qd, qdd = (result.q, result.qd, result.qdd) if link else (result.q_m, result.qd_m, result.qdd_m)
+            names = [self.robot.joint_names[j] for j in order]
+            self.controller_trajectory.publish(joint_trajectory(self.node.types, stamp, names, result.t, q[:, order],
+                                                                qd[:, order], qdd[:, order], torque))
 
     def on_stream(self) -> None:
         result = self.result
@@ -88,7 +156,12 @@ class FeedforwardNode:
             return
         due = int(np.searchsorted(result.t, self.node.now() - self.start, side="right"))
         types, names = self.node.types, self.robot.joint_names
+        streams = self.p["stream_torques"]
         for k in range(self.streamed, due):
+            if self.commands is not None and self.command_torque is not None:
+                self.commands.publish(float_array(types, self.command_torque[k], self.command_label))
+            if not streams:
+                continue
             stamp = self.node.stamp(self.start + result.t[k])
             self.motor_torque.publish(joint_state(types, stamp, names, result.q_m[k], result.qd_m[k], result.tau_m[k]))
             self.link_torque.publish(joint_state(types, stamp, names, result.q[k], result.qd[k], result.tau[k]))
@@ -108,7 +181,8 @@ class FeedforwardNode:
 
     @staticmethod
     def _stream_period(p: Any) -> float | None:
-        return 1.0 / p["output_rate_hz"] if p["stream_torques"] else None
+        streaming = p["stream_torques"] or p["ros2_control.output"] == "commands"
+        return 1.0 / p["output_rate_hz"] if streaming else None
 
     def _prepare(self, values: Any, changed: frozenset) -> Any:
         """Check a change and return what installs it (see :mod:`.live_parameters`): the next trajectory uses the
@@ -118,7 +192,7 @@ class FeedforwardNode:
 
         def commit() -> None:
             self.stream.set_period(self._stream_period(values))
-            if not values["stream_torques"]:
+            if self._stream_period(values) is None:
                 self.result = None  # the stream in progress ends
         return commit
 
@@ -128,7 +202,41 @@ class FeedforwardNode:
             "last computation [s]": self.compute_s, "streaming": self.result is not None,
             "published motor_trajectory": self.motor_trajectory.count,
             "published motor_torque": self.motor_torque.count, "published link_torque": self.link_torque.count,
-            "motor_trajectory subscribers": self.motor_trajectory.publisher.get_subscription_count()}))
+            "motor_trajectory subscribers": self.motor_trajectory.publisher.get_subscription_count(),
+            "drive_compensates": self.p["drive_compensates"],
+            **({"published joint_trajectory": self.controller_trajectory.count}
+               if self.controller_trajectory is not None else {}),
+            **({"published commands": self.commands.count} if self.commands is not None else {}),
+            **({"effort interpolation error [% of peak]": 100 * float(self.interpolation.max())}
+               if self.controller_trajectory is not None or self.commands is not None else {})}))
+
+
+def joint_order(joints: list[str], robot_joints: tuple[str, ...]) -> list[int]:
+    """Indices into the robot's joints of ``ros2_control.joints`` (empty: the robot's order).
+
+    Raises:
+        RuntimeLayerError: the list is not a permutation of the robot's joints.
+    """
+    if not joints:
+        return list(range(len(robot_joints)))
+    if sorted(joints) != sorted(robot_joints):
+        raise RuntimeLayerError(f"parameter 'ros2_control.joints': {list(joints)}; expected each of the robot's "
+                                f"joints {list(robot_joints)} once, in the controller's order")
+    return [robot_joints.index(joint) for joint in joints]
+
+
+def checked_topic(controller: str, topic: str) -> str:
+    """``<controller>/<topic>`` for the controller name of ``ros2_control.controller`` (relative: in the node's
+    namespace; ``/ns/name``: absolute).
+
+    Raises:
+        RuntimeLayerError: the name is not a ROS name.
+    """
+    if not _CONTROLLER.match(controller):
+        raise RuntimeLayerError(f"parameter 'ros2_control.controller': {controller!r}; expected a controller name "
+                                "(letters, digits and '_' not starting with a digit, '/'-separated), e.g. "
+                                "joint_trajectory_controller")
+    return f"{controller}/{topic}"
 
 
 def main(argv: list[str] | None = None) -> int:
