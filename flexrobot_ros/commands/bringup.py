@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 
 from flexrobot_ros.commands.arguments import CommandError, add_deprecated, output_directory
+from flexrobot_ros.commands.bag import StreamGaps, bag_gaps
 from flexrobot_ros.errors import RuntimeLayerError
 
 #: A monitor mode is matched by an OMA mode within these (seed 000 Table 2.5 agreement, issue 8 acceptance).
@@ -503,7 +504,7 @@ class BringUp:
             "nodes": [{"name": r.name, "returncode": r.returncode, "stopped_by": r.stopped_by} for r in results],
             "diagnostics": self.collector.status if hasattr(self, "collector") else {},
             "bag": None if bag is None else {"path": str(bag.path), "messages": bag.message_count,
-                                             "topics": bag.counts()},
+                                             "topics": bag.counts(), "gaps": [g.as_dict() for g in bag_gaps(bag.path)]},
             "plots": [],
         }
         if self.args.plot_dir is not None and hasattr(self, "collector"):
@@ -567,6 +568,7 @@ def format_summary(summary: dict[str, Any]) -> str:
     if summary["bag"]:
         lines.append(f"bag: {summary['bag']['path']} ({summary['bag']['messages']} messages on "
                      f"{len(summary['bag']['topics'])} topics)")
+        lines += [f"  {StreamGaps.from_dict(gaps).describe()}" for gaps in summary["bag"].get("gaps", [])]
     if summary["plots"]:
         lines.append("plots: " + ", ".join(summary["plots"]))
     return "\n".join(lines)
