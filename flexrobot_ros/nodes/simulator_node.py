@@ -14,6 +14,8 @@ links ``link_deflections`` (std_msgs/Float64MultiArray (links, 2): tip deflectio
 in YAML order, beam axes, with the joint_states decimation; tf then also carries ``<link>/deformed_tip``, each
 flexible link's deformed end frame, for RViz; and ``link_shapes``, visualization_msgs/MarkerArray: one line strip
 per flexible link along its deformed beam, 16 points in the link frame, every ``1 / link_shapes_rate_hz``) and
+``/clock`` (rosgraph_msgs/Clock, every ``1 / clock_rate_hz`` of simulated time: the simulated time as the header
+stamps carry it, published before the sample of the same stamp, for nodes run with ``use_sim_time``) and
 ``diagnostics`` (state, simulated time, ``stamp at t = 0 [s]`` to map stamps back to simulated time, achieved
 real-time factor over the last period and over all the running time, overruns, counts, matched ``motor_states``
 subscribers).
@@ -106,6 +108,9 @@ PARAMETERS = (
                   "simulation goes on with ~/run once duration_s is raised)", range=(0.0, 1e9)),
     ParameterSpec("autostart", True, "run at start-up (else wait for ~/run)", read_only=True),
     ParameterSpec("joint_states_decimation", 1, "publish joint_states every k-th sample", range=(1, 1000)),
+    ParameterSpec("clock_rate_hz", 100.0, "rate of /clock (rosgraph_msgs/Clock: the simulated time, as the header "
+                  "stamps carry it, for nodes with use_sim_time) in simulated time [Hz]; 0: no /clock",
+                  range=(0.0, 20000.0)),
     ParameterSpec("tf_rate_hz", 50.0, "rate of the link transforms on tf [Hz]; 0: no tf", range=(0.0, 1000.0)),
     ParameterSpec("link_shapes_rate_hz", 20.0, "rate of the link_shapes line strips (robots with flexible links) "
                   "[Hz]; 0: none", range=(0.0, 1000.0)),
@@ -182,6 +187,7 @@ class SimulatorNode:
         self.motor_states = Counted(node.create_publisher(joint_state_type, "motor_states", QOS_STREAM))
         self.joint_states = Counted(node.create_publisher(joint_state_type, "joint_states", QOS_STREAM))
         self.tf = Counted(node.create_publisher(types.tf2_msgs.msg.TFMessage, "tf"))
+        self.clock = Counted(node.create_publisher(types.rosgraph_msgs.msg.Clock, "/clock"))  # absolute, as ROS's
         self.diagnostics = node.create_publisher(types.diagnostic_msgs.msg.DiagnosticArray, "diagnostics")
         self.deflections = node.create_publisher(types.std_msgs.msg.Float64MultiArray, "link_deflections") \
             if self.plant is not None and self.plant.deflection_links else None
@@ -329,7 +335,7 @@ class SimulatorNode:
             if self.running_wall_s else 0.0, "overruns": self.overruns, "behind schedule [s]": f"{self.behind_s:.6f}",
             "running wall time [s]": f"{self.running_wall_s:.6f}", "set point": self.hold.q_d,
             "published motor_states": self.motor_states.count, "published joint_states": self.joint_states.count,
-            "published tf": self.tf.count,
+            "published tf": self.tf.count, "published clock": self.clock.count,
             "motor_states subscribers": self.motor_states.publisher.get_subscription_count()}))
 
     # ------------------------------------------------------------------ parameters
@@ -551,6 +557,7 @@ class SimulatorNode:
     def _publish(self, output: Any) -> None:
         types, names, decimation = self.node.types, self.names, self.p["joint_states_decimation"]
         tf_every = round(self.rate / self.p["tf_rate_hz"]) if self.p["tf_rate_hz"] else 0
+        clock_every = max(round(self.rate / self.p["clock_rate_hz"]), 1) if self.p["clock_rate_hz"] else 0
         shapes_every = max(round(self.rate / self.p["link_shapes_rate_hz"]), 1) \
             if self.shapes is not None and self.p["link_shapes_rate_hz"] else 0
         q_m = np.column_stack([output.sensors[f"motor_encoder.{joint}"] for joint in names])
@@ -558,6 +565,8 @@ class SimulatorNode:
         first = self.sim.sample_index - len(output.t) + 1
         for k, t in enumerate(output.t):
             stamp = self.node.stamp(self.stamp_base + t)
+            if clock_every and (first + k) % clock_every == 0:
+                self.clock.publish(types.rosgraph_msgs.msg.Clock(clock=stamp))
             self.motor_states.publish(joint_state(types, stamp, names, q_m[k], output.qd_m[k], output.tau_m[k]))
             if (first + k) % decimation == 0:
                 self.joint_states.publish(joint_state(types, stamp, names, q[k], output.qd[k],
