@@ -8,8 +8,9 @@ feedforward_node, modal_monitor_node and oma_node with the ROS 2 parameter file 
 robot's URDF when ``robot_state_publisher:=true`` (default ``auto``: when it is installed; it then publishes ``/tf``
 and ``/robot_description`` and the simulator's own are turned off, otherwise the simulator publishes both, the same
 link tree, so a minimal ROS 2 install runs this file), optionally RViz with ``config/flexrobot.rviz`` and
-``ros2 bag record -a``. ``flexrobot bringup simulation`` starts the same nodes with the same parameter files without
-ROS 2.
+``ros2 bag record -a`` with the QoS overrides of ``config/recording_qos.yaml`` (keep-all for the 1 kHz streams:
+rosbag2's default depth 10 loses samples when the recorder stalls). ``flexrobot bringup simulation`` starts the
+same nodes with the same parameter files without ROS 2.
 """
 from __future__ import annotations
 
@@ -105,6 +106,8 @@ def generate_launch_description() -> LaunchDescription:
         Node(package="rviz2", executable="rviz2", name="rviz2", output="screen",
              arguments=["-d", os.path.join(share, "config", "flexrobot.rviz")],
              condition=IfCondition(LaunchConfiguration("rviz"))),
-        ExecuteProcess(cmd=["ros2", "bag", "record", "-a", "-o", LaunchConfiguration("record")], output="screen",
+        ExecuteProcess(cmd=["ros2", "bag", "record", "-a", "--qos-profile-overrides-path",
+                            os.path.join(share, "config", "recording_qos.yaml"), "-o", LaunchConfiguration("record")],
+                       output="screen",
                        condition=IfCondition(PythonExpression(["'", LaunchConfiguration("record"), "' != ''"]))),
     ])

@@ -4,7 +4,8 @@
   section 2.4.2) at least 9 of the monitor's 12 modes are matched by the OMA node within 0.1 Hz and 0.5 damping
   points (the acceptance of issue 8, Table 2.5's kind of agreement); the move between them, through the
   feedforward and simulator nodes, is tracked within 2e-6 rad (the bound proven for the core in
-  test_simulation_inputs.py); every node stops cleanly; the plots are PNG files; the bag has every encoder sample.
+  test_simulation_inputs.py); every node stops cleanly; the plots are PNG files; the bag has every encoder sample
+  (and the summary says no gap in it) and the summary gives the simulator's achieved real-time factor.
 - Ctrl-C in a free run stops every node cleanly and still prints the summary.
 - hardware, against a simulator standing in for the robot (its topics under /robot, remapped with --encoders and
   --joint-states): the OMA node and the monitor run on the robot's streams and agree on the modes.
@@ -53,6 +54,12 @@ def test_scripted_simulation(tmp_path):
             assert handle.read(8) == PNG
     counts = bag_info(tmp_path / "bag").counts()
     assert counts["/motor_states"] == 6000
+    # issue 23: the summary says the bag's 1 kHz stream has no gap, and the simulator's pace
+    gaps = {g["topic"]: g for g in summary["bag"]["gaps"]}
+    assert gaps["/motor_states"]["samples"] == 6000 and gaps["/motor_states"]["missing"] == 0
+    pace = summary["simulator"]
+    assert pace["real_time_factor_requested"] == 2.0 and pace["overruns"] >= 0 and pace["behind_schedule_s"] >= 0
+    assert 0 < pace["real_time_factor_achieved"] <= 2.0 * 1.05 and pace["running_wall_time_s"] < summary["wall_time_s"]
     assert counts["/desired_trajectory"] == 1 and counts["/motor_trajectory"] == 1
     assert counts["/oma/frequencies"] >= 2 and counts["/modal/frequencies"] >= 2
 

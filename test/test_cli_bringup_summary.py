@@ -67,3 +67,15 @@ def test_monitor_modes_without_encoder_data_are_listed_with_the_reason():
     text = format_summary(summary([only_monitor], kind="hardware"))
     assert "no encoder data arrived on /robot/motor_states" in text and "no link states" not in text
     assert "0 of 3 monitor modes matched" in text and "no OMA modes" in text and "139.1500" in text
+
+
+def test_the_simulator_pace_is_reported():
+    """Issue 23: the simulator's achieved real-time factor and overruns (as its diagnostics give them) appear in the
+    text; a hardware summary has none and prints no simulator line."""
+    pace = {"real_time_factor_requested": 1.0, "real_time_factor_achieved": 0.8125, "overruns": 3,
+            "behind_schedule_s": 1.25, "running_wall_time_s": 16.0}
+    text = format_summary(summary([]) | {"simulator": pace})
+    line = next(line for line in text.splitlines() if line.startswith("simulator:"))
+    assert "real-time factor 0.812 achieved of 1 requested over 16.0 s running" in line
+    assert "3 overruns" in line and "1.250 s of simulated time behind schedule" in line
+    assert "simulator:" not in format_summary(summary([], kind="hardware") | {"simulator": None})

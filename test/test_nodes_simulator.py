@@ -237,3 +237,37 @@ def test_torque_commands(robot, mode):
         begin = app.sim.t
         harness.spin(30.0, lambda: app.sim.t > begin + 0.3)
         assert np.abs(app.sim.state[:6] - Q8).max() > 1e-3
+
+
+#: rosgraph_msgs/msg/Clock's RIHS01 hash on Jazzy, as other ROS 2 clients outside this project record it
+#: (captured from ROS 2 with `ros2 topic info -v`), not computed here.
+CLOCK_HASH = "RIHS01_692f7a66e93a3c83e71765d033b60349ba68023a8c689a79e48078bcb5c58564"
+
+
+def test_clock_carries_the_simulated_time():
+    """Issue 23 item 3 (first part): /clock at clock_rate_hz = 100 of simulated time: a 0.3 s run at 1 kHz gives 30
+    Clock messages, each equal to the stamp of motor_states samples 10, 20, ..., 300 (the simulated time since the
+    origin the diagnostics report), so /clock advances with simulated time, not wall time (real-time factor 4). The
+    type and its hash are Jazzy's."""
+    from flexrobot_ros.runtime.messages import type_hash
+
+    assert type_hash("rosgraph_msgs/msg/Clock", "jazzy") == CLOCK_HASH
+    with Harness() as harness:
+        node = harness.node("simulator_node", {"duration_s": 0.3, "real_time_factor": 4.0, "autostart": False,
+                                               "excitation.type": "none", "clock_rate_hz": 100.0})
+        app = SimulatorNode(node)
+        probe_node = harness.node("probe")
+        probe = Probe(probe_node, {"/motor_states": JS, "/clock": "rosgraph_msgs/msg/Clock", "/diagnostics": DIAG})
+        run = probe_node.create_client(probe_node.types.std_srvs.srv.SetBool, "/simulator_node/run")
+        harness.spin(1.0)
+        assert harness.call(run, probe_node.types.std_srvs.srv.SetBool.Request(data=True)).success
+        harness.spin(20.0, lambda: app.state == "finished" and len(probe.messages["/motor_states"]) == 300
+                     and len(probe.messages["/clock"]) == 30)
+        harness.spin(1.5)
+    motor = [m.header.stamp for m in probe.messages["/motor_states"]]
+    clock = [m.clock for m in probe.messages["/clock"]]
+    assert len(motor) == 300 and len(clock) == 30
+    assert [(c.sec, c.nanosec) for c in clock] == [(motor[k].sec, motor[k].nanosec) for k in range(9, 300, 10)]
+    origin = float(probe.diagnostics("simulator_node")["stamp at t = 0 [s]"])
+    assert time_seconds(clock[-1]) - origin == pytest.approx(0.3, abs=1e-6)
+    assert int(probe.diagnostics("simulator_node")["published clock"]) == 30

@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 
 from flexrobot_ros.commands.arguments import CommandError, add_deprecated, output_directory
+from flexrobot_ros.commands.bag import StreamGaps, bag_gaps
 from flexrobot_ros.errors import RuntimeLayerError
 
 #: A monitor mode is matched by an OMA mode within these (seed 000 Table 2.5 agreement, issue 8 acceptance).
@@ -490,6 +491,18 @@ class BringUp:
                 "rms_error": float(np.sqrt(np.mean(error**2))), "samples": int(inside.sum()),
                 "t": t[inside].tolist(), "error": error.tolist()}
 
+    def _pace(self) -> dict[str, Any] | None:
+        """The simulator's pace from its newest diagnostics: real-time factor requested and achieved over its
+        running time, overruns and the simulated seconds its schedule gave up (None without a simulator report)."""
+        achieved = self.collector.simulator("real-time factor (achieved, running)")
+        if not achieved:
+            return None
+        return {"real_time_factor_requested": float(self.collector.simulator("real-time factor (target)")),
+                "real_time_factor_achieved": float(achieved),
+                "overruns": int(self.collector.simulator("overruns")),
+                "behind_schedule_s": float(self.collector.simulator("behind schedule [s]")),
+                "running_wall_time_s": float(self.collector.simulator("running wall time [s]"))}
+
     def _summary(self, results: list[Any], bag: Any, elapsed: float) -> dict[str, Any]:
         tracking = self._tracking()
         summary = {
@@ -502,8 +515,9 @@ class BringUp:
             "tracking": None if tracking is None else {k: v for k, v in tracking.items() if k not in ("t", "error")},
             "nodes": [{"name": r.name, "returncode": r.returncode, "stopped_by": r.stopped_by} for r in results],
             "diagnostics": self.collector.status if hasattr(self, "collector") else {},
+            "simulator": self._pace() if hasattr(self, "collector") else None,
             "bag": None if bag is None else {"path": str(bag.path), "messages": bag.message_count,
-                                             "topics": bag.counts()},
+                                             "topics": bag.counts(), "gaps": [g.as_dict() for g in bag_gaps(bag.path)]},
             "plots": [],
         }
         if self.args.plot_dir is not None and hasattr(self, "collector"):
@@ -562,11 +576,19 @@ def format_summary(summary: dict[str, Any]) -> str:
         lines.append(f"\nmove: max |q - q_d| = {tracking['max_error']:.3e} {tracking['unit']} ({tracking['joint']}), "
                      f"RMS over all joints {tracking['rms_error']:.3e} (rad for revolute, m for prismatic joints) "
                      f"over {tracking['samples']} link-state samples")
+    pace = summary.get("simulator")
+    if pace:
+        lines.append(f"\nsimulator: real-time factor {pace['real_time_factor_achieved']:.3g} achieved of "
+                     f"{pace['real_time_factor_requested']:g} requested over {pace['running_wall_time_s']:.1f} s "
+                     f"running; {pace['overruns']} overruns (times it gave up catching up), "
+                     f"{pace['behind_schedule_s']:.3f} s of simulated time behind schedule (slowed down, no sample "
+                     "dropped)")
     lines.append("\nnodes: " + ", ".join(f"{n['name']} exit {n['returncode']} ({n['stopped_by']})"
                                          for n in summary["nodes"]))
     if summary["bag"]:
         lines.append(f"bag: {summary['bag']['path']} ({summary['bag']['messages']} messages on "
                      f"{len(summary['bag']['topics'])} topics)")
+        lines += [f"  {StreamGaps.from_dict(gaps).describe()}" for gaps in summary["bag"].get("gaps", [])]
     if summary["plots"]:
         lines.append("plots: " + ", ".join(summary["plots"]))
     return "\n".join(lines)

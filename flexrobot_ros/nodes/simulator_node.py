@@ -14,8 +14,18 @@ links ``link_deflections`` (std_msgs/Float64MultiArray (links, 2): tip deflectio
 in YAML order, beam axes, with the joint_states decimation; tf then also carries ``<link>/deformed_tip``, each
 flexible link's deformed end frame, for RViz; and ``link_shapes``, visualization_msgs/MarkerArray: one line strip
 per flexible link along its deformed beam, 16 points in the link frame, every ``1 / link_shapes_rate_hz``) and
+``/clock`` (rosgraph_msgs/Clock, every ``1 / clock_rate_hz`` of simulated time: the simulated time as the header
+stamps carry it, published before the sample of the same stamp, for nodes run with ``use_sim_time``) and
 ``diagnostics`` (state, simulated time, ``stamp at t = 0 [s]`` to map stamps back to simulated time, achieved
-real-time factor, counts, matched ``motor_states`` subscribers).
+real-time factor over the last period and over all the running time, overruns, counts, matched ``motor_states``
+subscribers).
+
+Load: when the machine cannot keep the pace (CPU starvation, a ``real_time_factor`` beyond its speed), the simulation
+slows down instead of dropping samples: each timer tick computes and publishes every sample due, at most
+``MAX_CATCH_UP_S`` of simulated time; beyond that the real-time schedule restarts from where the simulation is (an
+*overrun*, logged once and counted in the diagnostics with the simulated seconds the schedule gave up, ``behind
+schedule [s]``), so stamps stay exactly ``1 / rate_hz`` apart and the achieved real-time factor drops below the
+requested one.
 The two state streams are reliable with the history of :data:`~flexrobot_ros.runtime.qos.QOS_STREAM` (ten seconds
 at 1 kHz), so a subscriber whose process is starved of CPU that long still gets every sample; a subscriber whose
 callbacks stall longer keeps every sample too when it subscribes with ``keep_all`` history (the bag recorder does).
@@ -98,6 +108,9 @@ PARAMETERS = (
                   "simulation goes on with ~/run once duration_s is raised)", range=(0.0, 1e9)),
     ParameterSpec("autostart", True, "run at start-up (else wait for ~/run)", read_only=True),
     ParameterSpec("joint_states_decimation", 1, "publish joint_states every k-th sample", range=(1, 1000)),
+    ParameterSpec("clock_rate_hz", 100.0, "rate of /clock (rosgraph_msgs/Clock: the simulated time, as the header "
+                  "stamps carry it, for nodes with use_sim_time) in simulated time [Hz]; 0: no /clock",
+                  range=(0.0, 20000.0)),
     ParameterSpec("tf_rate_hz", 50.0, "rate of the link transforms on tf [Hz]; 0: no tf", range=(0.0, 1000.0)),
     ParameterSpec("link_shapes_rate_hz", 20.0, "rate of the link_shapes line strips (robots with flexible links) "
                   "[Hz]; 0: none", range=(0.0, 1000.0)),
@@ -163,6 +176,9 @@ class SimulatorNode:
         self.stamp_base: float | None = None
         self.anchor = (time.monotonic(), 0)
         self.overruns, self.late_references = 0, 0
+        self.behind_s = 0.0  # simulated seconds the real-time schedule gave up in overruns
+        #: samples stepped and wall-clock seconds spent running (to within one timer period), since start-up
+        self.stepped, self.running_wall_s, self.last_tick = 0, 0.0, time.monotonic()
         self.pauses = self._scheduled_pauses(p)  # sample indices to pause on (pause_at_s, impact records)
         self.diagnosed = (time.monotonic(), 0.0)
 
@@ -171,6 +187,7 @@ class SimulatorNode:
         self.motor_states = Counted(node.create_publisher(joint_state_type, "motor_states", QOS_STREAM))
         self.joint_states = Counted(node.create_publisher(joint_state_type, "joint_states", QOS_STREAM))
         self.tf = Counted(node.create_publisher(types.tf2_msgs.msg.TFMessage, "tf"))
+        self.clock = Counted(node.create_publisher(types.rosgraph_msgs.msg.Clock, "/clock"))  # absolute, as ROS's
         self.diagnostics = node.create_publisher(types.diagnostic_msgs.msg.DiagnosticArray, "diagnostics")
         self.deflections = node.create_publisher(types.std_msgs.msg.Float64MultiArray, "link_deflections") \
             if self.plant is not None and self.plant.deflection_links else None
@@ -200,6 +217,10 @@ class SimulatorNode:
 
     # ------------------------------------------------------------------ callbacks
     def on_tick(self) -> None:
+        now, running = time.monotonic(), self.state == "running"
+        if running:
+            self.running_wall_s += now - self.last_tick
+        self.last_tick = now
         end = self.sim.sample_index + self._samples_due()
         if self.pauses:
             end = min(end, self.pauses[0])
@@ -213,7 +234,10 @@ class SimulatorNode:
                 self.state = "diverged"
                 self.node.log_once("diverged", f"{error} Call ~/reset to start again.", "error")
                 return
+            self.stepped += len(output.t)
             self._publish(output)
+        if running and self.state == "finished":
+            self.on_diagnostics()  # the end of the run is news: its figures now
         if self.pauses and self.sim.sample_index >= self.pauses[0] and self.state == "running":
             self.pauses = [k for k in self.pauses if k > self.sim.sample_index]
             self._run(False)
@@ -307,9 +331,11 @@ class SimulatorNode:
             "stamp at t = 0 [s]": "" if self.stamp_base is None else f"{self.stamp_base:.9f}",
             "real-time factor (target)": self.p["real_time_factor"], "real-time factor (achieved)": achieved,
             "excitations applied": self.excitation_count, "late references": self.late_references,
-            "catch-up overruns": self.overruns, "set point": self.hold.q_d,
+            "real-time factor (achieved, running)": self.stepped / self.rate / self.running_wall_s
+            if self.running_wall_s else 0.0, "overruns": self.overruns, "behind schedule [s]": f"{self.behind_s:.6f}",
+            "running wall time [s]": f"{self.running_wall_s:.6f}", "set point": self.hold.q_d,
             "published motor_states": self.motor_states.count, "published joint_states": self.joint_states.count,
-            "published tf": self.tf.count,
+            "published tf": self.tf.count, "published clock": self.clock.count,
             "motor_states subscribers": self.motor_states.publisher.get_subscription_count()}))
 
     # ------------------------------------------------------------------ parameters
@@ -423,6 +449,7 @@ class SimulatorNode:
         if running and self.state in ("paused", "finished") and not self._finished():
             self.stamp_base = self.node.now() - self.sim.t if self.stamp_base is None else self.stamp_base
             self.anchor = (time.monotonic(), self.sim.sample_index)
+            self.last_tick = time.monotonic()
             self.state = "running"
         elif not running and self.state == "running":
             self.state = "paused"
@@ -449,6 +476,10 @@ class SimulatorNode:
         limit = max(1, int(MAX_CATCH_UP_S * self.rate))
         if due > limit:
             self.overruns += 1
+            self.behind_s += (due - limit) / self.rate
+            self.node.log_once("overrun", f"the simulation fell more than {MAX_CATCH_UP_S:g} s (simulated) behind its "
+                               f"real-time schedule (real-time factor {self.p['real_time_factor']:g}): it slows "
+                               "down and still publishes every sample (logged once; overruns counted in diagnostics)")
             self.anchor = (time.monotonic(), self.sim.sample_index + limit)
             due = limit
         return due
@@ -526,6 +557,7 @@ class SimulatorNode:
     def _publish(self, output: Any) -> None:
         types, names, decimation = self.node.types, self.names, self.p["joint_states_decimation"]
         tf_every = round(self.rate / self.p["tf_rate_hz"]) if self.p["tf_rate_hz"] else 0
+        clock_every = max(round(self.rate / self.p["clock_rate_hz"]), 1) if self.p["clock_rate_hz"] else 0
         shapes_every = max(round(self.rate / self.p["link_shapes_rate_hz"]), 1) \
             if self.shapes is not None and self.p["link_shapes_rate_hz"] else 0
         q_m = np.column_stack([output.sensors[f"motor_encoder.{joint}"] for joint in names])
@@ -533,6 +565,8 @@ class SimulatorNode:
         first = self.sim.sample_index - len(output.t) + 1
         for k, t in enumerate(output.t):
             stamp = self.node.stamp(self.stamp_base + t)
+            if clock_every and (first + k) % clock_every == 0:
+                self.clock.publish(types.rosgraph_msgs.msg.Clock(clock=stamp))
             self.motor_states.publish(joint_state(types, stamp, names, q_m[k], output.qd_m[k], output.tau_m[k]))
             if (first + k) % decimation == 0:
                 self.joint_states.publish(joint_state(types, stamp, names, q[k], output.qd[k],

@@ -5,14 +5,19 @@
   storage ``sqlite3`` or ``mcap``; the offered QoS of the publishers is stored so latched topics replay latched.
 - :func:`play` republishes a bag's samples byte for byte with their original spacing, scaled by ``rate``.
 - :func:`bag_info` summarises a bag (topics, types, counts, duration); :func:`read_bag` yields its messages
-  deserialized by rosbags (``msg.position`` etc., numeric arrays as numpy arrays) for offline analysis.
+  deserialized by rosbags (``msg.position`` etc., numeric arrays as numpy arrays) for offline analysis;
+  :func:`header_stamps` gives the header stamps of a type's topics as integer nanoseconds, read straight from the
+  CDR bytes (no deserialization: a 40,000-sample stream reads in a fraction of a second).
 """
 from __future__ import annotations
 
+import struct
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
+
+import numpy as np
 
 from flexrobot_ros.errors import RuntimeLayerError
 from flexrobot_ros.runtime import messages
@@ -152,6 +157,29 @@ def read_bag(path: str | Path, topics: Sequence[str] | None = None, distro: str 
         for connection, timestamp, data in reader.messages(connections=connections):
             yield BagMessage(connection.topic, timestamp, connection.msgtype,
                              reader.deserialize(data, connection.msgtype))
+
+
+def header_stamps(path: str | Path, msgtype: str = "sensor_msgs/msg/JointState") -> dict[str, np.ndarray]:
+    """{topic: header stamps [ns, int64] in bag order} of the topics of type ``msgtype`` (a type whose first field
+    is a std_msgs/Header), read from the first 12 bytes of each CDR sample (encapsulation, ``int32 sec``,
+    ``uint32 nanosec``).
+
+    Raises:
+        RuntimeLayerError: not a readable bag, or a sample too short to hold a header.
+    """
+    reader = _open_reader(path)
+    try:
+        connections = [c for c in reader.connections if c.msgtype == msgtype]
+        stamps: dict[str, list[int]] = {c.topic: [] for c in connections}
+        for connection, _, data in reader.messages(connections=connections):
+            if len(data) < 12:
+                raise RuntimeLayerError(f"bag {path}: a {msgtype} sample on {connection.topic} has {len(data)} "
+                                        "bytes; a header stamp needs 12")
+            sec, nanosec = struct.unpack_from("<iI" if data[1] & 1 else ">iI", data, 4)  # CDR_LE / CDR_BE
+            stamps[connection.topic].append(sec * 1_000_000_000 + nanosec)
+        return {topic: np.array(values, dtype=np.int64) for topic, values in sorted(stamps.items())}
+    finally:
+        reader.close()
 
 
 # --------------------------------------------------------------------------------------------------------------
