@@ -63,7 +63,7 @@ class FeedforwardNode:
         self.diagnostics = node.create_publisher(types.diagnostic_msgs.msg.DiagnosticArray, "diagnostics")
         node.create_subscription(types.trajectory_msgs.msg.JointTrajectory, "desired_trajectory",
                                  live.locked(self.on_desired))
-        self.stream = LiveTimer(node, self._stream_period(p), live.locked(self.on_stream))
+        self.stream = LiveTimer(node, self._stream_period(p), live.locked(self.on_stream), running=False)
         node.create_timer(1.0, live.locked(self.on_diagnostics))
         live.on_change(self._prepare)
         node.logger.info(f"feedforward for {self.robot.name} ({p['method']}) at {p['output_rate_hz']:g} Hz")
@@ -81,6 +81,7 @@ class FeedforwardNode:
             self.motor_trajectory.publish(joint_trajectory(self.node.types, stamp, self.robot.joint_names, result.t,
                                                            result.q_m, result.qd_m, result.qdd_m, result.tau_m))
             self.result, self.start, self.streamed = result, time_seconds(stamp), 0
+            self.stream.resume()  # the stream timer runs only while a trajectory plays (idle CPU, issue 23)
 
     def on_stream(self) -> None:
         result = self.result
@@ -95,6 +96,7 @@ class FeedforwardNode:
         self.streamed = max(self.streamed, due)
         if self.streamed >= len(result.t):
             self.result = None
+            self.stream.pause()
 
     def _check(self, p: Any) -> None:
         """Make the method usable: SDRNEA's code is generated and compiled now (once per robot, cached on disk), not
@@ -120,6 +122,7 @@ class FeedforwardNode:
             self.stream.set_period(self._stream_period(values))
             if not values["stream_torques"]:
                 self.result = None  # the stream in progress ends
+                self.stream.pause()
         return commit
 
     def on_diagnostics(self) -> None:
