@@ -65,8 +65,9 @@ PARAMETERS = (
     ParameterSpec("block_rows", 0, "SSI-cov block rows (0: automatic)", range=(0, 100000)),
     ParameterSpec("shape_coordinates", "motor", "what the channels measure, for modal data: motor angles q_m "
                   "('motor') or link coordinates q ('link')", choices=("motor", "link")),
-    ParameterSpec("output_directory", ".", "the only folder the services write into (files below are relative to "
-                  "it and must stay inside it)", read_only=True),
+    ParameterSpec("output_directory", "", "the only folder the services write into (files below are relative to "
+                  "it and must stay inside it; empty: $ROS_HOME/flexrobot/<launch date-time>_<launcher PID>)",
+                  read_only=True),
     ParameterSpec("modal_data_file", "modal_data.yaml", "file ~/save_modal_data appends to (in output_directory)"),
     ParameterSpec("identified_yaml", "identified.yaml", "flexibility YAML ~/identify_joint_parameters writes (in "
                   "output_directory; an existing file is kept as <name>.<k>.bak)"),
@@ -188,6 +189,7 @@ class OmaNode:
         measured = tuple(MeasuredMode(m.frequency_hz, m.damping_ratio, np.asarray(m.shape)) for m in modes
                          if m.frequency_hz > 0 and 0 <= m.damping_ratio < 1)  # what the modal-data format accepts
         path = self._output("modal_data_file")
+        path.parent.mkdir(parents=True, exist_ok=True)
         previous = read_modal_data(path).poses if path.exists() else ()
         write_modal_data(path, ModalData(previous + (PoseModes(np.asarray(pose, dtype=float), measured),),
                                          self.p["shape_coordinates"], str(path),
@@ -206,6 +208,7 @@ class OmaNode:
                                            residual=self.p["identification.residual"],
                                            drop_unmatched=self.p["identification.drop_unmatched"])
         out = self._output("identified_yaml")
+        out.parent.mkdir(parents=True, exist_ok=True)
         kept = keep_previous(out)
         write_identified_yaml(self.robot, identified_fields(result), out,
                               f"from {len(data.poses)} poses of OMA modal data in {path} "
