@@ -366,7 +366,8 @@ def run(factory: Callable[[Node], Any], name: str, argv: Sequence[str]) -> int:
     """``main()`` of a node on rclpy: init (``argv`` holds ``--ros-args``), build, spin until SIGINT, SIGTERM,
     ``rclpy.shutdown()`` or the death of the process that started it (:mod:`.parent_watch`), then in ``finally``
     the application's ``close()``, ``destroy_node`` and the context shutdown, in this order, in the main thread
-    (see the module docstring for why rclpy's signal handlers are not used). A signal during start-up stops the node as soon as the application is built.
+    (see the module docstring for why rclpy's signal handlers are not used). A signal during start-up stops the
+    node as soon as the application is built.
 
     Returns:
         0 after a clean stop, 2 when start-up failed with a FlexrobotError (printed on stderr).
@@ -382,7 +383,8 @@ def run(factory: Callable[[Node], Any], name: str, argv: Sequence[str]) -> int:
         if ended == "parent":
             node.logger.warning(f"stopping: {parent.reason}")
         else:
-            node.logger.info(f"stopping: {reasons[0] if reasons else {'shutdown': 'rclpy.shutdown()'}.get(ended, ended)}")
+            why = reasons[0] if reasons else {"shutdown": "rclpy.shutdown()"}.get(ended, ended)
+            node.logger.info(f"stopping: {why}")
     except FlexrobotError as error:
         print(f"{name}: error: {error}", file=sys.stderr)
         return 2
