@@ -7,7 +7,8 @@ Starts feedforward_node (desired_trajectory in, motor reference trajectory out o
 modal_monitor_node (on ``joint_states``) and oma_node (on the motor encoder topic ``encoders``, any
 sensor_msgs/JointState topic; its ``sample_rate_hz`` must be that stream's rate) with ``config/<robot>_hardware.yaml``
 (``config/hardware.yaml`` for robots without one; ``params_file:=`` overrides); optionally robot_state_publisher
-(when the robot's driver does not run one), RViz with ``config/flexrobot.rviz`` and ``ros2 bag record -a``.
+(when the robot's driver does not run one), RViz with ``config/flexrobot.rviz`` and ``ros2 bag record -a``; missing
+optional packages are dealt with before anything starts (:mod:`flexrobot_ros.runtime.launch_plan`).
 ``flexrobot bringup hardware`` starts the same nodes with the same parameter files without ROS 2.
 """
 from __future__ import annotations
@@ -16,13 +17,13 @@ import os
 
 from ament_index_python.packages import get_package_share_directory
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument, ExecuteProcess, OpaqueFunction
-from launch.conditions import IfCondition
-from launch.substitutions import LaunchConfiguration, PythonExpression
+from launch.actions import DeclareLaunchArgument, ExecuteProcess, LogInfo, OpaqueFunction
+from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
 from flexrobot_ros.commands.bringup import parameter_file
 from flexrobot_ros.model import load_robot
+from flexrobot_ros.runtime.launch_plan import LaunchPlan, in_ament_index, plan_launch
 
 PACKAGE = "flexrobot_ros"
 #: (name, default, description) of the launch arguments.
@@ -63,12 +64,24 @@ def ros2_control_overrides(context) -> dict:
     return {parameter: value for parameter, value in values.items() if value}
 
 
+def launch_plan(context) -> LaunchPlan:
+    """What to start besides the nodes (robot_state_publisher, RViz, recording), decided before anything starts."""
+    return plan_launch("hardware", installed=in_ament_index,
+                       robot_state_publisher=LaunchConfiguration("robot_state_publisher").perform(context),
+                       rviz=LaunchConfiguration("rviz").perform(context),
+                       record=LaunchConfiguration("record").perform(context))
+
+
 def launch_nodes(context, *args, **kwargs):
+    """Every process of the launch, or none: optional tools that are missing are skipped with a warning (or the
+    launch refused) before the first node starts."""
+    plan = launch_plan(context)
     robot = LaunchConfiguration("robot").perform(context)
     params = LaunchConfiguration("params_file").perform(context) or str(parameter_file("hardware", robot))
     common = robot_overrides(context)
     joint_states = ("joint_states", LaunchConfiguration("joint_states").perform(context))
-    actions = [
+    actions = [LogInfo(msg=f"WARNING: {warning}") for warning in plan.warnings]
+    actions += [
         Node(package=PACKAGE, executable="feedforward_node", name="feedforward_node", output="screen",
              parameters=[params, common, ros2_control_overrides(context)],
              remappings=[("motor_trajectory", LaunchConfiguration("motor_trajectory").perform(context))]),
@@ -77,22 +90,23 @@ def launch_nodes(context, *args, **kwargs):
         Node(package=PACKAGE, executable="oma_node", name="oma_node", output="screen", parameters=[params, common],
              remappings=[("motor_states", LaunchConfiguration("encoders").perform(context)), joint_states]),
     ]
-    if LaunchConfiguration("robot_state_publisher").perform(context).strip().lower() in ("true", "1", "yes"):
+    if plan.robot_state_publisher:
         actions.append(Node(package="robot_state_publisher", executable="robot_state_publisher",
                             name="robot_state_publisher", output="screen",
                             parameters=[{"robot_description": load_robot(robot).urdf_path.read_text()}],
                             remappings=[joint_states]))
+    if plan.rviz:
+        share = get_package_share_directory(PACKAGE)
+        actions.append(Node(package="rviz2", executable="rviz2", name="rviz2", output="screen",
+                            arguments=["-d", os.path.join(share, "config", "flexrobot.rviz")]))
+    if plan.record_directory:
+        actions.append(ExecuteProcess(cmd=["ros2", "bag", "record", "-a", "-o", plan.record_directory],
+                                      output="screen"))
     return actions
 
 
 def generate_launch_description() -> LaunchDescription:
-    share = get_package_share_directory(PACKAGE)
     return LaunchDescription([
         *[DeclareLaunchArgument(name, default_value=default, description=text) for name, default, text in ARGUMENTS],
         OpaqueFunction(function=launch_nodes),
-        Node(package="rviz2", executable="rviz2", name="rviz2", output="screen",
-             arguments=["-d", os.path.join(share, "config", "flexrobot.rviz")],
-             condition=IfCondition(LaunchConfiguration("rviz"))),
-        ExecuteProcess(cmd=["ros2", "bag", "record", "-a", "-o", LaunchConfiguration("record")], output="screen",
-                       condition=IfCondition(PythonExpression(["'", LaunchConfiguration("record"), "' != ''"]))),
     ])

@@ -9,22 +9,24 @@ robot's URDF when ``robot_state_publisher:=true`` (default ``auto``: when it is 
 and ``/robot_description`` and the simulator's own are turned off, otherwise the simulator publishes both, the same
 link tree, so a minimal ROS 2 install runs this file), optionally RViz with ``config/flexrobot.rviz`` and
 ``ros2 bag record -a`` with the QoS overrides of ``config/recording_qos.yaml`` (keep-all for the 1 kHz streams:
-rosbag2's default depth 10 loses samples when the recorder stalls). ``flexrobot bringup simulation`` starts the
-same nodes with the same parameter files without ROS 2.
+rosbag2's default depth 10 loses samples when the recorder stalls). Missing optional packages are dealt with before
+anything starts (:mod:`flexrobot_ros.runtime.launch_plan`): RViz or robot_state_publisher asked for but not
+installed is skipped with a warning; ``record:=`` without ``ros2 bag`` refuses the launch. ``flexrobot bringup
+simulation`` starts the same nodes with the same parameter files without ROS 2.
 """
 from __future__ import annotations
 
 import os
 
-from ament_index_python.packages import PackageNotFoundError, get_package_share_directory
+from ament_index_python.packages import get_package_share_directory
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument, ExecuteProcess, OpaqueFunction
-from launch.conditions import IfCondition
-from launch.substitutions import LaunchConfiguration, PythonExpression
+from launch.actions import DeclareLaunchArgument, ExecuteProcess, LogInfo, OpaqueFunction
+from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
 from flexrobot_ros.commands.bringup import parameter_file
 from flexrobot_ros.model import load_robot
+from flexrobot_ros.runtime.launch_plan import LaunchPlan, in_ament_index, plan_launch
 
 PACKAGE = "flexrobot_ros"
 #: (name, default, description) of the launch arguments.
@@ -50,18 +52,12 @@ def robot_overrides(context) -> dict:
     return overrides
 
 
-def use_robot_state_publisher(context) -> bool:
-    """The ``robot_state_publisher`` argument: true, false, or auto (true when the package is installed)."""
-    choice = LaunchConfiguration("robot_state_publisher").perform(context).strip().lower()
-    if choice == "auto":
-        try:
-            get_package_share_directory("robot_state_publisher")
-        except PackageNotFoundError:
-            return False
-        return True
-    if choice not in ("true", "1", "yes", "false", "0", "no"):
-        raise ValueError(f"launch argument robot_state_publisher:={choice!r}: expected true, false or auto")
-    return choice in ("true", "1", "yes")
+def launch_plan(context) -> LaunchPlan:
+    """What to start besides the nodes (robot_state_publisher, RViz, recording), decided before anything starts."""
+    return plan_launch("simulation", installed=in_ament_index,
+                       robot_state_publisher=LaunchConfiguration("robot_state_publisher").perform(context),
+                       rviz=LaunchConfiguration("rviz").perform(context),
+                       record=LaunchConfiguration("record").perform(context))
 
 
 def simulator_overrides(context, state_publisher: bool) -> dict:
@@ -75,13 +71,17 @@ def simulator_overrides(context, state_publisher: bool) -> dict:
 
 
 def launch_nodes(context, *args, **kwargs):
+    """Every process of the launch, or none: optional tools that are missing are skipped with a warning (or the
+    launch refused) before the first node starts."""
+    plan = launch_plan(context)
+    share = get_package_share_directory(PACKAGE)
     robot = LaunchConfiguration("robot").perform(context)
     params = LaunchConfiguration("params_file").perform(context) or str(parameter_file("simulation", robot))
     common = robot_overrides(context)
     rate = float(LaunchConfiguration("rate").perform(context))
-    state_publisher = use_robot_state_publisher(context)
-    simulator = simulator_overrides(context, state_publisher)
-    actions = [
+    simulator = simulator_overrides(context, plan.robot_state_publisher)
+    actions = [LogInfo(msg=f"WARNING: {warning}") for warning in plan.warnings]
+    actions += [
         Node(package=PACKAGE, executable="simulator_node", name="simulator_node", output="screen",
              parameters=[params, simulator]),
         Node(package=PACKAGE, executable="feedforward_node", name="feedforward_node", output="screen",
@@ -91,23 +91,23 @@ def launch_nodes(context, *args, **kwargs):
         Node(package=PACKAGE, executable="oma_node", name="oma_node", output="screen",
              parameters=[params, {**common, "sample_rate_hz": rate}]),
     ]
-    if state_publisher:
+    if plan.robot_state_publisher:
         actions.append(Node(package="robot_state_publisher", executable="robot_state_publisher",
                             name="robot_state_publisher", output="screen",
                             parameters=[{"robot_description": load_robot(robot).urdf_path.read_text()}]))
+    if plan.rviz:
+        actions.append(Node(package="rviz2", executable="rviz2", name="rviz2", output="screen",
+                            arguments=["-d", os.path.join(share, "config", "flexrobot.rviz")]))
+    if plan.record_directory:
+        actions.append(ExecuteProcess(cmd=["ros2", "bag", "record", "-a", "--qos-profile-overrides-path",
+                                           os.path.join(share, "config", "recording_qos.yaml"), "-o",
+                                           plan.record_directory],
+                                      output="screen"))
     return actions
 
 
 def generate_launch_description() -> LaunchDescription:
-    share = get_package_share_directory(PACKAGE)
     return LaunchDescription([
         *[DeclareLaunchArgument(name, default_value=default, description=text) for name, default, text in ARGUMENTS],
         OpaqueFunction(function=launch_nodes),
-        Node(package="rviz2", executable="rviz2", name="rviz2", output="screen",
-             arguments=["-d", os.path.join(share, "config", "flexrobot.rviz")],
-             condition=IfCondition(LaunchConfiguration("rviz"))),
-        ExecuteProcess(cmd=["ros2", "bag", "record", "-a", "--qos-profile-overrides-path",
-                            os.path.join(share, "config", "recording_qos.yaml"), "-o", LaunchConfiguration("record")],
-                       output="screen",
-                       condition=IfCondition(PythonExpression(["'", LaunchConfiguration("record"), "' != ''"]))),
     ])

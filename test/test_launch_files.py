@@ -25,6 +25,7 @@ from unittest import mock
 import pytest
 import yaml
 
+from flexrobot_ros.errors import RuntimeLayerError
 from flexrobot_ros.model import shipped_robots
 
 REPO = Path(__file__).resolve().parents[1]
@@ -125,7 +126,7 @@ def test_launch_files_use_the_launch_api(name, setup_kwargs):
     functions = {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
     assert "generate_launch_description" in functions
     imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) for alias in node.names}
-    assert {"LaunchDescription", "DeclareLaunchArgument", "LaunchConfiguration", "IfCondition", "ExecuteProcess",
+    assert {"LaunchDescription", "DeclareLaunchArgument", "LaunchConfiguration", "ExecuteProcess",
             "Node", "OpaqueFunction"} <= imported
     arguments = {node.elts[0].value for node in ast.walk(tree) if isinstance(node, ast.Tuple) and len(node.elts) == 3
                  and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.elts)}
@@ -168,7 +169,8 @@ def test_simulation_launch_without_robot_state_publisher(choice):
     module = runpy.run_path(str(REPO / "launch" / "simulation.launch.py"))
     context = LaunchContext()
     context.launch_configurations.update({"robot": "scompi", "tool": "", "rate": "1000.0", "real_time_factor": "1.0",
-                                          "params_file": "", "robot_state_publisher": choice})
+                                          "params_file": "", "robot_state_publisher": choice, "rviz": "false",
+                                          "record": ""})
     try:
         installed = bool(get_package_share_directory("robot_state_publisher"))
     except PackageNotFoundError:
@@ -176,12 +178,34 @@ def test_simulation_launch_without_robot_state_publisher(choice):
     expected = {"true": True, "false": False, "auto": installed}[choice]
     executables = [action.node_executable for action in module["launch_nodes"](context)]
     assert executables == list(NODES) + (["robot_state_publisher"] if expected else [])
-    overrides = module["simulator_overrides"](context, module["use_robot_state_publisher"](context))
+    overrides = module["simulator_overrides"](context, module["launch_plan"](context).robot_state_publisher)
     assert (overrides.get("tf_rate_hz", 50.0) > 0.0) is not expected
     assert overrides.get("publish_robot_description", True) is not expected
     context.launch_configurations["robot_state_publisher"] = "maybe"
-    with pytest.raises(ValueError, match="robot_state_publisher:='maybe'"):
-        module["use_robot_state_publisher"](context)
+    with pytest.raises(RuntimeLayerError, match="robot_state_publisher:='maybe'"):
+        module["launch_plan"](context)
+
+
+@pytest.mark.parametrize("name", sorted(LAUNCH_FILES))
+def test_launch_decides_optional_tools_before_starting_anything(name):
+    """Issue 23: every process of the launch comes from launch_nodes, which asks plan_launch first; the description
+    itself holds only the argument declarations and that one OpaqueFunction (no rviz2 or recorder action that could
+    fail after the nodes started)."""
+    tree = ast.parse((REPO / "launch" / name).read_text())
+    functions = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
+    description_calls = {_call_name(node) for node in ast.walk(functions["generate_launch_description"])
+                         if isinstance(node, ast.Call)}
+    assert not description_calls & {"Node", "ExecuteProcess"}, description_calls
+    launch_nodes = functions["launch_nodes"]
+    first = launch_nodes.body[1] if isinstance(launch_nodes.body[0].value, ast.Constant) else launch_nodes.body[0]
+    assert isinstance(first, ast.Assign) and _call_name(first.value) == "launch_plan", ast.dump(first)
+    assert "plan_launch" in {_call_name(node) for node in ast.walk(functions["launch_plan"])
+                             if isinstance(node, ast.Call)}
+
+
+def _call_name(call: ast.AST) -> str | None:
+    func = call.func if isinstance(call, ast.Call) else None
+    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
 
 
 def test_rviz_config():

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import pytest
 
@@ -105,6 +106,52 @@ def test_ctrl_c_on_the_launcher_stops_every_node_cleanly(tmp_path, params):
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
     assert sorted(p.name for p in tmp_path.glob("*.closed")) == ["delta.closed", "gamma.closed"]
+
+
+def _state(pid: int) -> str | None:
+    """Process state letter from /proc (``Z`` for a zombie), None once the process is gone."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return None
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
+def test_a_node_stops_cleanly_when_the_process_that_started_it_is_killed(tmp_path, params):
+    """Issue 23: a launcher that does not ask the kernel to kill its children (``ros2 launch``, ``ros2 run``, a
+    shell) is killed with SIGKILL; the node sees it has a new parent, stops like on Ctrl-C (its ``close()`` runs)
+    and logs why, within a few seconds, instead of living on with parent PID 1."""
+    script = textwrap.dedent(f"""
+        import subprocess, sys, time
+        log = open({str(tmp_path / "node.log")!r}, "w")
+        node = subprocess.Popen([sys.executable, {peer.__file__!r}, "param_node", "--ros-args", "-r",
+                                 "__node:=orphan", "--params-file", {str(params)!r}], stdout=log, stderr=log)
+        print(node.pid, flush=True)
+        time.sleep(600)
+    """)
+    launcher = subprocess.Popen([sys.executable, "-c", script], env=peer.loopback_env(PEER_MARKER_DIR=str(tmp_path)),
+                                stdout=subprocess.PIPE, text=True)
+    node_pid = int(launcher.stdout.readline())
+    try:
+        deadline = time.monotonic() + 60.0  # the node up with its stop handlers, however slow the machine
+        while time.monotonic() < deadline and not (tmp_path / "orphan.started").exists():
+            time.sleep(0.05)
+        assert (tmp_path / "orphan.started").exists(), (tmp_path / "node.log").read_text()
+        killed = time.monotonic()
+        launcher.kill()
+        launcher.wait(10)
+        while time.monotonic() - killed < 10.0 and _state(node_pid) not in (None, "Z"):
+            time.sleep(0.05)
+        stopped_after_s = time.monotonic() - killed
+        state = _state(node_pid)
+    finally:
+        if _state(node_pid) not in (None, "Z"):
+            os.kill(node_pid, signal.SIGKILL)  # a failed run must not leave a node in the next tests' domain
+    print(f"node stopped {stopped_after_s:.2f} s after its launcher was killed")
+    assert state in (None, "Z"), f"node {node_pid} still running 10 s after its launcher was killed"
+    assert (tmp_path / "orphan.closed").exists(), "the node stopped without running close()"
+    assert f"stopping: the process that started this node (PID {launcher.pid}) has ended" in \
+        (tmp_path / "node.log").read_text()
 
 
 def test_a_failing_required_node_stops_the_bringup(tmp_path, params):

@@ -521,6 +521,7 @@ LAUNCH_IMPORTS = {
     # ros2/launch_ros launch_ros/launch_ros/actions/__init__.py, ament/ament_index ament_index_python/packages.py
     ("launch", "LaunchDescription"), ("launch.actions", "DeclareLaunchArgument"),
     ("launch.actions", "ExecuteProcess"), ("launch.actions", "OpaqueFunction"), ("launch.conditions", "IfCondition"),
+    ("launch.actions", "LogInfo"),  # launch/launch/actions/log_info.py: LogInfo(*, msg)
     ("launch.conditions", "UnlessCondition"), ("launch.substitutions", "LaunchConfiguration"),
     ("launch.substitutions", "PythonExpression"), ("launch_ros.actions", "Node"),
     ("ament_index_python.packages", "get_package_share_directory"),
@@ -535,6 +536,7 @@ LAUNCH_KEYWORDS = {
     "ExecuteProcess": {"cmd", "output", "condition"},
     "DeclareLaunchArgument": {"default_value", "description"},
     "OpaqueFunction": {"function"},
+    "LogInfo": {"msg"},
 }
 OTHER_EXECUTABLES = {("robot_state_publisher", "robot_state_publisher"), ("rviz2", "rviz2")}
 

@@ -46,6 +46,7 @@ import numpy as np
 from flexrobot_ros.commands.arguments import CommandError, add_deprecated, output_directory
 from flexrobot_ros.commands.bag import StreamGaps, bag_gaps
 from flexrobot_ros.errors import RuntimeLayerError
+from flexrobot_ros.nodes.silent_input import SILENT_INPUT_S
 
 #: A monitor mode is matched by an OMA mode within these (seed 000 Table 2.5 agreement, issue 8 acceptance).
 MATCH_FREQUENCY_HZ = 0.1
@@ -375,12 +376,9 @@ class BringUp:
             if self._alive():
                 raise RuntimeLayerError("the nodes did not come up within 90 s (see their output above)")
         if "oma_node" in names and "simulator_node" not in names:  # on a robot: wait for its encoders a while
-            limit = time.monotonic() + 15.0
+            limit = time.monotonic() + SILENT_INPUT_S  # oma_node itself warns when none arrived by then
             while self._alive() and time.monotonic() < limit and not self._count("oma_node", "samples received"):
                 self._spin(0.1)
-            if not self._count("oma_node", "samples received"):
-                print("flexrobot bringup: warning: oma_node has received no encoder samples after 15 s (is the "
-                      "robot publishing? check --encoders); going on", file=sys.stderr)
         self._spin(1.0)
 
     def _count(self, node_name: str, key: str) -> int:

@@ -109,7 +109,7 @@ class FeedforwardNode:
         self.diagnostics = node.create_publisher(types.diagnostic_msgs.msg.DiagnosticArray, "diagnostics")
         node.create_subscription(types.trajectory_msgs.msg.JointTrajectory, "desired_trajectory",
                                  live.locked(self.on_desired))
-        self.stream = LiveTimer(node, self._stream_period(p), live.locked(self.on_stream))
+        self.stream = LiveTimer(node, self._stream_period(p), live.locked(self.on_stream), running=False)
         node.create_timer(1.0, live.locked(self.on_diagnostics))
         live.on_change(self._prepare)
         node.logger.info(f"feedforward for {self.robot.name} ({p['method']}) at {p['output_rate_hz']:g} Hz")
@@ -128,6 +128,7 @@ class FeedforwardNode:
                                                            result.q_m, result.qd_m, result.qdd_m, result.tau_m))
             self._controller_output(stamp, result)
             self.result, self.start, self.streamed = result, time_seconds(stamp), 0
+            self.stream.resume()  # the stream timer runs only while a trajectory plays (idle CPU, issue 23)
 
     def _controller_output(self, stamp: Any, result: Any) -> None:
         """The ros2_control outputs of one trajectory (module docstring), in ``ros2_control.joints`` order."""
@@ -168,6 +169,7 @@ class FeedforwardNode:
         self.streamed = max(self.streamed, due)
         if self.streamed >= len(result.t):
             self.result = None
+            self.stream.pause()
 
     def _check(self, p: Any) -> None:
         """Make the method usable: SDRNEA's code is generated and compiled now (once per robot, cached on disk), not
@@ -194,6 +196,7 @@ class FeedforwardNode:
             self.stream.set_period(self._stream_period(values))
             if self._stream_period(values) is None:
                 self.result = None  # the stream in progress ends
+                self.stream.pause()
         return commit
 
     def on_diagnostics(self) -> None:

@@ -87,16 +87,20 @@ def changed_any(changed: frozenset, names: Sequence[str] | str) -> bool:
 
 class LiveTimer:
     """A node timer calling ``callback`` every ``period_s`` seconds, re-created when the period changes
-    (``None``: no timer)."""
+    (``None``: no timer). ``running=False`` creates it paused: :meth:`pause` and :meth:`resume` let a node run a
+    fast timer only while it has work (an idle node then costs no CPU for it)."""
 
-    def __init__(self, node: Any, period_s: float | None, callback: Callable[[], None]) -> None:
+    def __init__(self, node: Any, period_s: float | None, callback: Callable[[], None], *,
+                 running: bool = True) -> None:
         self.node, self.callback = node, callback
         self.period_s: float | None = None
+        self.running = running
         self._timer: Any = None
         self.set_period(period_s)
 
     def set_period(self, period_s: float | None) -> None:
-        """Cancel the timer and start one with the new period (first call one period from now)."""
+        """Cancel the timer and start one with the new period (first call one period from now; paused stays
+        paused)."""
         if period_s == self.period_s and self._timer is not None:
             return
         if self._timer is not None:
@@ -105,6 +109,20 @@ class LiveTimer:
         self.period_s = period_s
         if period_s:
             self._timer = self.node.create_timer(period_s, self.callback)
+            if not self.running:
+                self._timer.cancel()
+
+    def pause(self) -> None:
+        """Stop calling back until :meth:`resume` (the timer is kept, cancelled)."""
+        self.running = False
+        if self._timer is not None:
+            self._timer.cancel()
+
+    def resume(self) -> None:
+        """Call back again, the first time one period from now."""
+        if not self.running and self._timer is not None:
+            self._timer.reset()
+        self.running = True
 
 
 __all__ = ["LiveParameters", "LiveTimer", "changed_any", "checked"]

@@ -80,7 +80,8 @@ PARAMETERS = (
                   range=(1e-6, 10.0)),
     ParameterSpec("map.points", 11, "grid points per joint of ~/map", range=(2, 1000)),
     ParameterSpec("map.mode", 0, "mode plotted by ~/map (0: lowest)", range=(0, 1000)),
-    ParameterSpec("output_directory", ".", "the only folder ~/map writes into", read_only=True),
+    ParameterSpec("output_directory", "", "the only folder ~/map writes into (empty: $ROS_HOME/flexrobot/<launch "
+                  "date-time>_<launcher PID>)", read_only=True),
     ParameterSpec("map.directory", ".", "where ~/map writes its files (inside output_directory)"),
 )
 

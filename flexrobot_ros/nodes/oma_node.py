@@ -44,6 +44,7 @@ from flexrobot_ros.nodes.convert import (Counted, answer, diagnostics, float_arr
                                          ordered_stamp, reporting)
 from flexrobot_ros.nodes.live_parameters import LiveParameters, checked
 from flexrobot_ros.nodes.output_files import keep_previous, output_path
+from flexrobot_ros.nodes.silent_input import SILENT_INPUT_S, warn_if_silent
 from flexrobot_ros.oma import ModeTracker, SignalWarning, TrackerOptions
 from flexrobot_ros.oma.identify import parse_orders
 from flexrobot_ros.runtime import QOS_DEFAULT, QOS_LATCHED, ParameterSpec, run_node
@@ -55,6 +56,8 @@ PARAMETERS = (
     ParameterSpec("sample_rate_hz", 1000.0, "encoder sample rate [Hz]", range=(1.0, 100000.0), read_only=True),
     ParameterSpec("queue_depth", 10000, "encoder samples queued while an identification runs", range=(10, 10**7),
                   read_only=True),
+    ParameterSpec("silent_warning_s", SILENT_INPUT_S, "warn when no encoder sample has arrived this long after "
+                  "start [s]", range=(0.1, 3600.0), read_only=True),
     ParameterSpec("window_s", 3.0, "sliding window of the online tracker [s]", range=(0.01, 3600.0)),
     ParameterSpec("update_period_s", 1.0, "time between online identifications [s] (stream time)",
                   range=(0.01, 3600.0)),
@@ -65,8 +68,9 @@ PARAMETERS = (
     ParameterSpec("block_rows", 0, "SSI-cov block rows (0: automatic)", range=(0, 100000)),
     ParameterSpec("shape_coordinates", "motor", "what the channels measure, for modal data: motor angles q_m "
                   "('motor') or link coordinates q ('link')", choices=("motor", "link")),
-    ParameterSpec("output_directory", ".", "the only folder the services write into (files below are relative to "
-                  "it and must stay inside it)", read_only=True),
+    ParameterSpec("output_directory", "", "the only folder the services write into (files below are relative to "
+                  "it and must stay inside it; empty: $ROS_HOME/flexrobot/<launch date-time>_<launcher PID>)",
+                  read_only=True),
     ParameterSpec("modal_data_file", "modal_data.yaml", "file ~/save_modal_data appends to (in output_directory)"),
     ParameterSpec("identified_yaml", "identified.yaml", "flexibility YAML ~/identify_joint_parameters writes (in "
                   "output_directory; an existing file is kept as <name>.<k>.bak)"),
@@ -107,6 +111,8 @@ class OmaNode:
         node.create_subscription(joint_state, "motor_states", locked(self.on_encoders),
                                  QOS_DEFAULT.with_depth(p["queue_depth"]))
         node.create_subscription(joint_state, "joint_states", locked(self.on_joint_states))
+        warn_if_silent(node, self.topic, lambda: self.samples, "is the robot publishing? check the encoder topic "
+                       "(hardware.launch.py encoders:=, flexrobot bringup --encoders)", p["silent_warning_s"])
         trigger = types.std_srvs.srv.Trigger
         for name, action in (("~/identify", self._identify), ("~/reset", self._reset),
                              ("~/save_modal_data", self._save), ("~/identify_joint_parameters", self._identify_joints)):
@@ -188,6 +194,7 @@ class OmaNode:
         measured = tuple(MeasuredMode(m.frequency_hz, m.damping_ratio, np.asarray(m.shape)) for m in modes
                          if m.frequency_hz > 0 and 0 <= m.damping_ratio < 1)  # what the modal-data format accepts
         path = self._output("modal_data_file")
+        path.parent.mkdir(parents=True, exist_ok=True)
         previous = read_modal_data(path).poses if path.exists() else ()
         write_modal_data(path, ModalData(previous + (PoseModes(np.asarray(pose, dtype=float), measured),),
                                          self.p["shape_coordinates"], str(path),
@@ -206,6 +213,7 @@ class OmaNode:
                                            residual=self.p["identification.residual"],
                                            drop_unmatched=self.p["identification.drop_unmatched"])
         out = self._output("identified_yaml")
+        out.parent.mkdir(parents=True, exist_ok=True)
         kept = keep_previous(out)
         write_identified_yaml(self.robot, identified_fields(result), out,
                               f"from {len(data.poses)} poses of OMA modal data in {path} "

@@ -57,7 +57,8 @@ The :class:`Node` interface (both back ends; entity methods have rclpy's names):
   ({cause: count}) instead of stopping the node; samples that do not decode are dropped and counted the same way.
 
 :func:`run_node` is ``main()``: it reads ``--ros-args`` (``-p``, ``--params-file``, ``-r``, ``__ns``, ``__node``,
-``--log-level``), builds the node and the application object, spins until SIGINT/SIGTERM, and in ``finally``
+``--log-level``), builds the node and the application object, spins until SIGINT/SIGTERM or the death of the
+process that started it (:mod:`.parent_watch`: a killed launcher leaves no node behind), and in ``finally``
 calls the application's ``close()`` (if it has one), destroys the node and shuts the back end down. It returns 0,
 or 2 after printing a :class:`~flexrobot_ros.errors.FlexrobotError` raised during start-up (bad parameters, ...).
 
@@ -76,6 +77,7 @@ from flexrobot_ros.runtime.messages import MessageTypes, dds_message_types, rclp
 from flexrobot_ros.runtime.names import Remapping, parse_ros_arguments
 from flexrobot_ros.runtime.node import Node
 from flexrobot_ros.runtime.params import ParameterSpec
+from flexrobot_ros.runtime.parent_watch import ParentWatch
 from flexrobot_ros.runtime.qos import QOS_DEFAULT, QOS_LATCHED, QOS_SENSOR_DATA, QOS_SERVICES, QOS_STREAM, QosProfile
 
 __all__ = [
@@ -163,7 +165,8 @@ def shutdown(backend: str | None = None) -> None:
 
 
 def run_node(factory: Callable[[Node], Any], name: str, argv: Sequence[str] | None = None) -> int:
-    """``main()`` of a node: ``factory(node)`` builds the application object, then spin until SIGINT/SIGTERM.
+    """``main()`` of a node: ``factory(node)`` builds the application object, then spin until SIGINT/SIGTERM or
+    the death of the parent process (the launcher).
 
     Returns:
         0 after a clean shutdown (also when SIGINT arrives during start-up), 2 when start-up failed with a
@@ -181,12 +184,14 @@ def run_node(factory: Callable[[Node], Any], name: str, argv: Sequence[str] | No
         return rclpy_backend.run(factory, name, argv)
     from flexrobot_ros.runtime import dds_backend
 
+    parent = ParentWatch()
     node, app, restore = None, None, None
     try:
         node = create_node(name, argv=argv, backend="dds")
         restore = dds_backend.install_stop_signals(node)  # type: ignore[arg-type]
         app = factory(node)
-        node.spin()  # type: ignore[attr-defined]
+        if node.spin(parent=parent) == "parent":  # type: ignore[attr-defined]
+            node.logger.warning(f"stopping: {parent.reason}")
     except KeyboardInterrupt:  # SIGINT before the stop handlers were installed: a clean stop during start-up
         pass
     except FlexrobotError as error:

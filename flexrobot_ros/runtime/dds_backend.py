@@ -42,6 +42,7 @@ from flexrobot_ros.runtime.names import (Remapping, fully_qualified_node_name, n
 from flexrobot_ros.runtime.node import Node
 from flexrobot_ros.runtime.parameter_services import ParameterServer
 from flexrobot_ros.runtime.params import ParameterSpec, parameters_for_node, validate_parameter
+from flexrobot_ros.runtime.parent_watch import ParentWatch
 from flexrobot_ros.runtime.qos import QOS_DEFAULT, QOS_SERVICES, QosProfile
 
 _MASK_64 = (1 << 64) - 1
@@ -711,14 +712,19 @@ class DdsNode(Node):
         for timer in list(self._timers):
             timer.fire_if_due(now)
 
-    def spin(self, duration_sec: float | None = None) -> None:
-        """Run callbacks until :meth:`request_stop` (or SIGINT/SIGTERM via ``run_node``) or ``duration_sec``."""
+    def spin(self, duration_sec: float | None = None, parent: ParentWatch | None = None) -> str:
+        """Run callbacks until :meth:`request_stop` (or SIGINT/SIGTERM via ``run_node``), ``duration_sec``, or the
+        death of the ``parent`` process (checked at least every 0.1 s). Returns why it ended: ``"stop"``,
+        ``"duration"`` or ``"parent"``."""
         deadline = None if duration_sec is None else time.monotonic() + duration_sec
         while not self._stop.is_set():
+            if parent is not None and parent.parent_gone():
+                return "parent"
             remaining = 0.1 if deadline is None else deadline - time.monotonic()
             if remaining <= 0:
-                break
+                return "duration"
             self.spin_once(min(remaining, 0.1))
+        return "stop"
 
     def request_stop(self) -> None:
         """Make :meth:`spin` return (safe from signal handlers and other threads)."""

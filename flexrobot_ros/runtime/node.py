@@ -19,7 +19,8 @@ class Node(abc.ABC):
 
     Entities returned by the ``create_*`` methods have rclpy's method names on both back ends:
     publishers ``publish(msg)``, ``topic_name``, ``get_subscription_count()``; subscriptions ``topic_name``;
-    clients ``wait_for_service(timeout_sec)``, ``call_async(request)``; timers ``cancel()``.
+    clients ``wait_for_service(timeout_sec)``, ``call_async(request)``; timers ``cancel()``, ``reset()`` (restarts
+    a cancelled timer).
 
     Callbacks (subscriptions, services, timers) are *guarded*: an exception does not stop the node. A
     :class:`~flexrobot_ros.errors.FlexrobotError` (bad input: wrong joint names, NaN, ...) is logged as a warning

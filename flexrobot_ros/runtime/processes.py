@@ -130,6 +130,10 @@ class Launcher:
                 self._output.write(f"[{name}] {line}")
                 self._output.flush()
 
+    def pids(self) -> dict[str, int]:
+        """Process ID of each started node ({name: pid})."""
+        return {name: process.pid for name, process in self._processes.items()}
+
     def exited(self) -> list[str]:
         """Names of the processes that have ended."""
         return [name for name, process in self._processes.items() if process.poll() is not None]

@@ -58,6 +58,7 @@ from flexrobot_ros.errors import FlexrobotError, RuntimeLayerError
 from flexrobot_ros.runtime.messages import rclpy_message_types
 from flexrobot_ros.runtime.names import Remapping
 from flexrobot_ros.runtime.node import Node
+from flexrobot_ros.runtime.parent_watch import ParentWatch
 from flexrobot_ros.runtime.parameter_services import build_descriptor
 from flexrobot_ros.runtime.params import ParameterSpec, validate_parameter, validate_update
 from flexrobot_ros.runtime.qos import QOS_DEFAULT, QosProfile
@@ -300,10 +301,11 @@ class RclpyNode(Node):
 STOP_POLL_S = 0.1
 
 
-def spin(node: RclpyNode, duration_sec: float | None = None, stop: threading.Event | None = None) -> str:
-    """Run the node's callbacks in this thread until ``stop`` is set, the node's context is shut down, or
-    ``duration_sec`` has passed (default: no limit). Returns why it ended: ``"stop"``, ``"shutdown"`` or
-    ``"duration"``.
+def spin(node: RclpyNode, duration_sec: float | None = None, stop: threading.Event | None = None,
+         parent: ParentWatch | None = None) -> str:
+    """Run the node's callbacks in this thread until ``stop`` is set, the node's context is shut down,
+    ``duration_sec`` has passed (default: no limit) or the ``parent`` process has died. Returns why it ended:
+    ``"stop"``, ``"shutdown"``, ``"duration"`` or ``"parent"``.
 
     The node gets an executor of its own for the call; each ``spin_once`` waits at most :data:`STOP_POLL_S`.
     ``rclpy.shutdown()`` from another thread wakes the executor (every executor registers ``Context.on_shutdown``)
@@ -320,6 +322,8 @@ def spin(node: RclpyNode, duration_sec: float | None = None, stop: threading.Eve
                     return "stop"
                 if not context.ok():
                     return "shutdown"
+                if parent is not None and parent.parent_gone():
+                    return "parent"
                 timeout = STOP_POLL_S if deadline is None else min(STOP_POLL_S, deadline - time.monotonic())
                 if timeout <= 0.0:
                     return "duration"
@@ -359,23 +363,28 @@ def install_stop_signals(stop: threading.Event, reasons: list[str]) -> Callable[
 
 
 def run(factory: Callable[[Node], Any], name: str, argv: Sequence[str]) -> int:
-    """``main()`` of a node on rclpy: init (``argv`` holds ``--ros-args``), build, spin until SIGINT, SIGTERM or
-    ``rclpy.shutdown()``, then in ``finally`` the application's ``close()``, ``destroy_node`` and the context
-    shutdown, in this order, in the main thread (see the module docstring for why rclpy's signal handlers are not
-    used). A signal during start-up stops the node as soon as the application is built.
+    """``main()`` of a node on rclpy: init (``argv`` holds ``--ros-args``), build, spin until SIGINT, SIGTERM,
+    ``rclpy.shutdown()`` or the death of the process that started it (:mod:`.parent_watch`), then in ``finally``
+    the application's ``close()``, ``destroy_node`` and the context shutdown, in this order, in the main thread
+    (see the module docstring for why rclpy's signal handlers are not used). A signal during start-up stops the
+    node as soon as the application is built.
 
     Returns:
         0 after a clean stop, 2 when start-up failed with a FlexrobotError (printed on stderr).
     """
-    stop, reasons = threading.Event(), []
+    stop, reasons, parent = threading.Event(), [], ParentWatch()
     restore = install_stop_signals(stop, reasons)
     node, app = None, None
     try:
         rclpy.init(args=list(argv), signal_handler_options=SignalHandlerOptions.NO)
         node = RclpyNode(name)
         app = factory(node)
-        ended = spin(node, stop=stop)
-        node.logger.info(f"stopping: {reasons[0] if reasons else {'shutdown': 'rclpy.shutdown()'}.get(ended, ended)}")
+        ended = spin(node, stop=stop, parent=parent)
+        if ended == "parent":
+            node.logger.warning(f"stopping: {parent.reason}")
+        else:
+            why = reasons[0] if reasons else {"shutdown": "rclpy.shutdown()"}.get(ended, ended)
+            node.logger.info(f"stopping: {why}")
     except FlexrobotError as error:
         print(f"{name}: error: {error}", file=sys.stderr)
         return 2
