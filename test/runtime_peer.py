@@ -197,8 +197,9 @@ def role_echo(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def role_stream(args: argparse.Namespace) -> dict[str, Any]:
-    """Receive a JointState stream, recording the index carried in position[0] and the one-way latency."""
-    from flexrobot_ros.runtime import QosProfile, create_node
+    """Receive a JointState stream, recording the index carried in position[0] and the one-way latency; keep-all
+    history, as the bag recorder subscribes (a listener stalled by a loaded machine loses nothing)."""
+    from flexrobot_ros.runtime import QOS_STREAM, create_node
     from flexrobot_ros.runtime.messages import time_seconds
 
     node = create_node("peer_stream")
@@ -209,8 +210,7 @@ def role_stream(args: argparse.Namespace) -> dict[str, Any]:
         latencies.append(time.time() - time_seconds(msg.header.stamp))
         indices.append(int(msg.position[0]))
 
-    node.create_subscription(node.types.sensor_msgs.msg.JointState, "stream", on_state,
-                             QosProfile(depth=args.depth))
+    node.create_subscription(node.types.sensor_msgs.msg.JointState, "stream", on_state, QOS_STREAM.keeping_all())
     deadline = time.monotonic() + args.timeout
     while time.monotonic() < deadline and len(indices) < args.count:
         node.spin_once(0.05)
@@ -222,13 +222,14 @@ def role_stream(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def role_stream_publish(args: argparse.Namespace) -> dict[str, Any]:
-    """Publish ``count`` JointStates at ``rate`` Hz, position[0] = index, header.stamp = send time."""
-    from flexrobot_ros.runtime import QosProfile, create_node
+    """Publish ``count`` JointStates at ``rate`` Hz, position[0] = index, header.stamp = send time, with the QoS of
+    the simulator's state streams (``QOS_STREAM``)."""
+    from flexrobot_ros.runtime import QOS_STREAM, create_node
     from flexrobot_ros.runtime.messages import float_sequence
 
     node = create_node("peer_stream_publisher")
     joint_state = node.types.sensor_msgs.msg.JointState
-    publisher = node.create_publisher(joint_state, "stream", QosProfile(depth=args.depth))
+    publisher = node.create_publisher(joint_state, "stream", QOS_STREAM)
     if not _wait_matched(publisher, args.wait):
         return {"error": "no subscriber"}
     names = [f"joint_{k}" for k in range(6)]
@@ -336,7 +337,6 @@ def main() -> None:
     parser.add_argument("--topic-prefix", default="test_")
     parser.add_argument("--count", type=int, default=5)
     parser.add_argument("--rate", type=float, default=50.0)
-    parser.add_argument("--depth", type=int, default=10)
     parser.add_argument("--wait", type=float, default=10.0)
     parser.add_argument("--linger", type=float, default=0.5)
     parser.add_argument("--timeout", type=float, default=10.0)

@@ -57,7 +57,7 @@ def test_sigkilled_recorder_leaves_a_readable_bag_up_to_the_last_second(tmp_path
     recorder = subprocess.Popen([sys.executable, "-m", "flexrobot_ros.cli", "bag", "record", "/stream", "-s", storage,
                                  "-o", str(bag)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     publisher = peer.start("stream_publish", "--count", "20000", "--rate", "1000",
-                           "--depth", "1000", "--wait", "30", "--linger", "0.1", env=env)
+                           "--wait", "30", "--linger", "0.1", env=env)
     try:
         deadline = time.monotonic() + 60
         while _metadata_count(bag) < 2500:  # 2.5 s of the stream checkpointed: kill in mid-run

@@ -124,8 +124,8 @@ def test_malformed_and_invalid_samples_never_stop_a_node(in_process):
 def _stream(seconds: float, timeout: float) -> None:
     count = int(seconds * 1000)
     env = peer.loopback_env()
-    listener = peer.start("stream", "--count", str(count), "--timeout", str(timeout), "--depth", "1000", env=env)
-    talker = peer.start("stream_publish", "--count", str(count), "--rate", "1000", "--depth", "1000", env=env)
+    listener = peer.start("stream", "--count", str(count), "--timeout", str(timeout), env=env)
+    talker = peer.start("stream_publish", "--count", str(count), "--rate", "1000", env=env)
     sent = peer.result(talker, timeout + 20)
     got = peer.result(listener, timeout + 20)
     assert got["indices"] == list(range(count)), f"lost {count - len(got['indices'])} of {count}"
@@ -134,8 +134,8 @@ def _stream(seconds: float, timeout: float) -> None:
 
 
 def test_1khz_joint_state_stream_loses_nothing_10s():
-    """10 000 JointStates at 1 kHz with reliable QoS (keep-last 1000 on both ends, as the simulator publishes) all
-    arrive, in order."""
+    """10 000 JointStates at 1 kHz with the simulator's reliable QoS (QOS_STREAM) and a keep-all listener, as the bag
+    recorder subscribes, all arrive, in order."""
     _stream(10.0, 25.0)
 
 
