@@ -129,8 +129,8 @@ def test_diagnostics_count_what_was_published(impact_run):
 
 
 def test_services_and_real_time_factor(robot):
-    """~/run false freezes the simulated time, true resumes it at the real-time factor (2, within [0.5, 1.05] x 2
-    on a shared machine); ~/apply_impact moves a robot at rest; ~/reset returns to t = 0 at Q8 with later stamps;
+    """~/run false freezes the simulated time, true resumes it at the real-time factor (2: never above 1.05 x 2, and
+    at least 0.5 x 2 unless the node counted an overrun, as it must when a loaded machine keeps it behind); ~/apply_impact moves a robot at rest; ~/reset returns to t = 0 at Q8 with later stamps;
     ~/set_point moves to configuration 20 (the first pose of set_points) and settles there (1e-5)."""
     with Harness() as harness:
         node = harness.node("simulator_node", {"real_time_factor": 2.0, "excitation.type": "none",
@@ -150,10 +150,12 @@ def test_services_and_real_time_factor(robot):
         assert np.abs(app.sim.state[:6] - Q8).max() < 1e-12            # no excitation: still at rest
 
         assert harness.call(run, srv.SetBool.Request(data=True)).success
-        start_wall, start_sim = time.monotonic(), app.sim.t
+        start_wall, start_sim, overruns = time.monotonic(), app.sim.t, app.overruns
         harness.spin(1.0)
         ratio = (app.sim.t - start_sim) / (time.monotonic() - start_wall)
-        assert 0.5 * 2.0 <= ratio <= 1.05 * 2.0, ratio
+        harness.spin(0.2)  # a schedule fallen behind at the window's end is counted at the next update
+        assert ratio <= 1.05 * 2.0, ratio                               # never ahead of the schedule
+        assert ratio >= 0.5 * 2.0 or app.overruns > overruns, (ratio, app.overruns)  # kept up, or says it did not
 
         response = harness.call(client["apply_impact"], srv.Trigger.Request())
         assert response.success and "[0.0, 50.0, 0.0]" in response.message
