@@ -22,7 +22,7 @@ import time
 
 import runtime_peer as peer
 from flexrobot_ros.runtime.bags import bag_info
-from node_harness import Q8, Harness, node_processes
+from node_harness import Q8, Harness, Probe, node_processes
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -92,15 +92,16 @@ def test_ctrl_c_stops_every_node_and_prints_the_summary():
 
 def test_hardware_bringup_on_a_robots_topics():
     """The 'robot' is a simulator in namespace /robot at configuration 8 (impacts every 3 s; its parameter-file
-    section is for /simulator_node, so the set point is given explicitly); the bring-up's nodes listen to
-    /robot/motor_states and /robot/joint_states. After 7 s its summary has the monitor's modes at the robot's pose and
+    section is for /simulator_node, so the set point is given explicitly) that has streamed 5 s of encoder samples;
+    the bring-up's nodes listen to /robot/motor_states and /robot/joint_states. After 7 s its summary has the monitor's modes at the robot's pose and
     the OMA node's, at least 6 agreeing (the OMA window is not aligned with the impacts here, unlike the scripted
     run)."""
     output = io.StringIO()
     with Harness() as harness:
         robot = node_processes({"simulator_node": {"__namespace": "/robot", "set_point": Q8.tolist()}}, output)
-        with robot:
-            harness.spin(5.0)
+        probe = Probe(harness.node("probe"), {"/robot/motor_states": "sensor_msgs/msg/JointState"})
+        with robot:  # 5 s of the robot's encoder stream first (a loaded machine slows the simulated robot)
+            assert harness.spin(120.0, lambda: len(probe.messages["/robot/motor_states"]) >= 5000), output.getvalue()
             completed = subprocess.run(bringup("hardware", "scompi", "--tool", "--encoders",
                                                "/robot/motor_states", "--joint-states", "/robot/joint_states",
                                                "--duration", "7", "--json"),
