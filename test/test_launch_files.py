@@ -250,7 +250,7 @@ def test_simulation_launch_records_with_qos_overrides_matching_the_writers(setup
     overrides = yaml.safe_load(overrides_file.read_text())
     simulator = (REPO / "flexrobot_ros" / "nodes" / "simulator_node.py").read_text()
     streams = {f"/{name}" for name in re.findall(r'create_publisher\([^()]*, "([a-z_]+)", QOS_STREAM\)', simulator)}
-    assert streams == {"/motor_states", "/joint_states"}
+    assert streams == {"/motor_states", "/joint_states", "/dynamic_joint_states"}
     assert streams <= set(overrides)
     for topic, profile in overrides.items():
         assert set(profile) <= ROSBAG2_QOS_KEYS, topic

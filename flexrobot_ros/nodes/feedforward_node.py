@@ -30,7 +30,6 @@ joints (read-only: they choose the topics).
 """
 from __future__ import annotations
 
-import re
 import time
 from typing import Any
 
@@ -38,11 +37,11 @@ import numpy as np
 
 from flexrobot_ros.dynamics import (DRIVE_COMPENSATION, compiled_feedforward, drive_torque, feedforward,
                                    interpolation_error, trajectory_from_joint_trajectory)
-from flexrobot_ros.errors import RuntimeLayerError
 from flexrobot_ros.model import load_robot
 from flexrobot_ros.nodes.convert import (Counted, diagnostics, float_array, joint_state, joint_trajectory, reporting,
                                          trajectory_arrays)
 from flexrobot_ros.nodes.live_parameters import LiveParameters, LiveTimer, checked
+from flexrobot_ros.nodes.ros2_control import checked_topic, joint_order
 from flexrobot_ros.runtime import ParameterSpec, run_node
 from flexrobot_ros.runtime.messages import time_seconds
 
@@ -76,7 +75,6 @@ INTERPOLATION_LIMIT = 0.01
 #: Factor on the point rate the warning names: the second differences of coarse points underestimate max|tau''|
 #: (7 % low at 10 Hz on the test move of test_nodes_ros2_control.py), and the error falls as 1/rate^2.
 RATE_MARGIN = 1.25
-_CONTROLLER = re.compile(r"^/?[A-Za-z_][A-Za-z0-9_]*(/[A-Za-z_][A-Za-z0-9_]*)*$")
 
 
 class FeedforwardNode:
@@ -212,34 +210,6 @@ class FeedforwardNode:
             **({"published commands": self.commands.count} if self.commands is not None else {}),
             **({"effort interpolation error [% of peak]": 100 * float(self.interpolation.max())}
                if self.controller_trajectory is not None or self.commands is not None else {})}))
-
-
-def joint_order(joints: list[str], robot_joints: tuple[str, ...]) -> list[int]:
-    """Indices into the robot's joints of ``ros2_control.joints`` (empty: the robot's order).
-
-    Raises:
-        RuntimeLayerError: the list is not a permutation of the robot's joints.
-    """
-    if not joints:
-        return list(range(len(robot_joints)))
-    if sorted(joints) != sorted(robot_joints):
-        raise RuntimeLayerError(f"parameter 'ros2_control.joints': {list(joints)}; expected each of the robot's "
-                                f"joints {list(robot_joints)} once, in the controller's order")
-    return [robot_joints.index(joint) for joint in joints]
-
-
-def checked_topic(controller: str, topic: str) -> str:
-    """``<controller>/<topic>`` for the controller name of ``ros2_control.controller`` (relative: in the node's
-    namespace; ``/ns/name``: absolute).
-
-    Raises:
-        RuntimeLayerError: the name is not a ROS name.
-    """
-    if not _CONTROLLER.match(controller):
-        raise RuntimeLayerError(f"parameter 'ros2_control.controller': {controller!r}; expected a controller name "
-                                "(letters, digits and '_' not starting with a digit, '/'-separated), e.g. "
-                                "joint_trajectory_controller")
-    return f"{controller}/{topic}"
 
 
 def main(argv: list[str] | None = None) -> int:
