@@ -144,8 +144,8 @@ def test_commands_of_a_forward_command_controller_drive_the_simulator_as_motor_t
     hold = PDGravityCompensation.create(robot, Q8)
     order = JOINTS[::-1]
     commands = [hold.feedforward + 20.0 * np.sin(np.arange(6) + k) for k in range(4)]
-    common = {"set_point": list(Q8), "real_time_factor": 4.0, "autostart": False, "excitation.type": "none", "duration_s": 0.2,
-              "torque_command_mode": "effort", "pause_at_s": [0.05, 0.1, 0.15]}
+    common = {"set_point": list(Q8), "real_time_factor": 4.0, "autostart": False, "excitation.type": "none",
+              "duration_s": 0.2, "torque_command_mode": "effort", "pause_at_s": [0.05, 0.1, 0.15]}
     with Harness() as harness:
         a = SimulatorNode(harness.node("simulator_node", common, namespace="a"))
         b = SimulatorNode(harness.node("simulator_node", {**common, "ros2_control.joints": order}, namespace="b"))

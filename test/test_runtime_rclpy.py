@@ -365,6 +365,8 @@ def _node_messages(types):
         "diagnostic_msgs/msg/DiagnosticArray": convert.diagnostics(node, "monitor", "ok", "stable",
                                                                    {"rate [Hz]": 10.0, "modes": [1.0, 2.0]}),
         "std_msgs/msg/String": types.std_msgs.msg.String(data=robot.urdf_path.read_text()),
+        "control_msgs/msg/DynamicJointState": convert.dynamic_joint_state(types, stamp, names, {
+            "position": q, "velocity": 2 * q, "motor_position": 3 * q}),
     }
 
 
@@ -492,13 +494,15 @@ def test_setup_follows_ament_python_conventions():
 #: rosdep keys of package.xml and where each was found. ROS packages: released in both ros/rosdistro
 #: humble/distribution.yaml and jazzy/distribution.yaml (pinocchio: rosdistro PRs #43830 humble, #52496 jazzy;
 #: launch_testing is released from ros2/launch and launch_testing_ros from ros2/launch_ros in both distributions;
-#: rosgraph_msgs is released from ros2/rcl_interfaces, as builtin_interfaces and rcl_interfaces are).
+#: rosgraph_msgs is released from ros2/rcl_interfaces, as builtin_interfaces and rcl_interfaces are; control_msgs
+#: from ros-controls/control_msgs, ros2_control's messages, in both).
 #: python3-*: rosdistro rosdep/python.yaml. There is no key for casadi, rosbags or threadpoolctl (python.yaml has
 #: no python3-casadi[-pip], python3-rosbags[-pip], python3-threadpoolctl), and ament_python is a build type, not a
 #: key (rosdep fails with "Cannot locate rosdep definition for [ament_python]", ros2/ros2_documentation#508).
 ROSDEP_KEYS = {
     "rclpy", "std_msgs", "sensor_msgs", "trajectory_msgs", "geometry_msgs", "visualization_msgs", "diagnostic_msgs",
-    "std_srvs", "tf2_msgs", "rosgraph_msgs", "builtin_interfaces", "rcl_interfaces", "robot_state_publisher", "rviz2",
+    "std_srvs", "tf2_msgs", "rosgraph_msgs", "control_msgs", "builtin_interfaces", "rcl_interfaces",
+    "robot_state_publisher", "rviz2",
     "ros2bag", "rosbag2_storage_default_plugins", "launch", "launch_ros", "launch_testing", "launch_testing_ros",
     "ament_index_python", "pinocchio",
     "python3-numpy", "python3-scipy", "python3-yaml", "python3-matplotlib", "python3-pytest",
