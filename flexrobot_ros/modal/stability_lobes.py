@@ -113,7 +113,7 @@ def directional_coefficients(entry_angle: float, exit_angle: float, kr: float) -
 class StabilityLobes:
     """A zeroth-order stability lobe diagram (module docstring).
 
-    ``chatter_frequencies_hz`` (F,) [Hz]; ``critical_depths_m`` (F, 2) a_lim [m] of the two eigenvalues of
+    ``chatter_frequencies_hz`` (F,) [Hz] (the grid given plus the frequency of the minimum); ``critical_depths_m`` (F, 2) a_lim [m] of the two eigenvalues of
     [Phi0] at each chatter frequency (NaN where Lambda_R >= 0: no chatter there), eigenvalues followed by
     continuity along F; ``phase_shifts_rad`` (F, 2) eps [rad]; ``lobe_numbers`` (K+1,) k;
     ``spindle_speeds_rpm`` (K+1, F, 2) n [rpm] of lobe k; ``minimum_depth_m`` the smallest a_lim [m] (refined
@@ -256,9 +256,12 @@ def zeroth_order_lobes(frf: FeedPlaneFRF, frequencies_hz: np.ndarray, process: M
         raise ModalError("milling: chatter frequencies: expected at least 3 increasing positive values [Hz]")
     if int(lobes) != lobes or not 0 <= lobes <= MAX_LOBES:
         raise ModalError(f"milling: lobes: expected an integer 0..{MAX_LOBES}, got {lobes}")
+    depths, _ = critical_depth(oriented_eigenvalues(frf(frequencies), process), process)
+    minimum, frequency, phase = minimum_critical_depth(frf, frequencies, process, depths)
+    if np.isfinite(frequency) and not np.any(frequencies == frequency):  # the lobes pass through their minima
+        frequencies = np.insert(frequencies, np.searchsorted(frequencies, frequency), frequency)
     eigenvalues = _follow_branches(oriented_eigenvalues(frf(frequencies), process))
     depths, phases = critical_depth(eigenvalues, process)
-    minimum, frequency, phase = minimum_critical_depth(frf, frequencies, process, depths)
     numbers = np.arange(int(lobes) + 1)
     speeds = np.stack([spindle_speed(frequencies[:, None], phases, k, process.teeth) for k in numbers])
     return StabilityLobes(chatter_frequencies_hz=frequencies, critical_depths_m=depths, phase_shifts_rad=phases,
