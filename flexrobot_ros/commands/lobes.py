@@ -97,17 +97,17 @@ def process_of(args: argparse.Namespace) -> Any:
 
 def map_poses(robot: Any, args: argparse.Namespace, q: np.ndarray) -> tuple[str, Any]:
     """``("grid", (joints, values_a, values_b))`` or ``("poses", array)`` or ``("", None)``."""
-    from flexrobot_ros.commands.modal_map import _axis, _read_poses
+    from flexrobot_ros.commands.modal_map import grid_axis, read_poses
 
     if args.grid and args.poses:
         raise CommandError("--grid and --poses: give one of them")
     if args.grid:
         if len(args.grid) != 2:
             raise CommandError(f"--grid: give exactly two axes (JOINT:LO:HI:N), got {len(args.grid)}")
-        (joint_a, values_a), (joint_b, values_b) = _axis(args.grid[0]), _axis(args.grid[1])
+        (joint_a, values_a), (joint_b, values_b) = grid_axis(args.grid[0]), grid_axis(args.grid[1])
         return "grid", ((joint_a, joint_b), values_a, values_b)
     if args.poses:
-        return "poses", _read_poses(args.poses)
+        return "poses", read_poses(args.poses)
     return "", None
 
 
