@@ -110,7 +110,7 @@ class FeedforwardNode:
         node.create_subscription(types.trajectory_msgs.msg.JointTrajectory, "desired_trajectory",
                                  live.locked(self.on_desired))
         self.stream = LiveTimer(node, self._stream_period(p), live.locked(self.on_stream), running=False)
-        node.create_timer(1.0, live.locked(self.on_diagnostics))
+        node.create_wall_timer(1.0, live.locked(self.on_diagnostics))
         live.on_change(self._prepare)
         node.logger.info(f"feedforward for {self.robot.name} ({p['method']}) at {p['output_rate_hz']:g} Hz")
 

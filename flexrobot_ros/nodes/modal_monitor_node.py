@@ -127,7 +127,7 @@ class ModalMonitorNode:
         node.create_service(types.std_srvs.srv.Trigger, "~/map", locked(self.on_map))
         self.computing = LiveTimer(node, 1.0 / p["max_rate_hz"], locked(self.on_timer))
         self.republishing = LiveTimer(node, self._republish_period(p), locked(self.on_republish))
-        node.create_timer(1.0, locked(self.on_diagnostics))
+        node.create_wall_timer(1.0, locked(self.on_diagnostics))
         live.on_change(self._prepare)
         node.logger.info(f"modes of {self.robot.name}{' + tool' if p['tool'] else ''} on "
                          f"{node.resolve_name('joint_states')}: threshold {p['threshold']:g}, at most "

@@ -117,7 +117,7 @@ class OmaNode:
         for name, action in (("~/identify", self._identify), ("~/reset", self._reset),
                              ("~/save_modal_data", self._save), ("~/identify_joint_parameters", self._identify_joints)):
             node.create_service(trigger, name, locked(lambda request, response, act=action: answer(response, act)))
-        node.create_timer(1.0, locked(self.on_diagnostics))
+        node.create_wall_timer(1.0, locked(self.on_diagnostics))
         live.on_change(self._prepare)
         node.logger.info(f"OMA ({p['method']}, orders {p['orders']}) on {self.topic} at {p['sample_rate_hz']:g} Hz, "
                          f"window {p['window_s']:g} s every {p['update_period_s']:g} s")

@@ -207,8 +207,8 @@ class SimulatorNode:
         node.create_service(trigger, "~/reset", locked(self.on_reset))
         node.create_service(trigger, "~/set_point", locked(self.on_next_set_point))
         node.create_service(types.std_srvs.srv.SetBool, "~/run", locked(self.on_run))
-        self.ticks = LiveTimer(node, p["update_period_s"], locked(self.on_tick))
-        node.create_timer(1.0, locked(self.on_diagnostics))
+        self.ticks = LiveTimer(node, p["update_period_s"], locked(self.on_tick), wall=True)  # paces /clock
+        node.create_wall_timer(1.0, locked(self.on_diagnostics))
         live.on_change(self._prepare)
         if p["autostart"]:
             self._run(True)
