@@ -502,48 +502,46 @@ class DdsClient:
 
 
 class DdsTimer:
-    """Periodic callback on ``clock`` (a :class:`~.time_source.RosClock` or :class:`~.time_source.SteadyClock`):
-    missed periods are skipped and the phase is kept (rcl's ``rcl_timer_call``); when the clock went back more than
-    a period (a replayed or restarted ``/clock``), the next call is one period from the new time."""
+    """Periodic callback on ``clock`` (a :class:`~.time_source.RosClock` or :class:`~.time_source.SteadyClock`), in
+    integer nanoseconds: missed periods are skipped and the phase is kept (rcl's ``rcl_timer_call``); when the clock
+    went back more than a period (a replayed or restarted ``/clock``), the next call is one period from the new time."""
 
     def __init__(self, period_sec: float, callback: Callable[[], Any], clock: Any) -> None:
         if not period_sec > 0:
             raise RuntimeLayerError(f"timer period must be > 0 s, got {period_sec}")
-        self.timer_period_ns = int(period_sec * 1e9)
-        self._period = period_sec
+        self.timer_period_ns = max(1, int(round(period_sec * 1e9)))
         self._callback = callback
         self.clock = clock
-        self.next_due = clock.now() + period_sec
+        self.next_due_ns = clock.now_ns() + self.timer_period_ns
         self.cancelled = False
 
     def fire_if_due(self) -> bool:
         if self.cancelled:
             return False
-        now = self.clock.now()
-        if now < self.next_due - self._period:  # the clock jumped back
-            self.next_due = now + self._period
+        now, period = self.clock.now_ns(), self.timer_period_ns
+        if now < self.next_due_ns - period:  # the clock jumped back
+            self.next_due_ns = now + period
             return False
-        if now < self.next_due:
+        if now < self.next_due_ns:
             return False
-        missed = int((now - self.next_due) // self._period)
-        self.next_due += (missed + 1) * self._period
+        self.next_due_ns += ((now - self.next_due_ns) // period + 1) * period
         self._callback()
         return True
 
     def wall_time_left(self) -> float | None:
         """Seconds of wall time until the next call, None when the clock is simulated (``/clock`` decides)."""
-        return None if self.cancelled or not self.clock.steady else self.next_due - self.clock.now()
+        return None if self.cancelled or not self.clock.steady else (self.next_due_ns - self.clock.now_ns()) * 1e-9
 
-    def rebase(self, before: float) -> None:
-        """Keep the time left after the clock changed (``before``: the old clock's time at the change)."""
-        self.next_due = self.clock.now() + (self.next_due - before)
+    def rebase(self, before_ns: int) -> None:
+        """Keep the time left after the clock changed (``before_ns``: the old clock's time at the change)."""
+        self.next_due_ns = self.clock.now_ns() + (self.next_due_ns - before_ns)
 
     def cancel(self) -> None:
         self.cancelled = True
 
     def reset(self) -> None:
         self.cancelled = False
-        self.next_due = self.clock.now() + self._period
+        self.next_due_ns = self.clock.now_ns() + self.timer_period_ns
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -636,7 +634,7 @@ class DdsNode(Node):
 
     def now(self) -> float:
         """ROS time [s]: the system clock, or the newest ``/clock`` with ``use_sim_time`` (0 before the first)."""
-        return self._time.now_ns() * 1e-9
+        return self._time.now_ns() / 1e9
 
     def stamp(self, seconds: float | None = None) -> Any:
         if seconds is not None:
@@ -669,7 +667,7 @@ class DdsNode(Node):
 
     def _set_sim_time(self, active: bool) -> None:
         """Switch the ROS clock; node timers keep the time they had left."""
-        timers = [(timer, timer.clock.now()) for timer in self._timers if timer.clock is self._time.clock]
+        timers = [(timer, timer.clock.now_ns()) for timer in self._timers if timer.clock is self._time.clock]
         self._time.set_active(active)
         for timer, before in timers:
             timer.rebase(before)

@@ -37,17 +37,17 @@ QOS_CLOCK = QosProfile(reliability="best_effort", depth=1)
 
 
 class SteadyClock:
-    """The monotonic clock [s] of wall timers (never simulated, never stepped)."""
+    """The monotonic clock [ns] of wall timers (never simulated, never stepped)."""
 
     steady = True
 
     @staticmethod
-    def now() -> float:
-        return time.monotonic()
+    def now_ns() -> int:
+        return time.monotonic_ns()
 
 
 class RosClock:
-    """A node's ROS clock for its timers [s]: simulated time from ``/clock`` while ``use_sim_time`` is on, else the
+    """A node's ROS clock for its timers [ns]: simulated time from ``/clock`` while ``use_sim_time`` is on, else the
     monotonic clock (``steady`` says which; a steady clock lets the executor sleep until a timer is due)."""
 
     def __init__(self, source: TimeSource) -> None:
@@ -57,8 +57,8 @@ class RosClock:
     def steady(self) -> bool:
         return not self._source.active
 
-    def now(self) -> float:
-        return self._source.now_ns() * 1e-9 if self._source.active else time.monotonic()
+    def now_ns(self) -> int:
+        return self._source.now_ns() if self._source.active else time.monotonic_ns()
 
 
 class TimeSource:
