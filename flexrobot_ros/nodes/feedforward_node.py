@@ -43,6 +43,7 @@ from flexrobot_ros.model import load_robot
 from flexrobot_ros.nodes.convert import (Counted, diagnostics, float_array, joint_state, joint_trajectory, reporting,
                                          trajectory_arrays)
 from flexrobot_ros.nodes.live_parameters import LiveParameters, LiveTimer, checked
+from flexrobot_ros.nodes.run_parameters import RunParameters
 from flexrobot_ros.runtime import ParameterSpec, run_node
 from flexrobot_ros.runtime.messages import time_seconds
 
@@ -112,6 +113,7 @@ class FeedforwardNode:
         self.stream = LiveTimer(node, self._stream_period(p), live.locked(self.on_stream), running=False)
         node.create_wall_timer(1.0, live.locked(self.on_diagnostics))
         live.on_change(self._prepare)
+        self.run_parameters = RunParameters(node, self.robot)  # latched on /flexrobot/bringup_parameters
         node.logger.info(f"feedforward for {self.robot.name} ({p['method']}) at {p['output_rate_hz']:g} Hz")
 
     def on_desired(self, msg: Any) -> None:
