@@ -46,6 +46,7 @@ from flexrobot_ros.nodes.convert import (Counted, diagnostics, float_array, join
                                          trajectory_arrays)
 from flexrobot_ros.nodes.live_parameters import LiveParameters, LiveTimer, checked
 from flexrobot_ros.nodes.ros2_control import checked_topic, joint_order
+from flexrobot_ros.nodes.run_parameters import RunParameters
 from flexrobot_ros.runtime import ParameterSpec, run_node
 from flexrobot_ros.runtime.messages import time_seconds
 from flexrobot_ros.shaping import shape_reference
@@ -117,8 +118,9 @@ class FeedforwardNode:
         node.create_subscription(types.trajectory_msgs.msg.JointTrajectory, "desired_trajectory",
                                  live.locked(self.on_desired))
         self.stream = LiveTimer(node, self._stream_period(p), live.locked(self.on_stream), running=False)
-        node.create_timer(1.0, live.locked(self.on_diagnostics))
+        node.create_wall_timer(1.0, live.locked(self.on_diagnostics))
         live.on_change(self._prepare)
+        self.run_parameters = RunParameters(node, self.robot)  # latched on /flexrobot/bringup_parameters
         node.logger.info(f"feedforward for {self.robot.name} ({p['method']}) at {p['output_rate_hz']:g} Hz")
 
     def on_desired(self, msg: Any) -> None:
