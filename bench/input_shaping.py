@@ -6,8 +6,9 @@ feedforward computation of that move (``feedforward(robot, move, "sdrnea")`` at 
 cached), measured in the same run. Rows: :func:`flexrobot_ros.shaping.shape_reference` for ZV, ZVD, EI and auto
 (+-10 % frequency error), with the schedule of modal analyses every 20 ms (the former default: "before") and the
 current default (50 ms: "after"), each as absolute time [s] and ratio to the reference, with the number of schedule
-times of the shaped motion (one modal analysis each, plus those of the first pass along the shorter reference). The after/before agreement is printed
-too: the largest difference of the shaped reference's position [rad | m] over the move. Best of ``--repeat`` runs
+times of the shaped motion (one modal analysis each, plus those of the first pass along the shorter reference). The
+after/before agreement is printed too: the largest difference of the shaped reference's position [rad | m] over the
+move. Best of ``--repeat`` runs
 (other jobs share the machine). The last line is the headline.
 
     python bench/input_shaping.py [--repeat 3]
@@ -69,8 +70,8 @@ def main() -> None:
         difference = np.abs(after.trajectory.evaluate(t).q - before.trajectory.evaluate(t).q).max()
         for label, seconds, shaping in (("before", before_s, before), ("after", after_s, after)):
             step_ms = 1e3 * (BEFORE_STEP_S if label == "before" else 0.05)
-            print(f"  {kind:<7}{step_ms:>7.0f} ms{shaping.schedule_times.size:>16}{seconds:>9.3f} s{seconds / reference:>13.1f} x"
-                  f"{shaping.added_time_s:>10.3f} s"
+            print(f"  {kind:<7}{step_ms:>7.0f} ms{shaping.schedule_times.size:>16}{seconds:>9.3f} s"
+                  f"{seconds / reference:>13.1f} x{shaping.added_time_s:>10.3f} s"
                   + (f"{difference:>17.2e} rad" if label == "after" else ""))
             totals[label] += seconds
         headline[kind] = (before_s, after_s)

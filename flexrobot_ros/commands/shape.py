@@ -63,7 +63,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         help="most modes shaped, the largest participation first (default 4)")
     parser.add_argument("--modal-data", type=Path, metavar="FILE",
                         help="measured modes: modal-data YAML or the JSON of 'flexrobot oma --json'")
-    parser.add_argument("--pose", type=int, metavar="K",
+    parser.add_argument("--pose-number", type=int, metavar="K",
                         help="pose K (from 1) of a modal-data file with several poses")
     parser.add_argument("--measured-modes", metavar="K,K",
                         help=f"modes (from 1, in the file's order) of --modal-data to shape for (default: all, at "
@@ -116,19 +116,19 @@ def measured_modes(args: argparse.Namespace) -> tuple[Any, Any, dict[str, Any]]:
     description: dict[str, Any] = {"source": str(path)}
     if isinstance(document, dict) and "poses" in document:
         data = parse_modal_data(document, str(path))
-        if args.pose is None and len(data.poses) > 1:
-            raise CommandError(f"--modal-data {path}: {len(data.poses)} poses; choose one with --pose K (1.."
+        if args.pose_number is None and len(data.poses) > 1:
+            raise CommandError(f"--modal-data {path}: {len(data.poses)} poses; choose one with --pose-number K (1.."
                                f"{len(data.poses)})")
-        index = 1 if args.pose is None else args.pose
+        index = 1 if args.pose_number is None else args.pose_number
         if not 1 <= index <= len(data.poses):
-            raise CommandError(f"--pose: {index}; --modal-data {path} has poses 1..{len(data.poses)}")
+            raise CommandError(f"--pose-number: {index}; --modal-data {path} has poses 1..{len(data.poses)}")
         pose = data.poses[index - 1]
         description.update(pose=index, q=pose.q.tolist())
         modes = [(m.frequency_hz, m.damping_ratio) for m in pose.modes]
         where = f"pose {index}"
     elif isinstance(document, dict) and "frequencies_hz" in document and "damping_ratios" in document:
-        if args.pose not in (None, 1):
-            raise CommandError(f"--pose: {args.pose}; an OMA JSON result ({path}) holds one pose")
+        if args.pose_number not in (None, 1):
+            raise CommandError(f"--pose-number: {args.pose_number}; an OMA JSON result ({path}) holds one pose")
         f, zeta = document["frequencies_hz"], document["damping_ratios"]
         if not isinstance(f, list) or not isinstance(zeta, list) or len(f) != len(zeta):
             raise CommandError(f"--modal-data {path}: frequencies_hz and damping_ratios: expected two lists of equal "
@@ -193,8 +193,9 @@ def run(args: argparse.Namespace) -> int:
     if (args.robot is None) == (args.modal_data is None):
         raise CommandError("modes: give ROBOT --q Q (the model's modes) or --modal-data FILE (measured), not "
                            + ("both" if args.robot else "neither"))
-    if args.modal_data is None and (args.pose is not None or args.measured_modes):
-        raise CommandError("--pose and --measured-modes choose modes of --modal-data; give --modal-data FILE too")
+    if args.modal_data is None and (args.pose_number is not None or args.measured_modes):
+        raise CommandError("--pose-number and --measured-modes choose modes of --modal-data; give --modal-data FILE "
+                           "too")
     if args.modal_data is not None and (args.q or args.tool or args.kp or args.kd or args.frame):
         raise CommandError("--q, --tool, --kp, --kd and --frame set the model's modes; leave them out with "
                            "--modal-data")
@@ -264,9 +265,9 @@ def print_report(report: dict[str, Any], comparison: Any) -> None:
             first = j == 0
             lead = (f"  {item['name']:<14}{len(item['impulses']['amplitudes']):>9}{item['added_delay_s']:>9.4f} s"
                     if first else " " * 2 + " " * 14 + " " * 9 + " " * 11)
-            print(f"{lead}{report['modes'][j]['number']:>6}{mode['frequency_hz']:>9.3f} Hz"
-                  f"{mode['residual_vibration_low_percent']:>8.3f} %{mode['residual_vibration_nominal_percent']:>8.3f} %"
-                  f"{mode['residual_vibration_high_percent']:>8.3f} %{mode['residual_vibration_worst_percent']:>8.3f} %"
+            values = "".join(f"{mode[f'residual_vibration_{key}_percent']:>8.3f} %"
+                             for key in ("low", "nominal", "high", "worst"))
+            print(f"{lead}{report['modes'][j]['number']:>6}{mode['frequency_hz']:>9.3f} Hz{values}"
                   + ("" if j < len(item["modes"]) - 1 else
                      ("  meets the tolerance" if item["meets_tolerance"] else "  exceeds the tolerance")))
     best = next(item for item in report["candidates"] if item["name"] == report["recommended"])
@@ -275,7 +276,7 @@ def print_report(report: dict[str, Any], comparison: Any) -> None:
           f"residual vibration {best['worst_percent']:.3f} %")
     for name in report["shorter_within_tolerance"]:
         delay = next(item["added_delay_s"] for item in report["candidates"] if item["name"] == name)
-        print(f"note: {name} (added delay {delay:.4f} s) also stays within the tolerance with a shorter delay; the rule "
-              "takes per mode the first of zv, zvd, ei whose own single-mode shaper stays within it")
+        print(f"note: {name} (added delay {delay:.4f} s) also stays within the tolerance with a shorter delay; the "
+              "rule takes per mode the first of zv, zvd, ei whose own single-mode shaper stays within it")
     if "plot" in report:
         print(f"plot: {report['plot']}")
