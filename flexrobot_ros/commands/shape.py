@@ -271,12 +271,12 @@ def print_report(report: dict[str, Any], comparison: Any) -> None:
                   + ("" if j < len(item["modes"]) - 1 else
                      ("  meets the tolerance" if item["meets_tolerance"] else "  exceeds the tolerance")))
     best = next(item for item in report["candidates"] if item["name"] == report["recommended"])
-    print(f"recommended: {best['name']} (per mode the shortest shaper within {100 * report['tolerance']:g} % over "
-          f"f (1 +- {error:g} %), the rule of --shaper auto): added delay {best['added_delay_s']:.4f} s, worst "
-          f"residual vibration {best['worst_percent']:.3f} %")
+    print(f"recommended: {best['name']} (the rule of --shaper auto: per mode the first of zv, zvd, ei whose own "
+          f"shaper stays within {100 * report['tolerance']:g} % over f (1 +- {error:g} %)): added delay "
+          f"{best['added_delay_s']:.4f} s, worst residual vibration {best['worst_percent']:.3f} %")
     for name in report["shorter_within_tolerance"]:
-        delay = next(item["added_delay_s"] for item in report["candidates"] if item["name"] == name)
-        print(f"note: {name} (added delay {delay:.4f} s) also stays within the tolerance with a shorter delay; the "
-              "rule takes per mode the first of zv, zvd, ei whose own single-mode shaper stays within it")
+        item = next(item for item in report["candidates"] if item["name"] == name)
+        print(f"note: {name} (added delay {item['added_delay_s']:.4f} s, worst {item['worst_percent']:.3f} %) also "
+              "stays within the tolerance, with a shorter delay")
     if "plot" in report:
         print(f"plot: {report['plot']}")
