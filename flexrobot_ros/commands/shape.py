@@ -123,7 +123,7 @@ def measured_modes(args: argparse.Namespace) -> tuple[Any, Any, dict[str, Any]]:
         if not 1 <= index <= len(data.poses):
             raise CommandError(f"--pose-number: {index}; --modal-data {path} has poses 1..{len(data.poses)}")
         pose = data.poses[index - 1]
-        description.update(pose=index, q=pose.q.tolist())
+        description.update(pose=index, q=pose.q.tolist(), **({"robot": data.robot} if data.robot else {}))
         modes = [(m.frequency_hz, m.damping_ratio) for m in pose.modes]
         where = f"pose {index}"
     elif isinstance(document, dict) and "frequencies_hz" in document and "damping_ratios" in document:
@@ -224,7 +224,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(report, indent=2))
         return 0
-    print_report(report, comparison)
+    print_report(report)
     return 0
 
 
@@ -246,7 +246,7 @@ def candidate_summary(candidate: Any, comparison: Any) -> dict[str, Any]:
             "meets_tolerance": bool(candidate.worst_percent.max() <= limit * (1.0 + 1e-9))}
 
 
-def print_report(report: dict[str, Any], comparison: Any) -> None:
+def print_report(report: dict[str, Any]) -> None:
     """The text report: modes, one line per candidate and mode, the recommendation."""
     error = 100.0 * report["frequency_error"]
     print(f"modes of {report['source']}" + (f" at q = {[round(v, 4) for v in report['q']]}" if "q" in report else "")
