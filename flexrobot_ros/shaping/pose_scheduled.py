@@ -7,8 +7,8 @@ Steps (:func:`shape_reference`):
    (:class:`~flexrobot_ros.dynamics.shaped_trajectory.ShapedTrajectory`), so the modal analyses (one per s_k and
    pass, most of the cost) can be sparse: on the Scompi move of ``bench/input_shaping.py`` (ZVD), 50 ms instead of
    20 ms moves the motor references q_m of the flexible feedforward by at most 4e-7 rad and the motor torques by
-   at most 4e-5 of their largest change during the move, with 2.5x fewer modal analyses (20 ms against 10 ms:
-   2e-9 rad, 7e-7).
+   at most 4e-5 of their largest change during the move, with 2.4x fewer modal analyses (32 against 76; 20 ms
+   against 10 ms: 2e-9 rad, 7e-7; ``test/test_shaping_schedule.py`` checks 50 ms against 10 ms).
 2. The dominant closed-loop modes (:func:`~flexrobot_ros.modal.dominant_modes.dominant_modes`: frequency, damping
    ratio, participation at the tool) at the pose the robot is at s_k: first the reference's own pose x(s_k), then,
    once, the pose of the reference shaped with those modes, y(s_k) (the shaped motion lags the reference by about
