@@ -8,8 +8,9 @@ from flexrobot_ros.lazy import lazy_package
 _EXPORTS = {
     **dict.fromkeys(("CompiledSdrnea", "load_sdrnea"), "codegen"),
     **dict.fromkeys(("Ejnea", "ejnea"), "ejnea"),
-    **dict.fromkeys(("DRIVE_COMPENSATION", "FeedforwardResult", "compiled_feedforward", "drive_torque", "feedforward",
+    **dict.fromkeys(("DRIVE_COMPENSATION", "compiled_feedforward", "drive_torque", "feedforward",
                      "interpolation_error", "rigid_feedforward"), "feedforward"),
+    "FeedforwardResult": "feedforward_result",
     **dict.fromkeys(("JointFlexibility", "MotorSide", "motor_side", "rigid_motor_side"), "flexible_joint"),
     **dict.fromkeys(("OperationCounts", "sdrnea", "sdrnea_function"), "sdrnea"),
     **dict.fromkeys(("SerialChain", "TorqueDerivatives"), "serial_chain"),

@@ -20,6 +20,7 @@ from flexrobot_ros.dynamics.dae.bdf_optimization import ProblemSize, solve_bdf_o
 from flexrobot_ros.dynamics.dae.fourier_optimization import rigid_path
 from flexrobot_ros.dynamics.dae.inverse_dae import DaeError, InverseDae
 from flexrobot_ros.dynamics.dae.reference import CartesianLine, as_reference
+from flexrobot_ros.dynamics.feedforward_result import FeedforwardResult
 from flexrobot_ros.extended_joints.zero_dynamics import ZeroAnalysis, describe_zeros, zero_dynamics
 
 SOLVERS = ("auto", "bdf", "optimization")
@@ -116,13 +117,11 @@ def dae_feedforward(robot: Any, reference: Any, *, solver: str = "auto", h: floa
     return DaeFeedforward(solution=solution, solver=f"optimization ({form})", reason=reason, zeros=zeros, size=size)
 
 
-def feedforward_result(robot: Any, result: DaeFeedforward) -> Any:
-    """The :class:`~flexrobot_ros.dynamics.feedforward.FeedforwardResult` of a dae solution (method 'dae'): q, qd,
+def feedforward_result(robot: Any, result: DaeFeedforward) -> FeedforwardResult:
+    """The :class:`~flexrobot_ros.dynamics.feedforward_result.FeedforwardResult` of a dae solution (method 'dae'): q, qd,
     qdd the actuated link trajectory (qdd and the jerk/snap q3, q4 by differences of the BDF solution), tau the
     gear torque K (q_m - W q) + D_g (qd_m - W qd) (link side, its derivatives by differences), q_m, qd_m, qdd_m (the
     BDF derivative of qd_m that tau_m is computed with, not a second-order difference) and tau_m."""
-    from flexrobot_ros.dynamics.feedforward import FeedforwardResult
-
     s = result.solution
     ext = s.dae.model.ext
     t, q, qd = s.t, s.q_g, s.v_a[:, ext.actuated_index]
