@@ -6,13 +6,13 @@ from flexrobot_ros.lazy import lazy_package
 
 #: Public names and the submodules they come from (imported on first use: :mod:`flexrobot_ros.lazy`).
 _EXPORTS = {
-    **dict.fromkeys(("CompiledSdrnea", "load_sdrnea"), "codegen"),
+    **dict.fromkeys(("CompiledSdrnea", "load_sdrnea", "sdrnea"), "codegen"),
     **dict.fromkeys(("Ejnea", "ejnea"), "ejnea"),
     **dict.fromkeys(("DRIVE_COMPENSATION", "compiled_feedforward", "drive_torque", "feedforward",
                      "interpolation_error", "rigid_feedforward"), "feedforward"),
     "FeedforwardResult": "feedforward_result",
     **dict.fromkeys(("JointFlexibility", "MotorSide", "motor_side", "rigid_motor_side"), "flexible_joint"),
-    **dict.fromkeys(("OperationCounts", "sdrnea", "sdrnea_function"), "sdrnea"),
+    **dict.fromkeys(("OperationCounts", "sdrnea_function"), "sdrnea"),
     **dict.fromkeys(("SerialChain", "TorqueDerivatives"), "serial_chain"),
     **dict.fromkeys(("Poly9Trajectory", "SplineTrajectory", "Trajectory", "TrajectorySamples", "load_trajectory",
                      "spline_through_waypoints", "trajectory_from_dict", "trajectory_from_joint_trajectory"),
