@@ -24,7 +24,7 @@ import casadi as cs
 import numpy as np
 
 from flexrobot_ros.errors import TrajectoryError
-from flexrobot_ros.extended_joints.extended_model import ExtendedModel
+from flexrobot_ros.model.extended_model import ExtendedModel
 from flexrobot_ros.extended_joints.symbolic import SymbolicExtendedModel, symbolic_model
 from flexrobot_ros.dynamics.dae.reference import as_reference
 
