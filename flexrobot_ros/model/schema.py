@@ -33,7 +33,7 @@ reduced (Spong) model of seed 000, eq. 2.1::
       com: [0.0, 0.0, 0.0]            # m, in that frame
       inertia: [0, 0, 0, 0, 0, 0]     # ixx ixy ixz iyy iyz izz [kg m^2] about the CoM, frame axes
     flexible_links: {}                # beam links, see flexrobot_ros.model.flexible_link_specs
-    extra_elasticities: []            # non-actuated elastic DOFs: flexrobot_ros/extended_joints/elasticities.py
+    extra_elasticities: []            # non-actuated elastic DOFs: flexrobot_ros/model/elasticities.py
 
 Every error names the file, the field (and joint) and what was expected; nothing partial is ever returned.
 """

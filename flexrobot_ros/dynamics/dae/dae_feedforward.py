@@ -2,7 +2,7 @@
 tool-space (:class:`~flexrobot_ros.dynamics.dae.reference.CartesianLine`) or link-space reference (seed 002).
 
 The solver is chosen from the zero dynamics (section 10): the model is linearized at points of the rigid path
-(q_e = 0, q_m = W q_g, at rest) and its invariant zeros computed (:mod:`flexrobot_ros.extended_joints.
+(q_e = 0, q_m = W q_g, at rest) and its invariant zeros computed (:mod:`flexrobot_ros.dynamics.dae.
 zero_dynamics`). All zeros in the left half-plane (minimum phase): the causal initial-value k-step BDF
 (:mod:`.bdf_inverse`); a zero in the right half-plane: the non-causal discretized-DAE optimization over the whole
 trajectory (:mod:`.bdf_optimization`), which needs a pre-actuation interval before the motion (the reference's
@@ -21,7 +21,7 @@ from flexrobot_ros.dynamics.dae.fourier_optimization import rigid_path
 from flexrobot_ros.dynamics.dae.inverse_dae import DaeError, InverseDae
 from flexrobot_ros.dynamics.dae.reference import CartesianLine, as_reference
 from flexrobot_ros.dynamics.feedforward_result import FeedforwardResult
-from flexrobot_ros.extended_joints.zero_dynamics import ZeroAnalysis, describe_zeros, zero_dynamics
+from flexrobot_ros.dynamics.dae.zero_dynamics import ZeroAnalysis, describe_zeros, zero_dynamics
 
 SOLVERS = ("auto", "bdf", "optimization")
 #: Seed 002 section 10.2: "a suitable Delta t ... seems to be 2-3 times the time constants of the slowest NMP zero".
