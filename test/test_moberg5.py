@@ -140,7 +140,7 @@ def test_table_1_eigenfrequencies_go_down_to_about_2_hz() -> None:
     gives no controller) the lowest mode along the 2.2 m line of the DAE tests lies between 1.3 and 2.4 Hz.
     (Section 10.2's 'lowest eigenfrequency around 5 Hz' of the Table 3 arm depends on the unprinted PID: held
     rotors give 2.8 Hz, free rotors 11 Hz, this package's default PD 1.5 Hz -- not checked.)"""
-    from flexrobot_ros.extended_joints.linearization import extended_modal_analysis
+    from flexrobot_ros.modal.extended_linearization import extended_modal_analysis
 
     robot = load_robot("moberg5")
     lowest = []

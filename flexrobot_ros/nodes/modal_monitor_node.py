@@ -39,9 +39,9 @@ from typing import Any
 import numpy as np
 
 from flexrobot_ros.errors import RuntimeLayerError
-from flexrobot_ros.extended_joints.linearization import extended_analysis
 from flexrobot_ros.kinematics import chain_links, frame_origins
 from flexrobot_ros.modal import modal_analysis
+from flexrobot_ros.modal.extended_linearization import extended_analysis
 from flexrobot_ros.modal.maps import grid_map, save_map
 from flexrobot_ros.modal.plots import plot_grid
 from flexrobot_ros.model import load_robot
