@@ -1,6 +1,10 @@
-"""Rigid-link dynamics of flexible-joint robots: trajectories, EJNEA and SDRNEA (tau, dtau, ddtau), motor side.
+"""Rigid-link dynamics of flexible-joint robots: trajectories, EJNEA and SDRNEA (tau, dtau, ddtau), motor side; the
+extended model's statics (:mod:`.elastic_equilibrium`) and DAE inverse dynamics (:mod:`.dae`).
 
 Main entry point: :func:`feedforward` (link trajectory -> motor references q_m and motor torques tau_m).
+
+May import: errors, yaml_files, lazy and model (the physics layer); never control, modal, simulation,
+identification, oma, runtime, nodes or commands.
 """
 from flexrobot_ros.lazy import lazy_package
 
