@@ -45,11 +45,11 @@ def check_rigid_model(robot: Any) -> None:
 
 def parameter_names(robot: Any) -> list[str]:
     """Names of the standard parameters: ``<parameter>.<link or joint>`` (``I_zz.link2``, ``F_v.joint3``)."""
-    names = [f"{p}.{_child_link(robot, j)}" for j in range(1, robot.model.njoints) for p in LINK_PARAMETERS]
+    names = [f"{p}.{child_link(robot, j)}" for j in range(1, robot.model.njoints) for p in LINK_PARAMETERS]
     return names + [f"{p}.{joint}" for joint in robot.joint_names for p in JOINT_PARAMETERS]
 
 
-def _child_link(robot: Any, joint_id: int) -> str:
+def child_link(robot: Any, joint_id: int) -> str:
     """The URDF link that joint ``joint_id`` moves (the body frame whose parent joint it is)."""
     for frame in robot.model.frames:
         if frame.parentJoint == joint_id and frame.type == pin.FrameType.BODY:
@@ -88,5 +88,5 @@ def regressor(robot: Any, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, data: 
     return out.reshape(samples * n, 13 * n)
 
 
-__all__ = ["LINK_PARAMETERS", "LINK_UNITS", "JOINT_PARAMETERS", "JOINT_UNITS", "check_rigid_model",
+__all__ = ["LINK_PARAMETERS", "child_link", "LINK_UNITS", "JOINT_PARAMETERS", "JOINT_UNITS", "check_rigid_model",
            "parameter_names", "parameter_units", "standard_parameters", "regressor"]
