@@ -17,7 +17,10 @@ The coefficients minimize cond(A) (eq. 11), A the observation matrix of eq. 7: t
 ``observation_samples`` instants evenly spread over one period, subject to eq. 12 at ``constraint_samples``
 instants: joint positions within [q_min, q_max], |qd| <= qd_max, |qdd| <= qdd_max (linear in the coefficients) and
 the tool frame's origin inside the workspace box [x, y, z]_min..max in base-frame axes (nonlinear, with the
-frame Jacobian as gradient). The solver is scipy's SLSQP (as Matlab's fmincon in the paper) from random feasible
+frame Jacobian as gradient). At P instants per period a trigonometric polynomial of degree N exceeds its largest
+sampled magnitude by at most the factor 1 / cos(pi N / P) (P > 2N), so the limits (the half-ranges about the middle
+of the position ranges, and the box) are scaled by cos(pi N / P) at the instants (0.9997 for N = 5, P = 200): the
+continuous trajectory then stays within them. The solver is scipy's SLSQP (as Matlab's fmincon in the paper) from random feasible
 starts; the objective's gradient is by finite differences of log10 cond(A).
 
 The fundamental frequency must stay well below the joint flexibility: :func:`lowest_natural_frequency` computes the
@@ -143,15 +146,17 @@ class ExcitationLimits:
 
 @dataclass(frozen=True)
 class ExcitationDesign:
-    """Result of :func:`design_excitation`: the optimized ``trajectory`` and its cond(A) ``condition``, the random
-    feasible start with the lowest cond(A) (``random_trajectory``, ``random_condition``: the baseline of the same
-    limits), the base parameters used, the lowest natural frequency [Hz] over the trajectory's poses and the
+    """Result of :func:`design_excitation`: the optimized ``trajectory`` and its cond(A) ``condition``; the baseline
+    of the same limits: ``random_condition``, the median cond(A) of ``random_samples`` random feasible Fourier
+    trajectories (:func:`random_feasible`), ``random_trajectory`` the one with that median, ``random_best_condition``
+    the lowest of them; the base parameters used, the lowest natural frequency [Hz] over the trajectory's poses and the
     flexibility ``margin`` (that frequency over the highest harmonic N f_f), and the optimizer's message."""
 
     trajectory: FourierTrajectory
     condition: float
     random_trajectory: FourierTrajectory
     random_condition: float
+    random_best_condition: float
     base: BaseParameters = field(repr=False)
     lowest_frequency_hz: float
     margin: float
@@ -175,6 +180,7 @@ class _Problem:
         period = 1.0 / frequency_hz
         self.t_obs = np.arange(observation_samples) * period / observation_samples
         self.t_con = np.arange(constraint_samples + 1) * period / constraint_samples
+        self.shrink = float(np.cos(np.pi * harmonics / constraint_samples))
         self.maps = [self._map(self.t_con, k) for k in range(3)]        # (samples, n, n z) per order
         self.obs_maps = [self._map(self.t_obs, k) for k in range(3)]
         self.data = robot.model.createData()
@@ -212,18 +218,22 @@ class _Problem:
 
     def linear_constraints(self) -> tuple[np.ndarray, np.ndarray]:
         """G z <= h for positions, velocities and accelerations at the constraint instants."""
-        lim = self.limits
+        lim, shrink = self.limits, self.shrink
+        middle, half = 0.5 * (lim.q_max + lim.q_min), 0.5 * shrink * (lim.q_max - lim.q_min)
         rows, bounds = [], []
         q_map, qd_map, qdd_map = (m.reshape(-1, self.size) for m in self.maps)
         count = len(self.t_con)
         rows += [q_map, -q_map, qd_map, -qd_map, qdd_map, -qdd_map]
-        bounds += [np.tile(lim.q_max, count), -np.tile(lim.q_min, count), np.tile(lim.qd_max, count),
-                   np.tile(lim.qd_max, count), np.tile(lim.qdd_max, count), np.tile(lim.qdd_max, count)]
+        bounds += [np.tile(middle + half, count), -np.tile(middle - half, count), np.tile(shrink * lim.qd_max, count),
+                   np.tile(shrink * lim.qd_max, count), np.tile(shrink * lim.qdd_max, count),
+                   np.tile(shrink * lim.qdd_max, count)]
         return np.vstack(rows), np.concatenate(bounds)
 
     def workspace(self, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Slack of the workspace box (>= 0 inside) at the constraint instants and its gradient in z."""
         low, high = (np.asarray(v, dtype=float) for v in self.limits.workspace)
+        margin = 0.5 * (1.0 - self.shrink) * (high - low)
+        low, high = low + margin, high - margin
         q_all = self.maps[0] @ z
         values, gradients = [], []
         for k, q in enumerate(q_all):
@@ -299,12 +309,12 @@ def lowest_natural_frequency(robot: Any, trajectory: FourierTrajectory, poses: i
 def design_excitation(robot: Any, limits: ExcitationLimits | None = None, *, harmonics: int = PAPER_HARMONICS,
                       frequency_hz: float = PAPER_FREQUENCY_HZ, starts: int = 4, seed: int = 0,
                       observation_samples: int = 60, constraint_samples: int = 200, max_iterations: int = 150,
-                      min_margin: float = 5.0, base: BaseParameters | None = None,
+                      min_margin: float = 5.0, random_samples: int = 20, base: BaseParameters | None = None,
                       progress: Callable[[int, int, float], None] | None = None) -> ExcitationDesign:
     """Optimize a Fourier excitation (eqs. 8-12) for ``robot``; see the module docstring.
 
     ``starts`` random feasible starts, each refined by SLSQP (``max_iterations``); the best feasible optimum is
-    kept. ``progress(done, total, best_condition)`` is called after each start. Raises IdentificationError when
+    kept. ``random_samples`` random feasible trajectories (the starts among them) give the baseline cond(A). ``progress(done, total, best_condition)`` is called after each start. Raises IdentificationError when
     no start stays feasible or when the flexibility margin is below ``min_margin``.
     """
     check_rigid_model(robot)
@@ -320,13 +330,12 @@ def design_excitation(robot: Any, limits: ExcitationLimits | None = None, *, har
                             "jac": lambda z: problem.workspace(z)[1]})
     rng = np.random.default_rng(seed)
     centre = workspace_centre(problem, rng)
+    randoms = [random_feasible(problem, rng, centre) for _ in range(max(random_samples, starts))]
+    random_logs = np.array([problem.log_condition(z) for z in randoms])
+    median = int(np.argsort(random_logs)[len(randoms) // 2])
     best: tuple[float, np.ndarray, str] | None = None
-    random_best: tuple[float, np.ndarray] | None = None
     for start in range(starts):
-        z0 = random_feasible(problem, rng, centre)
-        c0 = problem.log_condition(z0)
-        if random_best is None or c0 < random_best[0]:
-            random_best = (c0, z0)
+        z0 = randoms[start]
         result = scipy.optimize.minimize(problem.log_condition, z0, method="SLSQP", constraints=constraints,
                                          options={"maxiter": max_iterations, "ftol": 1e-6})
         if problem.feasible(result.x, 1e-6):
@@ -347,8 +356,9 @@ def design_excitation(robot: Any, limits: ExcitationLimits | None = None, *, har
             f"below the lowest natural frequency {lowest:.4g} Hz over the trajectory (at least {min_margin:g} "
             "required); lower the fundamental frequency or the number of harmonics")
     return ExcitationDesign(trajectory=trajectory, condition=10 ** best[0],
-                            random_trajectory=problem.trajectory(random_best[1]),
-                            random_condition=10 ** random_best[0], base=base, lowest_frequency_hz=lowest,
+                            random_trajectory=problem.trajectory(randoms[median]),
+                            random_condition=10 ** random_logs[median],
+                            random_best_condition=10 ** random_logs.min(), base=base, lowest_frequency_hz=lowest,
                             margin=margin, message=best[2], starts=starts)
 
 
