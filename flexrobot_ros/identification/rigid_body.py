@@ -5,7 +5,8 @@ Pipeline (:func:`identify_rigid_body`):
 1. Signal conditioning. Positions q [rad] and motor torques tau [N m] sampled uniformly at f_s are filtered with the
    same zero-phase Butterworth low-pass (order 4, cutoff ``cutoff_hz``, ``scipy.signal.butter`` + ``filtfilt``,
    so torques and positions keep the same attenuation and no phase lag); qd and qdd are central differences of the
-   filtered q (``numpy.gradient``, second order in the interior). ``1 / cutoff_hz`` seconds at each end are dropped
+   filtered q (``numpy.gradient``, second order in the interior). The filter pads each end with an odd extension of
+   ``3 / cutoff_hz`` seconds; ``1 / cutoff_hz`` seconds at each end are dropped
    (filter transients), and the rows are decimated to about ``4 cutoff_hz`` (everything above the cutoff is gone;
    the residuals of neighbouring rows would otherwise be strongly correlated).
 2. Observation matrix A (eq. 7): the base regressor (:mod:`.base_parameters`: inertial base parameters, rotor
@@ -36,6 +37,10 @@ from flexrobot_ros.identification.rigid_regressor import check_rigid_model, regr
 
 #: Butterworth order of the zero-phase low-pass (applied forward and backward: effective order 8).
 FILTER_ORDER = 4
+#: Odd-extension padding of the zero-phase filter at each end, in periods of the cutoff (scipy's default, about
+#: 27 samples, leaves transients far longer than the dropped 1 / cutoff_hz at the end of a record that stops moving
+#: mid-trajectory).
+PADDING_PERIODS = 3.0
 #: Kept rows per second, in multiples of the cutoff frequency.
 ROWS_PER_CUTOFF = 4.0
 
@@ -152,8 +157,9 @@ def condition_record(record: RigidRecord, cutoff_hz: float) -> ConditionedRecord
         raise IdentificationError(f"cutoff_hz: {cutoff_hz:g} Hz; expected between 0 and the Nyquist frequency "
                                   f"{0.5 * rate:g} Hz of {record.source}")
     sos = scipy.signal.butter(FILTER_ORDER, cutoff_hz, fs=rate, output="sos")
-    q_f = scipy.signal.sosfiltfilt(sos, q, axis=0)
-    tau_f = scipy.signal.sosfiltfilt(sos, tau, axis=0)
+    padding = min(len(t) - 1, int(np.ceil(PADDING_PERIODS * rate / cutoff_hz)))
+    q_f = scipy.signal.sosfiltfilt(sos, q, axis=0, padlen=padding)
+    tau_f = scipy.signal.sosfiltfilt(sos, tau, axis=0, padlen=padding)
     dt = 1.0 / rate
     qd = np.gradient(q_f, dt, axis=0)
     qdd = np.gradient(qd, dt, axis=0)
@@ -211,4 +217,4 @@ def identify_rigid_body(robot: Any, records: RigidRecord | Sequence[RigidRecord]
 
 
 __all__ = ["RigidRecord", "ConditionedRecord", "RigidIdentification", "read_rigid_record", "condition_record",
-           "identify_rigid_body", "FILTER_ORDER", "ROWS_PER_CUTOFF"]
+           "identify_rigid_body", "FILTER_ORDER", "PADDING_PERIODS", "ROWS_PER_CUTOFF"]
