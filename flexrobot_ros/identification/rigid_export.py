@@ -4,7 +4,8 @@ Base parameters beta (r,) fix only r combinations of the p standard parameters p
 :mod:`.base_parameters`). Two ways to choose phi:
 
 * :func:`standard_from_base`: the smallest change of the robot's own phi_ref that reproduces beta,
-  phi = phi_ref + K^+ (beta - K phi_ref) (K^+ the pseudo-inverse); not necessarily physical.
+  phi = phi_ref + K^+ (beta - K phi_ref) (K^+ the pseudo-inverse), rotor inertias that are lumped into a link's
+  base parameter kept at the YAML's values; not necessarily physical.
 * :func:`physically_consistent`: phi minimizing (K phi - beta)^T Sigma^-1 (K phi - beta) + lambda ||S (phi -
   phi_ref)||^2 (Sigma the LS covariance of beta, S = 1 / max(|phi_ref|, 1e-3), lambda = 1e-6 pulls only the
   directions the data leave free towards phi_ref) over physically consistent links: each link's pseudo-inertia
@@ -15,8 +16,8 @@ Base parameters beta (r,) fix only r combinations of the p standard parameters p
 
 Export: the link inertias go into a copy of the URDF (``<inertial>`` of each joint's child link: CoM, mass, inertia
 about the CoM, rpy 0), and the joint terms into a copy of the flexibility YAML
-(:func:`flexrobot_ros.identification.flexibility_update.updated_yaml_text`): ``rotor_inertia = B / N^2`` for the
-joints whose rotor inertia is a base parameter on its own, ``motor_damping = F_v - link_damping`` and
+(:func:`flexrobot_ros.identification.flexibility_update.updated_yaml_text`): ``rotor_inertia = B / N^2``,
+``motor_damping = F_v - link_damping`` and
 ``motor_coulomb = F_c - link_coulomb`` (the YAML's link-side friction, from modal identification, is kept; when the
 identified total is below it, the link side takes the total and the motor side 0). The written pair is loaded back
 and its standard parameters checked against phi.
@@ -43,9 +44,19 @@ PRIOR_WEIGHT = 1e-6
 
 
 def standard_from_base(robot: Any, result: RigidIdentification) -> np.ndarray:
-    """phi (p,) closest to ``robot``'s own parameters that reproduces the identified beta exactly."""
+    """phi (p,) closest to ``robot``'s own parameters that reproduces the identified beta exactly; rotor inertias
+    lumped into a link base parameter (not base parameters on their own) keep the robot's values."""
     k, reference = result.base.base_map, standard_parameters(robot)
-    return reference + np.linalg.pinv(k) @ (result.beta - k @ reference)
+    fixed = [10 * robot.n + 3 * i for i in range(robot.n) if 10 * robot.n + 3 * i not in _alone(result)]
+    free = np.setdiff1d(np.arange(k.shape[1]), fixed)
+    phi = reference.copy()
+    phi[free] += np.linalg.pinv(k[:, free]) @ (result.beta - k @ reference)
+    return phi
+
+
+def _alone(result: RigidIdentification) -> set[int]:
+    """Standard parameters that are base parameters on their own (a base-map row with one non-zero entry)."""
+    return {int(i) for i, row in zip(result.base.independent, result.base.base_map) if np.count_nonzero(row) == 1}
 
 
 def _pseudo_inertia(link: np.ndarray) -> np.ndarray:
@@ -140,13 +151,9 @@ def write_identified_urdf(robot: Any, phi: np.ndarray, out: str | Path) -> Path:
 def joint_fields(robot: Any, result: RigidIdentification, phi: np.ndarray) -> dict[str, dict[str, float]]:
     """``{joint: {field: value}}`` for the flexibility YAML (module docstring)."""
     n, fields = robot.n, {}
-    alone = {int(i) for i, row in zip(result.base.independent, result.base.base_map)
-             if np.count_nonzero(row) == 1}
     for i, joint in enumerate(robot.joint_names):
         armature, viscous, coulomb = phi[10 * n + 3 * i:10 * n + 3 * i + 3]
-        entry = {}
-        if 10 * n + 3 * i in alone:
-            entry["rotor_inertia"] = float(armature / robot.gear_ratio[i] ** 2)
+        entry = {"rotor_inertia": float(armature / robot.gear_ratio[i] ** 2)}
         for total, link_field, motor_field in ((viscous, "link_damping", "motor_damping"),
                                                (coulomb, "link_coulomb", "motor_coulomb")):
             link = float(getattr(robot, link_field)[i])
