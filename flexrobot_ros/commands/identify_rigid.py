@@ -20,8 +20,8 @@ from flexrobot_ros.commands.progress import Progress
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "identify-rigid", help="identify base inertial parameters, rotor inertias and friction from positions and "
-                               "motor torques (seed 001 section 2.2)",
-        description="Rigid-body identification (seed 001 eqs. 4-7): base parameters by QR, rotor inertia and "
+                               "motor torques (Huynh et al. 2020)",
+        description="Rigid-body identification (Huynh et al. 2020, eqs. 4-7): base parameters by QR, rotor inertia and "
                     "viscous/Coulomb friction per joint, weighted least squares with standard deviations.")
     parser.add_argument("robot", help="shipped robot name or path to a flexibility YAML")
     parser.add_argument("records", nargs="+", type=Path, metavar="RECORD",
