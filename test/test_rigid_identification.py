@@ -21,6 +21,7 @@ import pytest
 from flexrobot_ros.cli import main
 from flexrobot_ros.dynamics.feedforward import feedforward
 from flexrobot_ros.dynamics.trajectory import load_trajectory
+from flexrobot_ros.errors import IdentificationError
 from flexrobot_ros.identification.base_parameters import base_parameters, true_base_parameters
 from flexrobot_ros.identification.excitation import (KR90_WORKSPACE, ExcitationLimits, FourierTrajectory,
                                                      design_excitation, observation_condition, write_trajectory)
@@ -125,13 +126,14 @@ def test_fourier_derivatives_are_those_of_the_series() -> None:
 
 
 def test_optimized_excitation_kr90(kr90, base, design, tmp_path) -> None:
-    """Eqs. 11-12 with Tables 1-2: the optimized trajectory's cond(A) (2 starts: 38.7; seed 001 reports 28 on
-    average at 0.1 Hz) is at least 10x below that of a random Fourier trajectory with the same limits (the median
-    of 20 random feasible ones; the best of them, 375, is still 9.7x above). At 1000 samples per period it respects Table 1 (positions, velocities, 8 rad/s^2) and its
-    tool0 stays in Table 2's box (forward kinematics written in test_kr90.py). The trajectory file (waypoints of
-    the feedforward) reproduces the series to 1e-6 rad, starts and ends at rest, and gives the same cond(A) within
-    1 %. The flexibility margin: the lowest closed-loop frequency over the poses (about 8.7 Hz) is at least 5 times
-    the highest harmonic (1 Hz) and equals modal_analysis at the first pose or below."""
+    """Eqs. 11-12 with Tables 1-2 at 0.1 Hz: the optimized trajectory's cond(A) (2 starts: 37; seed 001 reports 28
+    on average) is at least 10x below that of a random Fourier trajectory with the same limits (the median of 20
+    random feasible ones: 6400; the best of them: 600). At 1000 samples per period it respects Table 1
+    (positions, velocities, 8 rad/s^2) and its tool0 stays in Table 2's box (forward kinematics written in
+    test_kr90.py). The trajectory file (waypoints of the feedforward) reproduces the series to 1e-6 rad, starts and
+    ends at rest, and gives the same cond(A) within 1 %. The flexibility margin: the lowest closed-loop frequency
+    over the poses (8.3 Hz) is at least 5 times the highest harmonic (0.5 Hz: margin 16.6) and equals
+    modal_analysis at the first pose or below."""
     print(f"cond(A): optimized {design.condition:.4g}, random Fourier {design.random_condition:.4g} (median), "
           f"{design.random_best_condition:.4g} (best); lowest "
           f"natural frequency {design.lowest_frequency_hz:.4g} Hz, margin {design.margin:.3g}")
@@ -285,3 +287,20 @@ def test_physically_consistent_fit_kr90_3dof(tmp_path) -> None:
     exact = rigid_motor_torque(robot, q, qd, qdd)
     rms = np.sqrt(np.mean((exported - exact) ** 2, axis=0))
     assert np.all(rms < 0.01 * np.abs(exact).max(axis=0))
+
+
+def test_bad_input_is_named(kr90, tmp_path, capsys) -> None:
+    """Errors name the file, channels, joints or option: a record without torque channels, an inverted workspace
+    box, a record too short for the low-pass, a robot with a prismatic joint."""
+    t = np.arange(0.0, 2.0, 1e-3)
+    write_timeseries(tmp_path / "positions.csv", t, {f"q_m.{joint}": np.sin(t) for joint in kr90.joint_names})
+    assert main(["identify-rigid", "kr90", str(tmp_path / "positions.csv")]) == 2
+    message = capsys.readouterr().err
+    assert "positions.csv" in message and "tau_m.*" in message
+    assert main(["excite", "kr90", "--out", str(tmp_path / "x.yaml"), "--workspace", "1,0,0,0,1,1"]) == 2
+    assert "--workspace" in capsys.readouterr().err
+    short = RigidRecord(t[:300], np.zeros((300, 3)), np.zeros((300, 3)), "short.csv")
+    with pytest.raises(IdentificationError, match="short.csv.*too short"):
+        identify_rigid_body(kr90, short, cutoff_hz=5.0)
+    with pytest.raises(IdentificationError, match="joint3 is prismatic"):
+        identify_rigid_body(load_robot("rrp"), short, cutoff_hz=5.0)

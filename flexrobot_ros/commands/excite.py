@@ -19,19 +19,20 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "excite", help="optimal Fourier excitation trajectory for rigid-body identification (Huynh et al. 2020, "
                         "eqs. 8-12)",
-        description="Optimize a finite Fourier series excitation (Huynh et al. 2020, eqs. 8-12) minimizing cond(A) of the "
-                    "base-parameter observation matrix within the joint limits (and a workspace box) and write it "
-                    "as a trajectory file the feedforward reads.")
+        description="Optimize a finite Fourier series excitation (Huynh et al. 2020, eqs. 8-12) minimizing "
+                    "cond(A) of the base-parameter observation matrix within the joint limits (and a workspace box) "
+                    "and write it as a trajectory file the feedforward reads.")
     parser.add_argument("robot", help="shipped robot name or path to a flexibility YAML")
     parser.add_argument("--out", type=Path, required=True, help="trajectory YAML to write (waypoints)")
-    parser.add_argument("--harmonics", type=int, default=5, help="harmonics N per joint (default 5, as Huynh et al. 2020)")
+    parser.add_argument("--harmonics", type=int, default=5,
+                        help="harmonics N per joint (default 5, as Huynh et al. 2020)")
     parser.add_argument("--frequency", type=float, default=0.1,
                         help="fundamental frequency f_f [Hz] (default 0.1, as Huynh et al. 2020); period 1/f_f")
     parser.add_argument("--qdd-max", default="8", help="acceleration limit [rad/s^2], one or one per joint "
                                                        "(default 8, Huynh et al. 2020, Table 1)")
     add_vector(parser, "--workspace", metavar="X",
-               help="box of the tool frame's origin [m]: x_min,y_min,z_min,x_max,y_max,z_max (Huynh et al. 2020, Table 2 "
-                    "for the KR90: -1.5,-1.6,0.5,2.6,1.4,2.5); default none")
+               help="box of the tool frame's origin [m]: x_min,y_min,z_min,x_max,y_max,z_max (Huynh et al. 2020, "
+                    "Table 2 for the KR90: -1.5,-1.6,0.5,2.6,1.4,2.5); default none")
     parser.add_argument("--periods", type=int, default=1, help="periods written to the file (default 1)")
     parser.add_argument("--starts", type=int, default=4, help="random feasible starts of SLSQP (default 4)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random starts (default 0)")

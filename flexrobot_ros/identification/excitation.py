@@ -20,8 +20,8 @@ the tool frame's origin inside the workspace box [x, y, z]_min..max in base-fram
 frame Jacobian as gradient). At P instants per period a trigonometric polynomial of degree N exceeds its largest
 sampled magnitude by at most the factor 1 / cos(pi N / P) (P > 2N), so the limits (the half-ranges about the middle
 of the position ranges, and the box) are scaled by cos(pi N / P) at the instants (0.9997 for N = 5, P = 200): the
-continuous trajectory then stays within them. The solver is scipy's SLSQP (as Matlab's fmincon in the paper) from random feasible
-starts; the objective's gradient is by finite differences of log10 cond(A).
+continuous trajectory then stays within them. The solver is scipy's SLSQP (as Matlab's fmincon in the paper) from
+random feasible starts; the objective's gradient is by finite differences of log10 cond(A).
 
 The fundamental frequency must stay well below the joint flexibility: :func:`lowest_natural_frequency` computes the
 closed-loop modes (:func:`flexrobot_ros.modal.modes.modal_analysis`, the robot's default gains) at poses along the
@@ -314,7 +314,8 @@ def design_excitation(robot: Any, limits: ExcitationLimits | None = None, *, har
     """Optimize a Fourier excitation (eqs. 8-12) for ``robot``; see the module docstring.
 
     ``starts`` random feasible starts, each refined by SLSQP (``max_iterations``); the best feasible optimum is
-    kept. ``random_samples`` random feasible trajectories (the starts among them) give the baseline cond(A). ``progress(done, total, best_condition)`` is called after each start. Raises IdentificationError when
+    kept. ``random_samples`` random feasible trajectories (the starts among them) give the baseline cond(A).
+    ``progress(done, total, best_condition)`` is called after each start. Raises IdentificationError when
     no start stays feasible or when the flexibility margin is below ``min_margin``.
     """
     check_rigid_model(robot)
