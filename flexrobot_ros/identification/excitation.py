@@ -315,8 +315,9 @@ def design_excitation(robot: Any, limits: ExcitationLimits | None = None, *, har
 
     ``starts`` random feasible starts, each refined by SLSQP (``max_iterations``); the best feasible optimum is
     kept. ``random_samples`` random feasible trajectories (the starts among them) give the baseline cond(A).
-    ``progress(done, total, best_condition)`` is called after each start. Raises IdentificationError when
-    no start stays feasible or when the flexibility margin is below ``min_margin``.
+    ``progress(done, total, best_condition)`` is called after each start. A start whose optimum leaves the limits
+    (SLSQP stops outside them on rare starts) counts with its feasible starting point; ``message`` says which start
+    won and how. Raises IdentificationError when the flexibility margin is below ``min_margin``.
     """
     check_rigid_model(robot)
     if not (np.isfinite(frequency_hz) and frequency_hz > 0):
@@ -339,15 +340,14 @@ def design_excitation(robot: Any, limits: ExcitationLimits | None = None, *, har
         z0 = randoms[start]
         result = scipy.optimize.minimize(problem.log_condition, z0, method="SLSQP", constraints=constraints,
                                          options={"maxiter": max_iterations, "ftol": 1e-6})
-        if problem.feasible(result.x, 1e-6):
-            value = problem.log_condition(result.x)
-            if best is None or value < best[0]:
-                best = (value, result.x, str(result.message))
+        candidate = (problem.log_condition(result.x), result.x, f"start {start + 1}: {result.message}")
+        if not problem.feasible(result.x, 1e-6):           # SLSQP ended outside the limits: keep the start
+            candidate = (random_logs[start], z0, f"start {start + 1}: SLSQP ended outside the limits "
+                                                 f"({result.message}); the feasible start is kept")
+        if best is None or candidate[0] < best[0]:
+            best = candidate
         if progress is not None:
-            progress(start + 1, starts, 10 ** best[0] if best else float("nan"))
-    if best is None:
-        raise IdentificationError(f"robot {robot.name}: no optimized excitation satisfied the limits in {starts} "
-                                  "starts; try more starts or looser limits")
+            progress(start + 1, starts, 10 ** best[0])
     trajectory = problem.trajectory(best[1])
     lowest = lowest_natural_frequency(robot, trajectory)
     margin = lowest / (harmonics * frequency_hz)
