@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
     if args.plot_dir is not None:
         from flexrobot_ros.identification.rigid_plots import plot_excitation
 
-        plots = plot_excitation(robot, design, args.plot_dir)
+        plots = plot_excitation(robot, design, args.plot_dir, workspace)
         for path in plots:
             progress.wrote("plot", path)
     summary = {"robot": robot.name, "tool": robot.tool is not None, "out": str(args.out),

@@ -78,6 +78,8 @@ def run(args: argparse.Namespace) -> int:
         with progress.stage("physically consistent standard parameters"):
             phi, distance = physically_consistent(robot, result)
         summary["physical_mahalanobis_distance"] = distance
+        progress.say(f"physically consistent fit: Mahalanobis distance {distance:.3g} to the LS base parameters "
+                     f"(about {result.base.count ** 0.5:.2g} or less when they are physically consistent)")
     if args.out is not None:
         from flexrobot_ros.identification.rigid_export import standard_from_base, write_identified_robot
 
@@ -100,10 +102,10 @@ def run(args: argparse.Namespace) -> int:
         return 0
     print(f"rigid-body identification of {robot.name}: {result.base.count} base parameters from "
           f"{summary['samples_used']} samples x {robot.n} joints, cond(A) = {result.condition:.4g}")
-    print(f"  {'base parameter':<20}{'value':>13}{'std':>11}{'rel. std':>10}  unit   expression")
+    print(f"  {'base parameter':<20}{'value':>13}{'std':>11}{'rel. std':>10}  {'unit':<11}expression")
     for entry in summary["parameters"]:
         print(f"  {entry['name']:<20}{entry['value']:>13.6g}{entry['std']:>11.3g}"
-              f"{entry['relative_std_percent']:>9.3g}%  {entry['unit']:<7}{entry['expression']}")
+              f"{entry['relative_std_percent']:>9.3g}%  {entry['unit']:<11}{entry['expression']}")
     for j, name in enumerate(robot.joint_names):
         print(f"  {name}: residual rms {result.residual_rms[j]:.4g} N m of peak {result.torque_peak[j]:.4g} N m")
     for entry in validation:

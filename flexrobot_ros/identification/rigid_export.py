@@ -41,6 +41,10 @@ from flexrobot_ros.identification.rigid_regressor import child_link, standard_pa
 
 #: Weight of the pull towards the reference parameters in :func:`physically_consistent`.
 PRIOR_WEIGHT = 1e-6
+#: Bound on the log-Cholesky diagonal (exp(30) ~ 1e13 m sqrt(kg): far beyond any robot, keeps exp finite).
+LOG_LIMIT = 30.0
+#: Residual evaluations allowed to the consistent fit (its Jacobian is by finite differences, 13 n + 1 per step).
+MAX_EVALUATIONS = 400
 
 
 def standard_from_base(robot: Any, result: RigidIdentification) -> np.ndarray:
@@ -79,7 +83,7 @@ def _link_parameters(j: np.ndarray) -> np.ndarray:
 
 def _upper_factor(theta: np.ndarray) -> np.ndarray:
     """U (4, 4) upper triangular from 10 numbers: log of the diagonal, then the 6 entries above it."""
-    u = np.diag(np.exp(theta[:4]))
+    u = np.diag(np.exp(np.clip(theta[:4], -LOG_LIMIT, LOG_LIMIT)))
     u[np.triu_indices(4, 1)] = theta[4:]
     return u
 
@@ -96,7 +100,9 @@ def _theta_of(j: np.ndarray) -> np.ndarray:
 
 def physically_consistent(robot: Any, result: RigidIdentification) -> tuple[np.ndarray, float]:
     """Physically consistent phi (p,) fitting the identified beta (module docstring) and the Mahalanobis distance
-    sqrt((K phi - beta)^T Sigma^-1 (K phi - beta)) it leaves (about sqrt(r) or less when beta is consistent)."""
+    sqrt((K phi - beta)^T Sigma^-1 (K phi - beta)) it leaves (about sqrt(r) or less when beta is consistent; much
+    more when no physical robot has these base parameters, e.g. the shipped kr90, whose link 2 is an equivalent,
+    non-physical inertia). At most :data:`MAX_EVALUATIONS` residual evaluations."""
     n, k = robot.n, result.base.base_map
     reference = standard_parameters(robot)
     whiten = np.linalg.cholesky(np.linalg.inv(result.covariance)).T      # W^T W = Sigma^-1
@@ -115,7 +121,8 @@ def physically_consistent(robot: Any, result: RigidIdentification) -> tuple[np.n
     x0 = np.concatenate([_theta_of(_pseudo_inertia(start[10 * i:10 * i + 10])) for i in range(n)]
                         + [np.maximum(start[10 * n:], 0.0)])
     lower = np.concatenate([np.full(10 * n, -np.inf), np.zeros(3 * n)])
-    solution = scipy.optimize.least_squares(residual, x0, bounds=(lower, np.inf), x_scale="jac", max_nfev=2000)
+    solution = scipy.optimize.least_squares(residual, x0, bounds=(lower, np.inf), x_scale="jac",
+                                            max_nfev=MAX_EVALUATIONS)
     phi = phi_of(solution.x)
     return phi, float(np.linalg.norm(whiten @ (k @ phi - result.beta)))
 
@@ -194,4 +201,4 @@ def write_identified_robot(robot: Any, result: RigidIdentification, phi: np.ndar
 
 
 __all__ = ["standard_from_base", "physically_consistent", "write_identified_urdf", "joint_fields",
-           "write_identified_robot", "PRIOR_WEIGHT"]
+           "write_identified_robot", "PRIOR_WEIGHT", "LOG_LIMIT", "MAX_EVALUATIONS"]

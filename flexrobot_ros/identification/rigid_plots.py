@@ -26,8 +26,10 @@ def _pyplot() -> Any:
     return plt
 
 
-def plot_excitation(robot: Any, design: ExcitationDesign, directory: str | Path) -> list[Path]:
-    """Write ``excitation.png`` and ``tool_path.png`` into ``directory``; returns their paths."""
+def plot_excitation(robot: Any, design: ExcitationDesign, directory: str | Path, workspace: Any = None
+                    ) -> list[Path]:
+    """Write ``excitation.png`` and ``tool_path.png`` (with the ``workspace`` box ((x, y, z)_min, (x, y, z)_max) [m]
+    when given) into ``directory``; returns their paths."""
     plt = _pyplot()
     directory = Path(directory)
     trajectory = design.trajectory
@@ -61,6 +63,11 @@ def plot_excitation(robot: Any, design: ExcitationDesign, directory: str | Path)
     figure, axes = plt.subplots(1, 2, figsize=(10, 4.5))
     for axis, (a, b) in zip(axes, ((0, 2), (0, 1))):
         axis.plot(path[:, a], path[:, b])
+        if workspace is not None:
+            (low, high) = (np.asarray(v, dtype=float) for v in workspace)
+            axis.plot([low[a], high[a], high[a], low[a], low[a]], [low[b], low[b], high[b], high[b], low[b]], "k--",
+                      linewidth=0.8, label="workspace")
+            axis.legend(fontsize=8)
         axis.set_xlabel(f"{'xyz'[a]} [m]")
         axis.set_ylabel(f"{'xyz'[b]} [m]")
         axis.set_aspect("equal")
