@@ -298,6 +298,18 @@ def random_feasible(problem: _Problem, rng: np.random.Generator, centre: np.ndar
                               f"{attempts} attempts; check the workspace box and the joint ranges")
 
 
+def _shrink_into_limits(problem: _Problem, z: np.ndarray) -> np.ndarray | None:
+    """``z`` with the Fourier amplitudes a, b scaled by the largest factor in 0.99 .. 0.5 that satisfies the limits
+    (offsets kept), or None."""
+    trajectory = problem.trajectory(z)
+    for factor in (0.99, 0.97, 0.94, 0.9, 0.8, 0.65, 0.5):
+        candidate = problem.z_of(FourierTrajectory(trajectory.frequency_hz, factor * trajectory.a,
+                                                   factor * trajectory.b, trajectory.q0))
+        if problem.feasible(candidate, 1e-7):
+            return candidate
+    return None
+
+
 def lowest_natural_frequency(robot: Any, trajectory: FourierTrajectory, poses: int = 12) -> float:
     """The lowest closed-loop natural frequency [Hz] (robot's default gains) at ``poses`` instants of a period."""
     from flexrobot_ros.modal.modes import modal_analysis
@@ -316,8 +328,8 @@ def design_excitation(robot: Any, limits: ExcitationLimits | None = None, *, har
     ``starts`` random feasible starts, each refined by SLSQP (``max_iterations``); the best feasible optimum is
     kept. ``random_samples`` random feasible trajectories (the starts among them) give the baseline cond(A).
     ``progress(done, total, best_condition)`` is called after each start. A start whose optimum leaves the limits
-    (SLSQP stops outside them on rare starts) counts with its feasible starting point; ``message`` says which start
-    won and how. Raises IdentificationError when the flexibility margin is below ``min_margin``.
+    (SLSQP stops outside them on some starts) has its amplitudes shrunk until they hold (by up to half), else counts
+    with its feasible starting point; ``message`` says which start won and how. Raises IdentificationError when the flexibility margin is below ``min_margin``.
     """
     check_rigid_model(robot)
     if not (np.isfinite(frequency_hz) and frequency_hz > 0):
@@ -341,9 +353,12 @@ def design_excitation(robot: Any, limits: ExcitationLimits | None = None, *, har
         result = scipy.optimize.minimize(problem.log_condition, z0, method="SLSQP", constraints=constraints,
                                          options={"maxiter": max_iterations, "ftol": 1e-6})
         candidate = (problem.log_condition(result.x), result.x, f"start {start + 1}: {result.message}")
-        if not problem.feasible(result.x, 1e-6):           # SLSQP ended outside the limits: keep the start
-            candidate = (random_logs[start], z0, f"start {start + 1}: SLSQP ended outside the limits "
-                                                 f"({result.message}); the feasible start is kept")
+        if not problem.feasible(result.x, 1e-6):           # SLSQP ended outside the limits: shrink, else the start
+            shrunk = _shrink_into_limits(problem, result.x)
+            candidate = ((problem.log_condition(shrunk), shrunk, f"start {start + 1}: SLSQP ended outside the "
+                          f"limits ({result.message}); amplitudes shrunk into them") if shrunk is not None else
+                         (random_logs[start], z0, f"start {start + 1}: SLSQP ended outside the limits "
+                          f"({result.message}); the feasible start is kept"))
         if best is None or candidate[0] < best[0]:
             best = candidate
         if progress is not None:
