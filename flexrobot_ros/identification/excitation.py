@@ -328,8 +328,9 @@ def design_excitation(robot: Any, limits: ExcitationLimits | None = None, *, har
     ``starts`` random feasible starts, each refined by SLSQP (``max_iterations``); the best feasible optimum is
     kept. ``random_samples`` random feasible trajectories (the starts among them) give the baseline cond(A).
     ``progress(done, total, best_condition)`` is called after each start. A start whose optimum leaves the limits
-    (SLSQP stops outside them on some starts) has its amplitudes shrunk until they hold (by up to half), else counts
-    with its feasible starting point; ``message`` says which start won and how. Raises IdentificationError when the flexibility margin is below ``min_margin``.
+    (SLSQP stops outside them on some starts) has its amplitudes shrunk until they hold (by up to half), else the
+    next random sample replaces it; ``message`` says which start won and how. Raises IdentificationError when every
+    random sample fails or when the flexibility margin is below ``min_margin``.
     """
     check_rigid_model(robot)
     if not (np.isfinite(frequency_hz) and frequency_hz > 0):
@@ -348,21 +349,25 @@ def design_excitation(robot: Any, limits: ExcitationLimits | None = None, *, har
     random_logs = np.array([problem.log_condition(z) for z in randoms])
     median = int(np.argsort(random_logs)[len(randoms) // 2])
     best: tuple[float, np.ndarray, str] | None = None
-    for start in range(starts):
-        z0 = randoms[start]
+    done = 0
+    for attempt, z0 in enumerate(randoms):                # a start that fails is replaced by the next sample
+        if done == starts:
+            break
         result = scipy.optimize.minimize(problem.log_condition, z0, method="SLSQP", constraints=constraints,
                                          options={"maxiter": max_iterations, "ftol": 1e-6})
-        candidate = (problem.log_condition(result.x), result.x, f"start {start + 1}: {result.message}")
-        if not problem.feasible(result.x, 1e-6):           # SLSQP ended outside the limits: shrink, else the start
-            shrunk = _shrink_into_limits(problem, result.x)
-            candidate = ((problem.log_condition(shrunk), shrunk, f"start {start + 1}: SLSQP ended outside the "
-                          f"limits ({result.message}); amplitudes shrunk into them") if shrunk is not None else
-                         (random_logs[start], z0, f"start {start + 1}: SLSQP ended outside the limits "
-                          f"({result.message}); the feasible start is kept"))
-        if best is None or candidate[0] < best[0]:
-            best = candidate
+        z = result.x if problem.feasible(result.x, 1e-6) else _shrink_into_limits(problem, result.x)
+        if z is None:
+            continue
+        note = "" if z is result.x else "; SLSQP ended outside the limits, amplitudes shrunk into them"
+        done += 1
+        value = problem.log_condition(z)
+        if best is None or value < best[0]:
+            best = (value, z, f"start {done} (random sample {attempt + 1}): {result.message}{note}")
         if progress is not None:
-            progress(start + 1, starts, 10 ** best[0])
+            progress(done, starts, 10 ** best[0])
+    if best is None:
+        raise IdentificationError(f"robot {robot.name}: SLSQP left the limits from all {len(randoms)} random "
+                                  "starts; loosen the limits or lower the harmonics")
     trajectory = problem.trajectory(best[1])
     lowest = lowest_natural_frequency(robot, trajectory)
     margin = lowest / (harmonics * frequency_hz)
