@@ -27,6 +27,8 @@ COMMANDS: dict[str, str] = {
     "info": "summarize a robot (joints, stiffness, inertias, mass, gravity)",
     "dh2urdf": "generate a URDF from a standard DH table with link inertias",
     "identify": "identify joint stiffness and damping from modal data at several poses (the thesis' chapter 3)",
+    "excite": "optimal Fourier excitation trajectory for rigid-body identification (Huynh et al. 2020)",
+    "identify-rigid": "identify base inertial parameters, rotor inertias and friction from positions and motor torques",
     "bag": "record, play and summarise rosbag2 bags (standalone runtime)",
     "feedforward": "motor references q_m and motor torques tau_m that make an elastic robot follow a link "
                    "trajectory (EJNEA or SDRNEA, the thesis' chapter 4)",
