@@ -32,6 +32,7 @@ COMMANDS: dict[str, str] = {
                    "trajectory (EJNEA or SDRNEA, the thesis' chapter 4)",
     "modal": "closed-loop modes and stability at one pose (the thesis' chapter 2)",
     "modal-map": "modes over a path, grid or gain sweep, saved as NPZ + PNG",
+    "lobes": "milling stability lobes at a pose and the critical depth of cut over poses",
     "oma": "identify modes (frequencies, damping, shapes) from recorded signals",
     "simulate": "simulate PD-held robot with impacts, write CSV/NPZ/rosbag2 (+ plot)",
     "bringup": "start the nodes standalone (simulation or hardware), print a summary of modes and tracking, "

@@ -3,7 +3,8 @@
     ros2 launch flexrobot_ros simulation.launch.py robot:=scompi rviz:=true record:=/tmp/run1
 
 Starts simulator_node (excited by periodic impacts by default, so the OMA node has something to identify),
-feedforward_node, modal_monitor_node and oma_node with the ROS 2 parameter file ``config/<robot>_simulation.yaml``
+feedforward_node, modal_monitor_node and oma_node (with ``use_sim_time`` true when the simulator publishes ``/clock``,
+its ``clock_rate_hz`` > 0, the default) with the ROS 2 parameter file ``config/<robot>_simulation.yaml``
 (``config/simulation.yaml`` for robots without one; ``params_file:=`` overrides), robot_state_publisher with the
 robot's URDF when ``robot_state_publisher:=true`` (default ``auto``: when it is installed; it then publishes ``/tf``
 and ``/robot_description`` and the simulator's own are turned off, otherwise the simulator publishes both, the same
@@ -32,7 +33,7 @@ from launch.actions import DeclareLaunchArgument, ExecuteProcess, LogInfo, Opaqu
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
-from flexrobot_ros.commands.bringup import parameter_file
+from flexrobot_ros.commands.bringup import node_parameters, parameter_file, simulated_time
 from flexrobot_ros.model import load_robot
 from flexrobot_ros.runtime.launch_plan import LaunchPlan, in_ament_index, plan_launch
 
@@ -111,6 +112,12 @@ def simulator_overrides(context, state_publisher: bool) -> dict:
     return overrides
 
 
+def sim_time(params: str, name: str, clock: bool) -> dict:
+    """``use_sim_time: true`` for a node besides the simulator when the simulator publishes /clock (as ``flexrobot
+    bringup simulation``), unless the parameter file sets it for that node."""
+    return {"use_sim_time": True} if clock and "use_sim_time" not in node_parameters([params], name, None) else {}
+
+
 def launch_nodes(context, *args, **kwargs):
     """Every process of the launch, or none: optional tools that are missing are skipped with a warning (or the
     launch refused) before the first node starts."""
@@ -119,6 +126,7 @@ def launch_nodes(context, *args, **kwargs):
     robot = LaunchConfiguration("robot").perform(context)
     params = LaunchConfiguration("params_file").perform(context) or str(parameter_file("simulation", robot))
     common = robot_overrides(context)
+    clock = simulated_time([params], None)
     rate = float(LaunchConfiguration("rate").perform(context))
     simulator = simulator_overrides(context, plan.robot_state_publisher)
     actions = [LogInfo(msg=f"WARNING: {warning}") for warning in plan.warnings]
@@ -126,11 +134,14 @@ def launch_nodes(context, *args, **kwargs):
         Node(package=PACKAGE, executable="simulator_node", name="simulator_node", output="screen",
              parameters=[params, simulator]),
         Node(package=PACKAGE, executable="feedforward_node", name="feedforward_node", output="screen",
-             parameters=[params, common, ros2_control_overrides(context)]),
+             parameters=[params, {**common, **sim_time(params, "feedforward_node", clock)},
+                         ros2_control_overrides(context)]),
         Node(package=PACKAGE, executable="modal_monitor_node", name="modal_monitor_node", output="screen",
-             parameters=[params, common, state_overrides(context, motor=False)]),
+             parameters=[params, {**common, **sim_time(params, "modal_monitor_node", clock)},
+                         state_overrides(context, motor=False)]),
         Node(package=PACKAGE, executable="oma_node", name="oma_node", output="screen",
-             parameters=[params, {**common, "sample_rate_hz": rate}, state_overrides(context, motor=True)]),
+             parameters=[params, {**common, **sim_time(params, "oma_node", clock), "sample_rate_hz": rate},
+                         state_overrides(context, motor=True)]),
     ]
     if plan.robot_state_publisher:
         actions.append(Node(package="robot_state_publisher", executable="robot_state_publisher",

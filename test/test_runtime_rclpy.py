@@ -76,6 +76,8 @@ RCLPY_IMPORTS = {
     ("rcl_interfaces.msg", "IntegerRange"),          # msg/IntegerRange.msg: from_value, to_value, step (uint64)
     ("rcl_interfaces.msg", "ParameterDescriptor"),   # msg/ParameterDescriptor.msg (dynamic_typing since Galactic)
     ("rcl_interfaces.msg", "SetParametersResult"),   # msg/SetParametersResult.msg: successful, reason
+    ("rclpy.clock", "Clock"),       # rclpy/clock.py Clock(*, clock_type=ClockType.SYSTEM_TIME) (all distros)
+    ("rclpy.clock", "ClockType"),   # defined in rclpy/clock.py (Humble), imported there from clock_type.py (Jazzy)
     ("rclpy.exceptions", "InvalidParameterTypeException"),   # raised by declare_parameter(s), static typing (#683)
     ("rclpy.exceptions", "InvalidParameterValueException"),  # raised by declare_parameter(s) (range, callbacks)
     ("rclpy.exceptions", "ParameterUninitializedException"),  # get_parameter of a typed, unset parameter (#798)
@@ -121,7 +123,8 @@ RCLPY_ATTRIBUTES = {
     "Parameter.Type": {"BOOL", "INTEGER", "DOUBLE", "STRING", "BOOL_ARRAY", "INTEGER_ARRAY", "DOUBLE_ARRAY",
                        "STRING_ARRAY"},
     "PARAMETER_TYPES[]": {"value"},                             # Parameter.Type member .value: ParameterType const
-    "SignalHandlerOptions": {"NO"},                             # enum NO / SigInt / SigTerm / ALL (signals.py)
+    "SignalHandlerOptions": {"NO"},
+    "ClockType": {"STEADY_TIME"},                               # IntEnum UNINITIALIZED/ROS/SYSTEM/STEADY_TIME                             # enum NO / SigInt / SigTerm / ALL (signals.py)
     "self.ros_node": _NODE | {"context"},                       # Node.context property (rclpy/node.py)
     "node.ros_node": _NODE | {"context"},
     "context": {"ok"},                                          # rclpy/context.py Context.ok()
@@ -163,7 +166,8 @@ RCLPY_CALLS = {
     "self.ros_node.create_subscription": (4, set()),
     "self.ros_node.create_service": (3, set()),                 # qos_profile / callback_group are keyword-only
     "self.ros_node.create_client": (2, set()),
-    "self.ros_node.create_timer": (2, set()),
+    "self.ros_node.create_timer": (2, {"clock"}),   # create_timer(period, callback, callback_group, clock) (Foxy+)
+    "Clock": (0, {"clock_type"}),
     "client.call_async": (1, set()),                            # one request; no timeout argument in rclpy
     "client.remove_pending_request": (1, set()),
     "future.add_done_callback": (1, set()),

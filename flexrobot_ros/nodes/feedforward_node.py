@@ -23,8 +23,12 @@ std_msgs/Float64MultiArray [N m] on ``<ros2_control.controller>/commands`` (a fo
 points [% of the peak torque] (:func:`flexrobot_ros.dynamics.interpolation_error`), and a warning names the rate
 that keeps it under 1 %.
 
-Parameters are live (method, rate, limit check, the joint parameters ``model.*`` a calibration sets
-(:mod:`flexrobot_ros.nodes.live_model`; with ``sdrnea`` the code is generated for them when they change), ``drive_compensates`` and ``ros2_control.positions`` apply to the
+``shaper`` (and ``shaper_frequency_error``) shapes each trajectory first (:func:`flexrobot_ros.shaping.
+shape_reference`); the diagnostics report the move time it adds.
+
+Parameters are live (method, shaper, rate, limit check, the joint parameters ``model.*`` a calibration sets
+(:mod:`flexrobot_ros.nodes.live_model`; with ``sdrnea`` the code is generated for them when they change),
+``drive_compensates`` and ``ros2_control.positions`` apply to the
 next trajectory, the torque streams follow ``output_rate_hz`` and ``stream_torques`` now;
 :meth:`FeedforwardNode._prepare`) except the model, ``robot``, ``tool`` and the ros2_control output, controller and
 joints (read-only: they choose the topics).
@@ -38,14 +42,17 @@ import numpy as np
 
 from flexrobot_ros.dynamics import (DRIVE_COMPENSATION, compiled_feedforward, drive_torque, feedforward,
                                    interpolation_error, trajectory_from_joint_trajectory)
+from flexrobot_ros.dynamics.input_shaping import DEFAULT_FREQUENCY_ERROR, SHAPERS
 from flexrobot_ros.model import load_robot
 from flexrobot_ros.nodes.convert import (Counted, diagnostics, float_array, joint_state, joint_trajectory, reporting,
                                          trajectory_arrays)
 from flexrobot_ros.nodes.live_model import MODEL_PARAMETERS, live_robot
 from flexrobot_ros.nodes.live_parameters import LiveParameters, LiveTimer, changed_any, checked
 from flexrobot_ros.nodes.ros2_control import checked_topic, joint_order
+from flexrobot_ros.nodes.run_parameters import RunParameters
 from flexrobot_ros.runtime import ParameterSpec, run_node
 from flexrobot_ros.runtime.messages import time_seconds
+from flexrobot_ros.shaping import shape_reference
 
 PARAMETERS = (
     ParameterSpec("robot", "scompi", "shipped robot name or path of a flexibility YAML", read_only=True),
@@ -55,6 +62,10 @@ PARAMETERS = (
                   choices=("sdrnea", "ejnea", "dae")),
     ParameterSpec("output_rate_hz", 250.0, "sample rate of motor_trajectory points and the torque streams [Hz]",
                   range=(1.0, 10000.0)),
+    ParameterSpec("shaper", "none", "input shaping of each trajectory for the dominant modes the model predicts along "
+                  "it (pose-scheduled): 'zv', 'zvd', 'ei', 'auto' or 'none'", choices=SHAPERS),
+    ParameterSpec("shaper_frequency_error", DEFAULT_FREQUENCY_ERROR, "relative frequency error the 'auto' shaper "
+                  "is robust to (0.1: +-10 %)", range=(0.0, 0.5)),
     ParameterSpec("stream_torques", True, "publish motor_torque and link_torque while a trajectory runs"),
     ParameterSpec("check_limits", True, "refuse trajectories that leave the URDF joint limits"),
     ParameterSpec("drive_compensates", "none", "what the drive adds to the torque it is sent: 'none', or 'gravity' "
@@ -91,7 +102,7 @@ class FeedforwardNode:
         self.robot = live_robot(self.loaded, p)  # the YAML's joint parameters, or calibrated ones (model.*)
         self._check(p, self.robot)
         self.result, self.start, self.streamed = None, 0.0, 0
-        self.received, self.compute_s = 0, 0.0
+        self.received, self.compute_s, self.added_time_s = 0, 0.0, 0.0
         self.order = joint_order(p["ros2_control.joints"], self.robot.joint_names)
         self.command_label = "joint:" + ",".join(self.robot.joint_names[j] for j in self.order)
         self.command_torque, self.interpolation = None, np.zeros(len(self.order))
@@ -112,8 +123,9 @@ class FeedforwardNode:
         node.create_subscription(types.trajectory_msgs.msg.JointTrajectory, "desired_trajectory",
                                  live.locked(self.on_desired))
         self.stream = LiveTimer(node, self._stream_period(p), live.locked(self.on_stream), running=False)
-        node.create_timer(1.0, live.locked(self.on_diagnostics))
+        node.create_wall_timer(1.0, live.locked(self.on_diagnostics))
         live.on_change(self._prepare)
+        self.run_parameters = RunParameters(node, self.robot)  # latched on /flexrobot/bringup_parameters
         node.logger.info(f"feedforward for {self.robot.name} ({p['method']}) at {p['output_rate_hz']:g} Hz")
 
     def on_desired(self, msg: Any) -> None:
@@ -122,6 +134,10 @@ class FeedforwardNode:
             started = time.perf_counter()
             trajectory_arrays(msg, self.robot.joint_names)  # names, lengths, finiteness, time order: one cause each
             path = trajectory_from_joint_trajectory(msg, self.robot.joint_names)
+            if self.p["shaper"] != "none":
+                shaping = shape_reference(self.robot, path, self.p["shaper"],
+                                          frequency_error=self.p["shaper_frequency_error"])
+                path, self.added_time_s = shaping.trajectory, shaping.added_time_s
             result = feedforward(self.robot, path, self.p["method"], rate_hz=self.p["output_rate_hz"],
                                  check_limits=self.p["check_limits"])
             self.compute_s = time.perf_counter() - started
@@ -206,7 +222,8 @@ class FeedforwardNode:
     def on_diagnostics(self) -> None:
         self.diagnostics.publish(diagnostics(self.node, "feedforward", "ok", f"{self.received} trajectories", {
             "method": self.p["method"], "trajectories received": self.received,
-            "last computation [s]": self.compute_s, "streaming": self.result is not None,
+            "last computation [s]": self.compute_s, "shaper": self.p["shaper"],
+            "shaping added time [s]": self.added_time_s, "streaming": self.result is not None,
             "published motor_trajectory": self.motor_trajectory.count,
             "published motor_torque": self.motor_torque.count, "published link_torque": self.link_torque.count,
             "motor_trajectory subscribers": self.motor_trajectory.publisher.get_subscription_count(),

@@ -56,6 +56,7 @@ from flexrobot_ros.nodes.live_parameters import LiveParameters, LiveTimer, chang
 from flexrobot_ros.nodes.live_model import MODEL_PARAMETERS, live_robot
 from flexrobot_ros.nodes.output_files import output_path
 from flexrobot_ros.nodes.state_input import state_input_parameters
+from flexrobot_ros.nodes.run_parameters import RunParameters
 from flexrobot_ros.runtime import QOS_LATCHED, ParameterSpec, run_node
 
 PARAMETERS = (
@@ -141,8 +142,9 @@ class ModalMonitorNode:
         node.create_service(types.std_srvs.srv.Trigger, "~/map", locked(self.on_map))
         self.computing = LiveTimer(node, 1.0 / p["max_rate_hz"], locked(self.on_timer))
         self.republishing = LiveTimer(node, self._republish_period(p), locked(self.on_republish))
-        node.create_timer(1.0, locked(self.on_diagnostics))
+        node.create_wall_timer(1.0, locked(self.on_diagnostics))
         live.on_change(self._prepare)
+        self.run_parameters = RunParameters(node, self.robot, check=True)  # latched on /flexrobot/bringup_parameters
         node.logger.info(f"modes of {self.robot.name}{' + tool' if p['tool'] else ''} on "
                          f"{node.resolve_name(self.topic)}: threshold {p['threshold']:g}, at most "
                          f"{p['max_rate_hz']:g} Hz")

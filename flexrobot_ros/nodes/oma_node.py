@@ -50,6 +50,7 @@ from flexrobot_ros.nodes.convert import (Counted, answer, diagnostics, float_arr
                                          mode_shapes_array, ordered_stamp, reporting)
 from flexrobot_ros.nodes.live_parameters import LiveParameters, checked
 from flexrobot_ros.nodes.output_files import keep_previous, output_path
+from flexrobot_ros.nodes.run_parameters import RunParameters
 from flexrobot_ros.nodes.silent_input import SILENT_INPUT_S, warn_if_silent
 from flexrobot_ros.nodes.state_input import state_input_parameters
 from flexrobot_ros.oma import ModeTracker, SignalWarning, TrackerOptions
@@ -129,8 +130,9 @@ class OmaNode:
         for name, action in (("~/identify", self._identify), ("~/reset", self._reset),
                              ("~/save_modal_data", self._save), ("~/identify_joint_parameters", self._identify_joints)):
             node.create_service(trigger, name, locked(lambda request, response, act=action: answer(response, act)))
-        node.create_timer(1.0, locked(self.on_diagnostics))
+        node.create_wall_timer(1.0, locked(self.on_diagnostics))
         live.on_change(self._prepare)
+        self.run_parameters = RunParameters(node, self.robot)  # latched on /flexrobot/bringup_parameters
         node.logger.info(f"OMA ({p['method']}, orders {p['orders']}) on {self.topic} at {p['sample_rate_hz']:g} Hz, "
                          f"window {p['window_s']:g} s every {p['update_period_s']:g} s")
 

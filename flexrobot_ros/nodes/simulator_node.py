@@ -80,6 +80,7 @@ from flexrobot_ros.nodes.convert import (Counted, InputError, diagnostics, dynam
 from flexrobot_ros.nodes.live_parameters import LiveParameters, LiveTimer, changed_any, checked
 from flexrobot_ros.nodes.ros2_control import checked_topic, joint_order
 from flexrobot_ros.nodes.state_input import SIMULATED_INTERFACES
+from flexrobot_ros.nodes.run_parameters import RunParameters
 from flexrobot_ros.runtime import QOS_LATCHED, QOS_STREAM, ParameterSpec, run_node
 from flexrobot_ros.runtime.messages import multiarray
 from flexrobot_ros.simulation import (FeedforwardPD, FixedStepIntegration, LinkEncoder, MotorEncoder,
@@ -229,9 +230,10 @@ class SimulatorNode:
         node.create_service(trigger, "~/reset", locked(self.on_reset))
         node.create_service(trigger, "~/set_point", locked(self.on_next_set_point))
         node.create_service(types.std_srvs.srv.SetBool, "~/run", locked(self.on_run))
-        self.ticks = LiveTimer(node, p["update_period_s"], locked(self.on_tick))
-        node.create_timer(1.0, locked(self.on_diagnostics))
+        self.ticks = LiveTimer(node, p["update_period_s"], locked(self.on_tick), wall=True)  # paces /clock
+        node.create_wall_timer(1.0, locked(self.on_diagnostics))
         live.on_change(self._prepare)
+        self.run_parameters = RunParameters(node, self.robot)  # latched on /flexrobot/bringup_parameters
         if p["autostart"]:
             self._run(True)
         node.logger.info(f"simulating {robot.name}{' + tool' if p['tool'] else ''} at {self.rate:g} Hz, real-time "

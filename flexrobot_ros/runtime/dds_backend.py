@@ -44,6 +44,8 @@ from flexrobot_ros.runtime.parameter_services import ParameterServer
 from flexrobot_ros.runtime.params import ParameterSpec, parameters_for_node, validate_parameter
 from flexrobot_ros.runtime.parent_watch import ParentWatch
 from flexrobot_ros.runtime.qos import QOS_DEFAULT, QOS_SERVICES, QosProfile
+from flexrobot_ros.runtime.time_source import (CLOCK_TOPIC, QOS_CLOCK, USE_SIM_TIME, USE_SIM_TIME_SPEC, SteadyClock,
+                                               TimeSource)
 
 _MASK_64 = (1 << 64) - 1
 
@@ -500,31 +502,46 @@ class DdsClient:
 
 
 class DdsTimer:
-    """Periodic callback on the monotonic clock; missed periods are skipped, the phase is kept (as rcl does)."""
+    """Periodic callback on ``clock`` (a :class:`~.time_source.RosClock` or :class:`~.time_source.SteadyClock`), in
+    integer nanoseconds: missed periods are skipped and the phase is kept (rcl's ``rcl_timer_call``); when the clock
+    went back more than a period (a replayed or restarted ``/clock``), the next call is one period from the new time."""
 
-    def __init__(self, period_sec: float, callback: Callable[[], Any]) -> None:
+    def __init__(self, period_sec: float, callback: Callable[[], Any], clock: Any) -> None:
         if not period_sec > 0:
             raise RuntimeLayerError(f"timer period must be > 0 s, got {period_sec}")
-        self.timer_period_ns = int(period_sec * 1e9)
-        self._period = period_sec
+        self.timer_period_ns = max(1, int(round(period_sec * 1e9)))
         self._callback = callback
-        self.next_due = time.monotonic() + period_sec
+        self.clock = clock
+        self.next_due_ns = clock.now_ns() + self.timer_period_ns
         self.cancelled = False
 
-    def fire_if_due(self, now: float) -> bool:
-        if self.cancelled or now < self.next_due:
+    def fire_if_due(self) -> bool:
+        if self.cancelled:
             return False
-        missed = int((now - self.next_due) // self._period)
-        self.next_due += (missed + 1) * self._period
+        now, period = self.clock.now_ns(), self.timer_period_ns
+        if now < self.next_due_ns - period:  # the clock jumped back
+            self.next_due_ns = now + period
+            return False
+        if now < self.next_due_ns:
+            return False
+        self.next_due_ns += ((now - self.next_due_ns) // period + 1) * period
         self._callback()
         return True
+
+    def wall_time_left(self) -> float | None:
+        """Seconds of wall time until the next call, None when the clock is simulated (``/clock`` decides)."""
+        return None if self.cancelled or not self.clock.steady else (self.next_due_ns - self.clock.now_ns()) * 1e-9
+
+    def rebase(self, before_ns: int) -> None:
+        """Keep the time left after the clock changed (``before_ns``: the old clock's time at the change)."""
+        self.next_due_ns = self.clock.now_ns() + (self.next_due_ns - before_ns)
 
     def cancel(self) -> None:
         self.cancelled = True
 
     def reset(self) -> None:
         self.cancelled = False
-        self.next_due = time.monotonic() + self._period
+        self.next_due_ns = self.clock.now_ns() + self.timer_period_ns
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -593,6 +610,11 @@ class DdsNode(Node):
         self._stop = threading.Event()
         self.context.add_node(self)
         self._parameter_server = ParameterServer(self) if start_parameter_services else None
+        self._time = TimeSource(
+            lambda callback: self.create_subscription(self.types.rosgraph_msgs.msg.Clock, CLOCK_TOPIC, callback,
+                                                      QOS_CLOCK),
+            self.destroy_subscription)
+        self._declare_use_sim_time()
 
     # identity
     @property
@@ -611,12 +633,48 @@ class DdsNode(Node):
         return self._logger
 
     def now(self) -> float:
-        return time.time()
+        """ROS time [s]: the system clock, or the newest ``/clock`` with ``use_sim_time`` (0 before the first)."""
+        return self._time.now_ns() / 1e9
+
+    def stamp(self, seconds: float | None = None) -> Any:
+        if seconds is not None:
+            return super().stamp(seconds)
+        sec, nanosec = divmod(self._time.now_ns(), 1_000_000_000)  # exact: /clock stamps pass through unrounded
+        return self.types.builtin_interfaces.msg.Time(sec=sec, nanosec=nanosec)
+
+    @property
+    def use_sim_time(self) -> bool:
+        """Whether the node's time follows ``/clock``."""
+        return self._time.active
 
     # parameters
-    def _declare(self, specs: list[ParameterSpec]) -> dict[str, Any]:
+    def _given(self) -> dict[str, tuple[Any, str]]:
+        """{name: (value, source)} from the parameter files and command-line overrides."""
         given = parameters_for_node(self._parameter_files, self.fully_qualified_name)
         given.update({k: (v, "a command-line override") for k, v in self._parameter_overrides.items()})
+        return given
+
+    def _declare_use_sim_time(self) -> None:
+        """Declare ``use_sim_time`` first, as rclpy's node does (see :mod:`.time_source`)."""
+        value, source = self._given().get(USE_SIM_TIME, (USE_SIM_TIME_SPEC.default, "its declared default"))
+        value = validate_parameter(USE_SIM_TIME_SPEC, value, source)
+        with self._parameter_lock:
+            self._parameters[USE_SIM_TIME] = value
+            self._specs[USE_SIM_TIME] = USE_SIM_TIME_SPEC
+        self._set_sim_time(value)
+        if self._parameter_server is not None:
+            self._parameter_server.announce(new={USE_SIM_TIME: value})
+
+    def _set_sim_time(self, active: bool) -> None:
+        """Switch the ROS clock; node timers keep the time they had left."""
+        timers = [(timer, timer.clock.now_ns()) for timer in self._timers if timer.clock is self._time.clock]
+        self._time.set_active(active)
+        for timer, before in timers:
+            timer.rebase(before)
+        self._wakeup.set(True)
+
+    def _declare(self, specs: list[ParameterSpec]) -> dict[str, Any]:
+        given = self._given()
         values = {}
         for spec in specs:
             value, source = given.get(spec.name, (spec.default, "its declared default"))
@@ -635,6 +693,8 @@ class DdsNode(Node):
 
     def set_parameters(self, values: Mapping[str, Any]) -> tuple[bool, str]:
         successful, reason = self._apply_parameters(values)
+        if successful and USE_SIM_TIME in values:
+            self._set_sim_time(self.parameters[USE_SIM_TIME])
         if successful and values and self._parameter_server is not None:
             current = self.parameters
             self._parameter_server.announce(changed={name: current[name] for name in values})
@@ -662,6 +722,13 @@ class DdsNode(Node):
                                        self.guard(callback, f"subscription {name}"), qos)
         return self._attach(subscription, self._subscriptions)
 
+    def destroy_subscription(self, subscription: DdsSubscription) -> None:
+        """Stop receiving on ``subscription`` and delete it."""
+        if subscription in self._subscriptions:
+            self._subscriptions.remove(subscription)
+            self._waitset.detach(subscription.condition)
+            subscription.destroy()
+
     def create_raw_subscription(self, typename: str, topic: str, callback: Callable[[bytes, int], None],
                                 qos: QosProfile = QOS_DEFAULT) -> DdsSubscription:
         """Subscription handing ``callback(cdr_bytes, receive_time_ns)`` undecoded samples (bag recording)."""
@@ -685,7 +752,12 @@ class DdsNode(Node):
         return client.call(request, timeout_sec)
 
     def create_timer(self, period_sec: float, callback: Callable[[], None]) -> DdsTimer:
-        timer = DdsTimer(period_sec, self.guard(callback, "timer"))
+        return self._add_timer(DdsTimer(period_sec, self.guard(callback, "timer"), self._time.clock))
+
+    def create_wall_timer(self, period_sec: float, callback: Callable[[], None]) -> DdsTimer:
+        return self._add_timer(DdsTimer(period_sec, self.guard(callback, "timer"), SteadyClock()))
+
+    def _add_timer(self, timer: DdsTimer) -> DdsTimer:
         self._timers.append(timer)
         self._wakeup.set(True)  # the executor recomputes its wait time
         return timer
@@ -697,10 +769,10 @@ class DdsNode(Node):
 
     # executor
     def spin_once(self, timeout_sec: float = 0.1) -> None:
-        """Wait up to ``timeout_sec`` for data or the next timer, then run every ready callback."""
-        now = time.monotonic()
-        due = min((t.next_due for t in self._timers if not t.cancelled), default=now + timeout_sec)
-        wait = max(0.0, min(timeout_sec, due - now))
+        """Wait up to ``timeout_sec`` for data (``/clock`` included) or the next wall-clock timer, then run every
+        ready callback."""
+        left = [t.wall_time_left() for t in self._timers]
+        wait = max(0.0, min([timeout_sec, *(s for s in left if s is not None)]))
         if wait > 0:
             self._waitset.wait(int(wait * 1e9))
         self._wakeup.take()
@@ -708,9 +780,8 @@ class DdsNode(Node):
             subscription.take_and_dispatch()
         for service in list(self._services):
             service.take_and_dispatch()
-        now = time.monotonic()
         for timer in list(self._timers):
-            timer.fire_if_due(now)
+            timer.fire_if_due()
 
     def spin(self, duration_sec: float | None = None, parent: ParentWatch | None = None) -> str:
         """Run callbacks until :meth:`request_stop` (or SIGINT/SIGTERM via ``run_node``), ``duration_sec``, or the

@@ -1,0 +1,10 @@
+"""Vibration suppression by input shaping tuned to the modes the model predicts along a motion.
+
+Built on :mod:`flexrobot_ros.modal` (dominant modes at poses) and :mod:`flexrobot_ros.dynamics` (shapers, the
+time-varying convolution); the feedforward of the shaped reference is :func:`flexrobot_ros.dynamics.feedforward`.
+"""
+from flexrobot_ros.lazy import lazy_package
+
+#: Public names and the submodules they come from (imported on first use: :mod:`flexrobot_ros.lazy`).
+_EXPORTS = dict.fromkeys(("ScheduledShaping", "shape_reference"), "pose_scheduled")
+lazy_package(__name__, _EXPORTS)
