@@ -3,8 +3,11 @@
 The "robot" is the simulator running a true Scompi whose joint stiffnesses differ from the shipped YAML (Table 2.1,
 seed 000) by seeded factors in [0.8, 1.2] and link damping by [0.7, 1.3]; the calibration starts from the shipped
 YAML. Each pose: the simulated robot is brought to rest at the pose under PD + gravity compensation, struck on the
-tool flange (seed 000 section 2.4.3: 50 N along y0 for 6 ms) and its motor encoders recorded for 2 s at 1 kHz; the
-modes come from SSI-cov. The references are the true parameters themselves and the modal analysis of the true
+tool flange and its motor encoders recorded for 2 s at 1 kHz; the modes come from SSI-cov. The blow is seed 000
+section 2.4.3's 50 N along y0 for 6 ms, landing 0.1 m above the flange centre (x0 is up) instead of on the wrist axis:
+the moment 0.1 m x 50 N = 5 N m about z0 (3.7-4.5 N m about axis 6 at every pose) excites joint 6's 13.1 Hz motor
+mode, whose damping carries d_f6; a blow through the wrist axis leaves that mode unexcited (OMA then finds it with a
+shape of noise, MAC 0.03-0.65 with the model) and d_f6, which sets joint 6's tracking error, undetermined. The references are the true parameters themselves and the modal analysis of the true
 robot (which reproduces seed 000 Table 2.5's analytical columns, test_modal_tables.py).
 """
 from __future__ import annotations
@@ -12,18 +15,22 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from flexrobot_ros.dynamics import Poly9Trajectory, feedforward
 from flexrobot_ros.errors import CalibrationError
 from flexrobot_ros.identification.calibration import CalibrationOptions, calibrate
 from flexrobot_ros.identification.modal_data import MeasuredMode
 from flexrobot_ros.modal import modal_analysis
 from flexrobot_ros.model import load_robot
 from flexrobot_ros.oma import identify_modes
-from flexrobot_ros.simulation import FixedStepIntegration, PDGravityCompensation, RectangularPulse, Simulation
+from flexrobot_ros.simulation import (FeedforwardPD, FixedStepIntegration, PDGravityCompensation, RectangularPulse,
+                                     Simulation)
 from flexrobot_ros.simulation.impact_experiment import thesis_configuration
 
 CALIBRATION_POSES = [thesis_configuration(i) for i in (1, 12, 25, 38, 50)] + [[0.1, 0.3, 1.2, 0.8, -1.2, 0.5]]
 VALIDATION_POSES = [thesis_configuration(i) for i in (5, 30)] + [[-0.1, -0.2, 1.6, 0.4, -1.6, -0.3]]
 RECORD_S = 2.0
+#: The calibration's impact [N, N m], world axes at tool0: 50 N along y0 struck 0.1 m along x0 from the flange centre.
+IMPACT = (0.0, 50.0, 0.0, 0.0, 0.0, 5.0)
 
 
 def true_robot(seed: int = 26):
@@ -52,7 +59,7 @@ class SimulatedCell:
 
     def excite(self):
         t0 = self.simulation.t + 0.001
-        self.simulation.apply(RectangularPulse("tool0", (0.0, 50.0, 0.0), t0, t0 + 0.006))
+        self.simulation.apply(RectangularPulse("tool0", IMPACT, t0, t0 + 0.006))
 
     def measure_modes(self):
         q_m = self.simulation.advance(RECORD_S).q_m
@@ -80,6 +87,39 @@ def test_identified_stiffness_within_two_percent(calibrated):
     error = result.robot.stiffness[:5] / truth.stiffness[:5] - 1.0
     assert np.max(np.abs(error)) < 0.02, error
     assert np.max(np.abs(nominal.stiffness[:5] / truth.stiffness[:5] - 1.0)) > 0.05  # there was something to fix
+
+
+def test_wrist_link_damping_identified_from_the_motor_mode(calibrated):
+    """d_f6 is determined by the damping of joint 6's 13.1 Hz motor mode (seed 000 Table 2.5 mode 5, excited by the
+    blow's moment about the wrist axis): within 2 % of the truth; d_f1 (the track's), which no measured mode
+    determines, is reported and kept at nominal."""
+    truth, nominal, result, _ = calibrated
+    assert "d_f.joint6" not in result.kept and "d_f.joint1" in result.kept
+    assert abs(result.robot.link_damping[5] / truth.link_damping[5] - 1.0) < 0.02
+    assert abs(nominal.link_damping[5] / truth.link_damping[5] - 1.0) > 0.05  # there was something to fix
+
+
+def tracking_error(truth, model) -> float:
+    """Worst link tracking error max |q - q_d| [rad | m] over the joints and the move + 0.5 s: the true robot under
+    the motor PD (shipped gains) with ``model``'s feedforward (EJNEA, 1 kHz) of a 1.5 s ninth-order rest-to-rest
+    move (seed 000 eq. 4.30) from validation pose 3 (every joint moves 0.2-0.6 rad or m)."""
+    start, end = np.asarray(VALIDATION_POSES[2]), np.array([0.1, 0.3, 1.1, 0.0, -1.1, 0.3])
+    path = Poly9Trajectory(start, end, 1.5)
+    plan = feedforward(model, path, "ejnea", rate_hz=1000.0)
+    hold = PDGravityCompensation.create(truth, start)
+    simulation = Simulation(truth, hold, rate=1000.0, fixed=FixedStepIntegration(1))
+    simulation.set_controller(FeedforwardPD(truth, plan.tau_m, plan.q_m, plan.qd_m, plan.t, hold.kp, hold.kd))
+    output = simulation.advance(2.0)
+    return float(np.abs(output.q - path.evaluate(np.clip(output.t, 0.0, 1.5)).q).max())
+
+
+def test_feedforward_tracking_error_five_times_smaller(calibrated):
+    """Issue 26 acceptance (core, in-process): the calibrated model's feedforward tracks at least 5x better than the
+    nominal one on the true robot; the true model's own error is the floor (integration, 1 kHz references)."""
+    truth, nominal, result, _ = calibrated
+    before, after, floor = (tracking_error(truth, model) for model in (nominal, result.robot, truth))
+    print(f"tracking max |q - q_d|: {before:.3e} nominal, {after:.3e} calibrated, {floor:.3e} true model")
+    assert before > 5.0 * after
 
 
 def test_validation_poses_frequencies_within_one_percent(calibrated):

@@ -17,7 +17,11 @@ of ``poses`` (n values per pose, link side [rad | m]):
    reports every joint within ``pose_tolerance`` of the pose for ``settle_s`` of stream time, at most
    ``timeout_s`` (wall clock);
 2. excite: ``excitation: service`` calls the std_srvs/Trigger service ``excitation.service`` (default the
-   simulator's ``/simulator_node/apply_impact``); ``ambient`` records the robot as it is;
+   simulator's ``/simulator_node/apply_impact``); ``ambient`` records the robot as it is. ``excitation.wrench``
+   (non-empty) is set as ``impact.force`` on the node serving that service (the simulator) for the sweep and its
+   value restored after: the excitation must move every joint whose parameters are calibrated (Scompi: a blow
+   through the wrist axis leaves joint 6's motor mode, whose damping carries d_f6, unexcited; see
+   config/scompi_simulation.yaml);
 3. record ``record_s`` seconds of ``motor_states`` (sensor_msgs/JointState, motor encoder positions [rad] at
    ``sample_rate_hz``) from the excitation on and identify the modes (``oma.method``, ``oma.orders``).
 
@@ -56,7 +60,7 @@ from flexrobot_ros.nodes.output_files import keep_previous, output_path
 from flexrobot_ros.oma import identify_modes
 from flexrobot_ros.oma.identify import parse_orders
 from flexrobot_ros.runtime import QOS_DEFAULT, QOS_LATCHED, ParameterSpec, run_node
-from flexrobot_ros.runtime.remote_parameters import set_remote_parameters
+from flexrobot_ros.runtime.remote_parameters import get_remote_parameters, set_remote_parameters
 
 PARAMETERS = (
     ParameterSpec("robot", "scompi", "nominal robot (shipped name or flexibility YAML)", read_only=True),
@@ -75,6 +79,9 @@ PARAMETERS = (
                   "the robot as it is", choices=("service", "ambient")),
     ParameterSpec("excitation.service", "/simulator_node/apply_impact", "std_srvs/Trigger service that excites "
                   "the robot"),
+    ParameterSpec("excitation.wrench", [], "with excitation 'service': impact force [N] (3 values) or wrench [N, N m] "
+                  "(6 values), world axes at the tool frame, set as impact.force on the node serving "
+                  "excitation.service during the sweep (empty: that node's own)", type="double_array"),
     ParameterSpec("record_s", 2.0, "record length after the excitation [s] (stream time)", range=(0.05, 3600.0)),
     ParameterSpec("oma.method", "ssi-cov", "OMA method", choices=("ssi-cov", "var")),
     ParameterSpec("oma.orders", "", "OMA model orders 'first:last[:step]' (empty: the method's default)"),
@@ -152,6 +159,10 @@ class CalibrationNode:
                  for i in range(0, len(p["poses"]), n)]
         if p["oma.orders"]:
             checked("oma.orders", parse_orders, p["oma.orders"])
+        wrench = p["excitation.wrench"]
+        if len(wrench) not in (0, 3, 6) or not np.all(np.isfinite(wrench)):
+            raise CalibrationError(f"parameter 'excitation.wrench': expected 3 finite values [fx, fy, fz] (N) or 6 "
+                                   f"[fx, fy, fz, mx, my, mz] (N, N m), or none, got {list(wrench)}")
         checked("identification.parameters", parse_parameters, self.robot, p["identification.parameters"])
         return poses, CalibrationOptions(parameters=p["identification.parameters"],
                                          starts=p["identification.starts"], seed=p["identification.seed"])
@@ -177,8 +188,10 @@ class CalibrationNode:
     def _calibrate(self, poses: Sequence[np.ndarray], options: CalibrationOptions, p: dict[str, Any]) -> None:
         """The worker: the procedure, the files, the push, the report (never raises)."""
         report: dict[str, Any] = {"success": False}
+        restore: dict[str, Any] = {}
         try:
             self.settings = p
+            restore = self._set_excitation(p)
             result = calibrate(self.robot, poses, self, options, self._say)
             report.update(result.to_dict())
             report["files"] = self._write(result, p)
@@ -196,7 +209,35 @@ class CalibrationNode:
         finally:
             with self.lock:
                 self.record_from, self.samples = None, []
+        for target, values in restore.items():
+            try:
+                set_remote_parameters(self.node, target, values, p["push.timeout_s"], self.clients)
+                self._say(f"{target}: impact.force restored to {values['impact.force']}")
+            except FlexrobotError as error:
+                report.setdefault("warnings", []).append(f"{target}: impact.force not restored: {error}")
         self.report.publish(self.node.types.std_msgs.msg.String(data=json.dumps(report)))
+
+    def _set_excitation(self, p: dict[str, Any]) -> dict[str, dict[str, Any]]:
+        """Set ``excitation.wrench`` as ``impact.force`` on the node serving ``excitation.service``; returns
+        {node: its previous values} to restore ({} when nothing was set).
+
+        Raises:
+            CalibrationError: the service name has no node part, or the node refuses the wrench.
+        """
+        if p["excitation"] != "service" or not p["excitation.wrench"]:
+            return {}
+        service = self.node.resolve_name(p["excitation.service"])
+        target = service.rsplit("/", 1)[0]
+        if not target:
+            raise CalibrationError(f"parameter 'excitation.service' {service!r}: no node in the name to set "
+                                   "excitation.wrench on (expected /<node>/<service>)")
+        previous = get_remote_parameters(self.node, target, ["impact.force"], p["timeout_s"], self.clients)
+        wrench = [float(v) for v in p["excitation.wrench"]]
+        ok, reason = set_remote_parameters(self.node, target, {"impact.force": wrench}, p["timeout_s"], self.clients)
+        if not ok:
+            raise CalibrationError(f"{target} refused impact.force {wrench} (excitation.wrench): {reason}")
+        self._say(f"{target}: impact.force {wrench} for the calibration (was {previous['impact.force']})")
+        return {target: previous}
 
     def _write(self, result: CalibrationResult, p: dict[str, Any]) -> dict[str, str]:
         files = {}

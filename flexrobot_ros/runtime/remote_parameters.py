@@ -1,4 +1,5 @@
-"""Set another node's parameters: an ``rcl_interfaces/srv/SetParametersAtomically`` request, as ``ros2 param set``.
+"""Set or read another node's parameters: ``rcl_interfaces/srv/SetParametersAtomically`` and ``GetParameters``
+requests, as ``ros2 param set`` / ``ros2 param get``.
 
 Every ROS 2 node serves ``<node>/set_parameters_atomically`` (rclpy's ParameterService; the standalone runtime's
 :mod:`.parameter_services`); the target validates the values against its declarations, runs its own checks and
@@ -12,9 +13,18 @@ from typing import Any, Mapping
 
 from flexrobot_ros.errors import RuntimeLayerError
 from flexrobot_ros.runtime.params import infer_type
-from flexrobot_ros.runtime.parameter_services import parameter_value
+from flexrobot_ros.runtime.parameter_services import parameter_value, python_value
 
 SERVICE = "set_parameters_atomically"
+GET_SERVICE = "get_parameters"
+
+
+def _client(node: Any, srv: Any, name: str, timeout_sec: float, clients: dict[str, Any] | None, target: str) -> Any:
+    cache = {} if clients is None else clients
+    client = cache.get(name) or cache.setdefault(name, node.create_client(srv, name))
+    if not client.wait_for_service(timeout_sec=timeout_sec):
+        raise RuntimeLayerError(f"{name}: no such service within {timeout_sec:g} s (is {target} running?)")
+    return client
 
 
 def set_remote_parameters(node: Any, target: str, values: Mapping[str, Any], timeout_sec: float = 10.0,
@@ -29,10 +39,7 @@ def set_remote_parameters(node: Any, target: str, values: Mapping[str, Any], tim
     types = node.types
     srv = types.rcl_interfaces.srv.SetParametersAtomically
     name = f"{target.rstrip('/')}/{SERVICE}"
-    cache = {} if clients is None else clients
-    client = cache.get(name) or cache.setdefault(name, node.create_client(srv, name))
-    if not client.wait_for_service(timeout_sec=timeout_sec):
-        raise RuntimeLayerError(f"{name}: no such service within {timeout_sec:g} s (is {target} running?)")
+    client = _client(node, srv, name, timeout_sec, clients, target)
     parameters = []
     for key, value in values.items():
         kind = infer_type(list(value) if isinstance(value, tuple) else value, key)
@@ -44,4 +51,26 @@ def set_remote_parameters(node: Any, target: str, values: Mapping[str, Any], tim
     return bool(response.result.successful), str(response.result.reason)
 
 
-__all__ = ["set_remote_parameters"]
+def get_remote_parameters(node: Any, target: str, names: list[str], timeout_sec: float = 10.0,
+                          clients: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The values of the parameters ``names`` of the node ``target`` ({name: value}; lists for arrays).
+
+    Raises:
+        RuntimeLayerError: the target's service is not up within ``timeout_sec``, does not answer, or does not
+            declare one of ``names``.
+    """
+    types = node.types
+    srv = types.rcl_interfaces.srv.GetParameters
+    name = f"{target.rstrip('/')}/{GET_SERVICE}"
+    client = _client(node, srv, name, timeout_sec, clients, target)
+    response = node.call(client, srv.Request(names=list(names)), timeout_sec)
+    if response is None:
+        raise RuntimeLayerError(f"{name}: no answer within {timeout_sec:g} s")
+    values = {key: python_value(types, value) for key, value in zip(names, response.values)}
+    missing = [key for key in names if values.get(key) is None]
+    if missing or len(response.values) != len(names):
+        raise RuntimeLayerError(f"{target}: no parameter(s) {missing or list(names)}")
+    return values
+
+
+__all__ = ["get_remote_parameters", "set_remote_parameters"]
