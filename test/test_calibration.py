@@ -7,7 +7,8 @@ tool flange and its motor encoders recorded for 2 s at 1 kHz; the modes come fro
 section 2.4.3's 50 N along y0 for 6 ms, landing 0.1 m above the flange centre (x0 is up) instead of on the wrist axis:
 the moment 0.1 m x 50 N = 5 N m about z0 (3.7-4.5 N m about axis 6 at every pose) excites joint 6's 13.1 Hz motor
 mode, whose damping carries d_f6; a blow through the wrist axis leaves that mode unexcited (OMA then finds it with a
-shape of noise, MAC 0.03-0.65 with the model) and d_f6, which sets joint 6's tracking error, undetermined. The references are the true parameters themselves and the modal analysis of the true
+shape of noise, MAC 0.03-0.65 with the model) and d_f6, which sets joint 6's tracking error, undetermined. The
+references are the true parameters themselves and the modal analysis of the true
 robot (which reproduces seed 000 Table 2.5's analytical columns, test_modal_tables.py).
 """
 from __future__ import annotations

@@ -16,7 +16,7 @@ of ``poses`` (n values per pose, link side [rad | m]):
    both ``command`` and ``wait`` (hardware: the robot is moved by its own program) then wait until ``joint_states``
    reports every joint within ``pose_tolerance`` of the pose for ``settle_s`` of stream time, at most
    ``timeout_s`` (wall clock);
-2. excite: ``excitation: service`` calls the std_srvs/Trigger service ``excitation.service`` (default the
+2. excite: ``excitation.type: service`` calls the std_srvs/Trigger service ``excitation.service`` (default the
    simulator's ``/simulator_node/apply_impact``); ``ambient`` records the robot as it is. ``excitation.wrench``
    (non-empty) is set as ``impact.force`` on the node serving that service (the simulator) for the sweep and its
    value restored after: the excitation must move every joint whose parameters are calibrated (Scompi: a blow
@@ -75,12 +75,12 @@ PARAMETERS = (
                   range=(0.0, 600.0)),
     ParameterSpec("timeout_s", 60.0, "longest wall-clock wait for a pose, and for a record [s]",
                   range=(0.1, 86400.0)),
-    ParameterSpec("excitation", "service", "'service': call excitation.service at each pose; 'ambient': record "
+    ParameterSpec("excitation.type", "service", "'service': call excitation.service at each pose; 'ambient': record "
                   "the robot as it is", choices=("service", "ambient")),
     ParameterSpec("excitation.service", "/simulator_node/apply_impact", "std_srvs/Trigger service that excites "
                   "the robot"),
-    ParameterSpec("excitation.wrench", [], "with excitation 'service': impact force [N] (3 values) or wrench [N, N m] "
-                  "(6 values), world axes at the tool frame, set as impact.force on the node serving "
+    ParameterSpec("excitation.wrench", [], "with excitation.type 'service': impact force [N] (3 values) or wrench "
+                  "[N, N m] (6 values), world axes at the tool frame, set as impact.force on the node serving "
                   "excitation.service during the sweep (empty: that node's own)", type="double_array"),
     ParameterSpec("record_s", 2.0, "record length after the excitation [s] (stream time)", range=(0.05, 3600.0)),
     ParameterSpec("oma.method", "ssi-cov", "OMA method", choices=("ssi-cov", "var")),
@@ -125,7 +125,7 @@ class CalibrationNode:
                             live.locked(lambda request, response: answer(response, self._start)))
         live.on_change(lambda values, changed: self._options(values) and None)
         node.logger.info(f"calibration of {self.robot.name}: ~/calibrate over {len(p['poses']) // self.robot.n} "
-                         f"poses ({p['move']}, excitation {p['excitation']}, {p['record_s']:g} s records)")
+                         f"poses ({p['move']}, excitation {p['excitation.type']}, {p['record_s']:g} s records)")
 
     # ------------------------------------------------------------------ subscriptions
     def on_encoders(self, msg: Any) -> None:
@@ -224,7 +224,7 @@ class CalibrationNode:
         Raises:
             CalibrationError: the service name has no node part, or the node refuses the wrench.
         """
-        if p["excitation"] != "service" or not p["excitation.wrench"]:
+        if p["excitation.type"] != "service" or not p["excitation.wrench"]:
             return {}
         service = self.node.resolve_name(p["excitation.service"])
         target = service.rsplit("/", 1)[0]
@@ -250,7 +250,8 @@ class CalibrationNode:
             out = output_path(p["output_directory"], p["calibrated_yaml"], "calibrated_yaml")
             out.parent.mkdir(parents=True, exist_ok=True)
             kept = keep_previous(out)
-            kept_nominal = "".join(f"\n  {name}: kept at its nominal value ({why})" for name, why in result.kept.items())
+            kept_nominal = "".join(f"\n  {name}: kept at its nominal value ({why})"
+                                   for name, why in result.kept.items())
             write_identified_yaml(
                 self.robot, result.identified, out,
                 f"self-calibration at {len(result.data.poses)} poses (modes in {files.get('modal_data')}), "
@@ -299,13 +300,13 @@ class CalibrationNode:
                                f"{p['settle_s']:g} s within {p['timeout_s']:g} s ({seen})")
 
     def excite(self) -> None:
-        """Start the record at the newest encoder sample, then excite (``excitation``)."""
+        """Start the record at the newest encoder sample, then excite (``excitation.type``)."""
         p = self.settings
         with self.lock:
             if self.stamp is None:
                 raise CalibrationError(f"no encoder samples on {self.node.resolve_name('motor_states')}")
             self.record_from, self.samples = self.stamp, []
-        if p["excitation"] == "service":
+        if p["excitation.type"] == "service":
             name = p["excitation.service"]
             client = self.clients.get(name) or self.clients.setdefault(
                 name, self.node.create_client(self.node.types.std_srvs.srv.Trigger, name))
