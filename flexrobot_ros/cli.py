@@ -33,6 +33,7 @@ COMMANDS: dict[str, str] = {
     "modal": "closed-loop modes and stability at one pose (the thesis' chapter 2)",
     "modal-map": "modes over a path, grid or gain sweep, saved as NPZ + PNG",
     "lobes": "milling stability lobes at a pose and the critical depth of cut over poses",
+    "shape": "recommend an input shaper (ZV, ZVD, EI) for measured or predicted modes, with residual vibration and delay",
     "oma": "identify modes (frequencies, damping, shapes) from recorded signals",
     "simulate": "simulate PD-held robot with impacts, write CSV/NPZ/rosbag2 (+ plot)",
     "bringup": "start the nodes standalone (simulation or hardware), print a summary of modes and tracking, "

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from flexrobot_ros.commands.arguments import output_file
 from flexrobot_ros.dynamics.feedforward_names import METHODS, QUANTITIES
-from flexrobot_ros.dynamics.input_shaping import DEFAULT_FREQUENCY_ERROR, SHAPERS
+from flexrobot_ros.dynamics.shaper_names import DEFAULT_FREQUENCY_ERROR, SHAPERS
 from flexrobot_ros.timeseries import write_timeseries
 
 #: Quantities of the CSV and of ``--json``, (samples x joints) each.

@@ -30,16 +30,9 @@ import numpy as np
 from scipy.optimize import fsolve
 
 from flexrobot_ros.dynamics.residual_vibration import residual_vibration
+from flexrobot_ros.dynamics.shaper_names import CANDIDATES, DEFAULT_FREQUENCY_ERROR, DEFAULT_TOLERANCE, SHAPERS
 from flexrobot_ros.errors import ShapingError
 
-#: Shaper kinds of the command line and the feedforward node ('none': no shaping).
-SHAPERS = ("none", "zv", "zvd", "ei", "auto")
-#: Single-mode shapers 'auto' chooses from, shortest and least robust first.
-CANDIDATES = ("zv", "zvd", "ei")
-#: Vibration tolerance of EI and of 'auto' [fraction] (5 %).
-DEFAULT_TOLERANCE = 0.05
-#: Relative frequency error 'auto' is robust to (+-10 %).
-DEFAULT_FREQUENCY_ERROR = 0.1
 #: Frequencies per band at which 'auto' evaluates the worst residual vibration.
 BAND_POINTS = 201
 

@@ -20,8 +20,8 @@ launch_testing's WaitForTopics) get the current modes while the robot holds stil
 - ``diagnostics``: stability verdict (OK stable, WARN marginal, ERROR unstable), lowest damping ratio.
 
 ``controller: decoupling`` (flexible links, rigid joints) analyses instead the closed loop of seed 004's decoupling law
-(:func:`flexrobot_ros.flexible_links.linearization.linearize_decoupled`, gains ``decoupling.gp``/``gv``): as the arm
-moves the node streams the closed-loop frequencies of its Figs. 9-10 (the joint loop's poles at sqrt(G_p) and the
+(:func:`flexrobot_ros.modal.flexible_link_linearization.linearize_decoupled`, gains ``decoupling.gp``/``gv``): as the
+arm moves the node streams the closed-loop frequencies of its Figs. 9-10 (the joint loop's poles at sqrt(G_p) and the
 beams' modes, which follow the pose, e.g. a sliding link's length). They are computed at the current pose at rest:
 along seed 004's section 5 motion they are within 5 % of the eigenvalues of the moving, deflected closed loop
 (``flexrobot modal --controller decoupling --trajectory``).
@@ -43,9 +43,9 @@ from typing import Any
 import numpy as np
 
 from flexrobot_ros.errors import RuntimeLayerError
-from flexrobot_ros.extended_joints.linearization import extended_analysis
 from flexrobot_ros.kinematics import chain_links, frame_origins
 from flexrobot_ros.modal import modal_analysis
+from flexrobot_ros.modal.extended_linearization import extended_analysis
 from flexrobot_ros.modal.maps import grid_map, save_map
 from flexrobot_ros.modal.plots import plot_grid
 from flexrobot_ros.model import load_robot
@@ -115,7 +115,7 @@ class ModalMonitorNode:
             self.coordinates += [f"q_e.{name}" for name in self.robot.extended.elastic_names]
         elif self.robot.flexible_links or self.robot.rigid_joints:  # link-layer linearization, z = [q, eta, q_m]
             from flexrobot_ros.flexible_links.link_specs import chain_from_robot
-            from flexrobot_ros.flexible_links.linearization import flexible_link_modes
+            from flexrobot_ros.modal.flexible_link_linearization import flexible_link_modes
 
             chain = self.chain = chain_from_robot(self.robot)
             self.analysis = lambda robot, pose, kp, kd: flexible_link_modes(robot, chain, pose, kp, kd,
@@ -245,7 +245,7 @@ class ModalMonitorNode:
                                     f"{list(robot.joint_names)}, got {list(joints)}")
         decoupling = None
         if p["controller"] == "decoupling":
-            from flexrobot_ros.simulation.decoupling_control import DEFAULT_GP, DEFAULT_GV, decoupling_gains
+            from flexrobot_ros.control.decoupling_gains import DEFAULT_GP, DEFAULT_GV, decoupling_gains
 
             elastic = [j for j in robot.joint_names if j not in robot.rigid_joints]
             if self.chain is None or not self.chain.m or elastic:

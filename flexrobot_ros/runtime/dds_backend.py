@@ -36,7 +36,9 @@ import time
 from typing import Any, Callable, Mapping, Sequence
 
 from flexrobot_ros.errors import RuntimeLayerError
-from flexrobot_ros.runtime import graph, messages
+from flexrobot_ros.runtime.graph import DISCOVERY_TOPIC, DISCOVERY_TYPE, QOS_DISCOVERY, ParticipantEntities, gid
+from flexrobot_ros.runtime.messages import (dds_message_types, default_distro, message_fields, type_hash,
+                                            type_name_of)
 from flexrobot_ros.runtime.names import (Remapping, fully_qualified_node_name, normalize_namespace, resolve_name,
                                          validate_node_name)
 from flexrobot_ros.runtime.node import Node
@@ -134,7 +136,7 @@ class DdsContext:
         self.subscriber = Subscriber(self.participant)
         self._topics: dict[tuple[str, type], Any] = {}
         self._lock = threading.Lock()
-        self.entities = graph.ParticipantEntities(graph.gid(self.participant))
+        self.entities = ParticipantEntities(gid(self.participant))
         self._discovery: tuple[Any, Any] | None = None  # (writer, message types) of ros_discovery_info
         self._discovery_lock = threading.Lock()
 
@@ -155,7 +157,7 @@ class DdsContext:
 
     def add_endpoints(self, node: DdsNode, readers: Sequence[Any] = (), writers: Sequence[Any] = ()) -> None:
         """Announce DDS readers / writers as the node's endpoints."""
-        self.entities.add_endpoints(id(node), [graph.gid(r) for r in readers], [graph.gid(w) for w in writers])
+        self.entities.add_endpoints(id(node), [gid(r) for r in readers], [gid(w) for w in writers])
         self.announce(node.distro)
 
     def remove_node(self, node: DdsNode) -> None:
@@ -169,10 +171,10 @@ class DdsContext:
 
         with self._discovery_lock:
             if self._discovery is None:
-                types = messages.dds_message_types(distro)
-                cls = types.get(graph.DISCOVERY_TYPE)
-                writer = DataWriter(self.publisher, self.topic(graph.DISCOVERY_TOPIC, cls),
-                                    endpoint_qos(graph.QOS_DISCOVERY, graph.DISCOVERY_TYPE, distro, reader=False))
+                types = dds_message_types(distro)
+                cls = types.get(DISCOVERY_TYPE)
+                writer = DataWriter(self.publisher, self.topic(DISCOVERY_TOPIC, cls),
+                                    endpoint_qos(QOS_DISCOVERY, DISCOVERY_TYPE, distro, reader=False))
                 self._discovery = writer, types
             writer, types = self._discovery
             writer.write(self.entities.message(types))
@@ -219,7 +221,7 @@ def endpoint_qos(profile: QosProfile, typename: str | None, distro: str, *, read
     ]
     if profile.history == "keep_all" and reader:
         policies.append(Policy.ResourceLimits(max_samples=-1, max_instances=-1, max_samples_per_instance=-1))
-    digest = messages.type_hash(typename, distro) if typename else None
+    digest = type_hash(typename, distro) if typename else None
     if digest:
         policies.append(Policy.Userdata(data=f"typehash={digest};".encode()))
     return Qos(*policies)
@@ -248,7 +250,7 @@ class DdsPublisher:
 
         self.topic_name = topic
         self.msg_type = cls
-        self.typename = messages.type_name_of(cls)
+        self.typename = type_name_of(cls)
         ctx = node.context
         self._writer = DataWriter(ctx.publisher, ctx.topic("rt" + topic, cls),
                                   endpoint_qos(qos, self.typename, node.distro, reader=False))
@@ -307,7 +309,7 @@ class DdsSubscription:
 
         self.topic_name = topic
         self.msg_type = cls
-        self.typename = messages.type_name_of(cls)
+        self.typename = type_name_of(cls)
         self._node, self._callback, self._raw = node, callback, raw
         ctx = node.context
         self._reader = DataReader(ctx.subscriber, ctx.topic("rt" + topic, cls),
@@ -350,7 +352,7 @@ class DdsSubscription:
 
 
 def _fields(message: Any) -> dict[str, Any]:
-    return {name: getattr(message, name) for name in messages.message_fields(message)}
+    return {name: getattr(message, name) for name in message_fields(message)}
 
 
 class DdsService:
@@ -371,7 +373,7 @@ class DdsService:
                                   endpoint_qos(QOS_SERVICES, typename, node.distro, reader=False))
         self.condition = ReadCondition(self._reader, SampleState.Any | ViewState.Any | InstanceState.Any)
         ctx.add_endpoints(node, readers=[self._reader], writers=[self._writer])
-        self._request_fields = [f for f in messages.message_fields(srv_type.Request())]
+        self._request_fields = [f for f in message_fields(srv_type.Request())]
 
     def take_and_dispatch(self) -> int:
         """Answer every pending request."""
@@ -433,7 +435,7 @@ class DdsClient:
         self._waitset.attach(self._condition)
         self._sequence = itertools.count(1)
         self._call_lock = threading.Lock()
-        self._response_fields = messages.message_fields(srv_type.Response())
+        self._response_fields = message_fields(srv_type.Response())
         self.ignored_replies = 0
 
     def service_is_ready(self) -> bool:
@@ -592,8 +594,8 @@ class DdsNode(Node):
 
         self._name = validate_node_name(name)
         self._namespace = normalize_namespace(namespace)
-        self.distro = distro or messages.default_distro()
-        self.types = messages.dds_message_types(self.distro)
+        self.distro = distro or default_distro()
+        self.types = dds_message_types(self.distro)
         self.context = context()
         self._parameter_files = list(parameter_files)
         self._parameter_overrides = dict(parameter_overrides or {})
