@@ -30,7 +30,6 @@ from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
 from flexrobot_ros.commands.bringup import parameter_file
-from flexrobot_ros.commands.bringup_calibration import NODE as CALIBRATION_NODE
 from flexrobot_ros.model import load_robot
 from flexrobot_ros.runtime.launch_plan import LaunchPlan, in_ament_index, plan_launch
 
@@ -125,7 +124,7 @@ def launch_nodes(context, *args, **kwargs):
                          dynamic_joint_states]),
     ]
     if LaunchConfiguration("calibrate").perform(context).strip().lower() in ("true", "1", "yes"):
-        actions.append(Node(package=PACKAGE, executable=CALIBRATION_NODE, name=CALIBRATION_NODE, output="screen",
+        actions.append(Node(package=PACKAGE, executable="calibration_node", name="calibration_node", output="screen",
                             parameters=[params, common],
                             remappings=[("motor_states", LaunchConfiguration("encoders").perform(context)),
                                         joint_states]))

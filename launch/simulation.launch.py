@@ -41,7 +41,6 @@ from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
 from flexrobot_ros.commands.bringup import node_parameters, parameter_file, simulated_time
-from flexrobot_ros.commands.bringup_calibration import NODE as CALIBRATION_NODE
 from flexrobot_ros.commands.bringup_calibration import SIMULATOR_OVERRIDES
 from flexrobot_ros.model import load_robot
 from flexrobot_ros.runtime.launch_plan import LaunchPlan, in_ament_index, plan_launch
@@ -165,8 +164,8 @@ def launch_nodes(context, *args, **kwargs):
                          state_overrides(context, motor=True)]),
     ]
     if calibrating(context):
-        actions.append(Node(package=PACKAGE, executable=CALIBRATION_NODE, name=CALIBRATION_NODE, output="screen",
-                            parameters=[params, {**common, **sim_time(params, CALIBRATION_NODE, clock)}]))
+        actions.append(Node(package=PACKAGE, executable="calibration_node", name="calibration_node", output="screen",
+                            parameters=[params, {**common, **sim_time(params, "calibration_node", clock)}]))
     if plan.robot_state_publisher:
         actions.append(Node(package="robot_state_publisher", executable="robot_state_publisher",
                             name="robot_state_publisher", output="screen",
