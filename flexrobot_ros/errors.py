@@ -40,3 +40,7 @@ class SignalError(FlexrobotError):
 
 class RuntimeLayerError(FlexrobotError):
     """The ROS 2 / DDS runtime layer cannot honour a request (unknown topic type, bad message, ...)."""
+
+
+class CalibrationError(IdentificationError):
+    """A self-calibration step (move, excitation, mode measurement at a pose) failed; the message names the pose."""

@@ -15,6 +15,8 @@ of the joint_state_broadcaster; the state interfaces ``motor_interface`` and ``l
 (``config/hardware.yaml`` for robots without one; ``params_file:=`` overrides); optionally robot_state_publisher
 (when the robot's driver does not run one), RViz with ``config/flexrobot.rviz`` and ``ros2 bag record -a``; missing
 optional packages are dealt with before anything starts (:mod:`flexrobot_ros.runtime.launch_plan`).
+``calibrate:=true`` also starts calibration_node (self-calibration on ``~/calibrate``; the parameter file's
+``calibration_node`` section: poses, ``move: wait``, excitation) on the same encoder and joint-state topics.
 ``flexrobot bringup hardware`` starts the same nodes with the same parameter files without ROS 2.
 """
 from __future__ import annotations
@@ -59,6 +61,8 @@ ARGUMENTS = (
     ("rviz", "false", "start RViz with config/flexrobot.rviz"),
     ("record", "", "record every topic with 'ros2 bag record' into this directory (empty: no recording)"),
     ("params_file", "", "ROS 2 parameter file (empty: config/<robot>_hardware.yaml or config/hardware.yaml)"),
+    ("calibrate", "false", "also start calibration_node (its section of the parameter file: poses, move: wait, "
+     "excitation); call ~/calibrate to calibrate"),
 )
 
 
@@ -119,6 +123,11 @@ def launch_nodes(context, *args, **kwargs):
              remappings=[("motor_states", LaunchConfiguration("encoders").perform(context)), joint_states,
                          dynamic_joint_states]),
     ]
+    if LaunchConfiguration("calibrate").perform(context).strip().lower() in ("true", "1", "yes"):
+        actions.append(Node(package=PACKAGE, executable="calibration_node", name="calibration_node", output="screen",
+                            parameters=[params, common],
+                            remappings=[("motor_states", LaunchConfiguration("encoders").perform(context)),
+                                        joint_states]))
     if plan.robot_state_publisher:
         actions.append(Node(package="robot_state_publisher", executable="robot_state_publisher",
                             name="robot_state_publisher", output="screen",

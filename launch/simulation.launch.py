@@ -15,6 +15,13 @@ anything starts (:mod:`flexrobot_ros.runtime.launch_plan`): RViz or robot_state_
 installed is skipped with a warning; ``record:=`` without ``ros2 bag`` refuses the launch. ``flexrobot bringup
 simulation`` starts the same nodes with the same parameter files without ROS 2.
 
+``calibrate:=true`` also starts calibration_node (self-calibration on ``~/calibrate`` over the poses of the parameter
+file's ``calibration_node`` section) and turns the simulator's periodic excitation off; ``true_yaml:=FILE`` makes the
+simulator run that flexibility YAML (the robot as built) while the other nodes run the nominal ``robot``:
+
+    ros2 launch flexrobot_ros simulation.launch.py calibrate:=true true_yaml:=/tmp/as_built.yaml
+    ros2 service call /calibration_node/calibrate std_srvs/srv/Trigger
+
 The simulated robot exposes the topics of a ros2_control robot: ``/joint_states`` and ``/dynamic_joint_states``
 (joint_state_broadcaster) and ``/<controller>/commands`` (a forward_command_controller on the effort interfaces), so
 the ros2_control and state-input arguments of hardware.launch.py (``ros2_control_output``, ``controller``,
@@ -34,6 +41,7 @@ from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
 from flexrobot_ros.commands.bringup import node_parameters, parameter_file, simulated_time
+from flexrobot_ros.commands.bringup_calibration import SIMULATOR_OVERRIDES
 from flexrobot_ros.model import load_robot
 from flexrobot_ros.runtime.launch_plan import LaunchPlan, in_ament_index, plan_launch
 
@@ -60,6 +68,10 @@ ARGUMENTS = (
     ("motor_interface", "", "state interface of the motor encoders on dynamic_joint_states (empty: motor_position, "
      "what the simulator publishes)"),
     ("link_interface", "", "state interface of the link position on dynamic_joint_states (empty: position)"),
+    ("calibrate", "false", "also start calibration_node (its section of the parameter file: poses, excitation); the "
+     "simulator's periodic excitation is then off; call ~/calibrate to calibrate"),
+    ("true_yaml", "", "with calibrate:=true: the flexibility YAML the simulator runs (the robot as built; the other "
+     "nodes run the nominal robot)"),
 )
 
 
@@ -109,7 +121,15 @@ def simulator_overrides(context, state_publisher: bool) -> dict:
         overrides["ros2_control.controller"] = controller
     if state_publisher:
         overrides.update({"publish_robot_description": False, "tf_rate_hz": 0.0})
+    if calibrating(context):
+        true_yaml = LaunchConfiguration("true_yaml").perform(context).strip()
+        overrides.update({**SIMULATOR_OVERRIDES, **({"robot": true_yaml} if true_yaml else {})})
     return overrides
+
+
+def calibrating(context) -> bool:
+    """Whether the launch starts calibration_node (``calibrate:=true``)."""
+    return LaunchConfiguration("calibrate").perform(context).strip().lower() in ("true", "1", "yes")
 
 
 def sim_time(params: str, name: str, clock: bool) -> dict:
@@ -143,6 +163,9 @@ def launch_nodes(context, *args, **kwargs):
              parameters=[params, {**common, **sim_time(params, "oma_node", clock), "sample_rate_hz": rate},
                          state_overrides(context, motor=True)]),
     ]
+    if calibrating(context):
+        actions.append(Node(package=PACKAGE, executable="calibration_node", name="calibration_node", output="screen",
+                            parameters=[params, {**common, **sim_time(params, "calibration_node", clock)}]))
     if plan.robot_state_publisher:
         actions.append(Node(package="robot_state_publisher", executable="robot_state_publisher",
                             name="robot_state_publisher", output="screen",

@@ -198,3 +198,16 @@ def test_every_command_help_loads_no_heavy_library():
     assert done.returncode == 0, done.stderr
     lines = [line for line in done.stderr.splitlines() if line.startswith("HEAVY")]
     assert len(lines) == len(COMMANDS) and all(line.endswith(" []") for line in lines), "\n".join(lines)
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["simulation", "scompi", "--true-yaml", "t.yaml"], "--true-yaml: only with 'bringup simulation ... --calibrate'"),
+    (["hardware", "scompi", "--calibrate", "--true-yaml", "t.yaml"], "--true-yaml: only with 'bringup simulation"),
+    (["simulation", "scompi", "--calibrate", "--duration", "10"], "--calibrate runs its own sweep"),
+    (["simulation", "scompi", "--calibrate", "--true-yaml", "/nonexistent/t.yaml"], "/nonexistent/t.yaml: no such"),
+])
+def test_bringup_calibrate_arguments_refused_before_anything_starts(capsys, argv, message):
+    """``bringup --calibrate`` / ``--true-yaml``: combinations that cannot work are refused with the reason, exit 2,
+    before a node starts."""
+    assert main(["bringup", *argv]) == 2
+    assert message in capsys.readouterr().err

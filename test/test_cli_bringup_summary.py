@@ -79,3 +79,36 @@ def test_the_simulator_pace_is_reported():
     assert "real-time factor 0.812 achieved of 1 requested over 16.0 s running" in line
     assert "3 overruns" in line and "1.250 s of simulated time behind schedule" in line
     assert "simulator:" not in format_summary(summary([], kind="hardware") | {"simulator": None})
+
+
+def test_calibration_report_before_after_per_pose_and_mode():
+    """``bringup --calibrate``: the report's parameters (change from nominal), kept ones with the reason, and per pose
+    and mode the measured frequency beside the nominal and calibrated predictions with their errors (values chosen
+    so the errors are exact: 10.2 / 10.0 - 1 = +2.000 %, 9.9 / 10.0 - 1 = -1.000 %)."""
+    report = {"success": True, "poses_measured": 2,
+              "parameters": [{"name": "k.joint2", "nominal": 120000.0, "value": 108000.0, "std": 443.0,
+                              "unit": "N m/rad"}],
+              "kept_nominal": {"k.joint6": "not determined by the measured modes"},
+              "modes": [{"pose": 1, "mode": 0, "measured_frequency_hz": 10.0, "measured_damping_ratio": 0.05,
+                         "before_frequency_hz": 10.2, "before_damping_ratio": 0.06, "after_frequency_hz": 9.9,
+                         "after_damping_ratio": 0.05, "before_mode": 0, "after_mode": 0},
+                        {"pose": 1, "mode": 1, "measured_frequency_hz": 700.0, "measured_damping_ratio": 0.3,
+                         "before_frequency_hz": None, "before_damping_ratio": None, "after_frequency_hz": None,
+                         "after_damping_ratio": None, "before_mode": -1, "after_mode": -1}],
+              "files": {"calibrated_yaml": "/run/calibrated.yaml"}, "pushed": {"/modal_monitor_node": [True, ""]}}
+    text = format_summary({**summary([]), "calibrate": True, "calibration": report})
+    lines = text.splitlines()
+    assert "calibration: succeeded; 2 poses measured" in text
+    assert next(line for line in lines if "k.joint2" in line).split()[3] == "-10.00"  # 108000 / 120000 - 1
+    assert "k.joint6: kept at its nominal value (not determined by the measured modes)" in text
+    row = next(line for line in lines if line.split()[:2] == ["2", "1"]).split()
+    assert row[2:7] == ["10.0000", "10.2000", "2.000", "9.9000", "-1.000"]
+    assert row[7:] == ["5.000", "6.000", "5.000"]  # damping ratios [%]
+    unpaired = next(line for line in lines if line.split()[:2] == ["2", "2"]).split()
+    assert unpaired[3:7] == ["-", "-", "-", "-"]
+    assert "calibrated_yaml: /run/calibrated.yaml" in text and "/modal_monitor_node: calibrated values set" in text
+
+
+def test_calibration_without_report_says_so():
+    text = format_summary({**summary([]), "calibrate": True, "calibration": None})
+    assert "calibration: no report" in text

@@ -42,7 +42,7 @@ ROOT = Path(__file__).resolve().parents[1]
 BACKEND = ROOT / "flexrobot_ros" / "runtime" / "rclpy_backend.py"
 HAVE_RCLPY = importlib.util.find_spec("rclpy") is not None
 needs_rclpy = pytest.mark.skipif(not HAVE_RCLPY, reason="rclpy (ROS 2) is not installed here")
-NODES = ("simulator_node", "feedforward_node", "modal_monitor_node", "oma_node")
+NODES = ("simulator_node", "feedforward_node", "modal_monitor_node", "oma_node", "calibration_node")
 
 
 def test_backend_choice_follows_flexrobot_runtime(monkeypatch):
@@ -621,7 +621,7 @@ def declarations() -> dict[str, dict[str, ParameterSpec]]:
 
 
 def test_parameter_files_match_the_declarations(declarations):
-    """Every shipped ROS 2 parameter file: top-level keys are '/**' or one of the four node names, each holding
+    """Every shipped ROS 2 parameter file: top-level keys are '/**' or one of the five node names, each holding
     ros__parameters; every (flattened) parameter is declared by each node the section applies to (rclpy drops
     undeclared ones silently, so a typo would go unnoticed) with exactly the declared ROS 2 type (rcl types YAML
     statically: 1 is an integer and is refused for a double) and a valid value."""

@@ -26,6 +26,10 @@ Without ``--duration`` the nodes run with their own excitation until Ctrl-C and 
 the OMA input, ``--joint-states`` for the monitor) until ``--duration`` wall-clock seconds or Ctrl-C, then asks
 the OMA node for a last identification and summarises the latest modes.
 
+``--calibrate`` also starts calibration_node, calls its ``~/calibrate`` once and adds its before/after report to the
+summary (:mod:`.bringup_calibration`); in simulation ``--true-yaml FILE`` is the robot the simulator runs while the
+other nodes start from the nominal ROBOT.
+
 ``--record DIR`` records every topic into a rosbag2 bag; ``--plot-dir DIR`` writes PNG figures; ``--json`` prints the
 summary as JSON on stdout (node output goes to stderr, each line prefixed with ``[node]``).
 """
@@ -46,6 +50,8 @@ import numpy as np
 
 from flexrobot_ros.commands.arguments import CommandError, add_deprecated, output_directory
 from flexrobot_ros.commands.bag import StreamGaps, bag_gaps
+from flexrobot_ros.commands.bringup_calibration import NODE as CALIBRATION_NODE
+from flexrobot_ros.commands.bringup_calibration import SIMULATOR_OVERRIDES, CalibrationRun, format_calibration
 from flexrobot_ros.errors import RuntimeLayerError
 from flexrobot_ros.nodes.silent_input import SILENT_INPUT_S
 
@@ -87,6 +93,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--storage", choices=("sqlite3", "mcap"), default="sqlite3", help="bag storage")
     parser.add_argument("--plot-dir", type=Path, metavar="DIR", help="write PNG figures into this directory")
     add_deprecated(parser, "--plots", "--plot-dir", "plot_dir", type=Path)
+    parser.add_argument("--calibrate", action="store_true", help="start calibration_node too, calibrate once over the "
+                        "poses of its parameter-file section and print the before/after report (no --duration)")
+    parser.add_argument("--true-yaml", type=Path, metavar="FILE", help="simulation with --calibrate: the flexibility "
+                        "YAML the simulator runs (the robot as built); the other nodes run the nominal ROBOT")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     parser.set_defaults(func=run)
 
@@ -264,7 +274,8 @@ class BringUp:
         self.files = [args.params or parameter_file(args.kind, args.robot)]
         if not self.files[0].is_file():
             raise RuntimeLayerError(f"parameter file {self.files[0]} does not exist")
-        given = {name: node_parameters(self.files, name, args.namespace) for name in NODES[args.kind]}
+        names = NODES[args.kind] + ((CALIBRATION_NODE,) if args.calibrate else ())
+        given = {name: node_parameters(self.files, name, args.namespace) for name in names}
         tool = args.tool if args.tool is not None else bool(given[NODES[args.kind][-1]].get("tool", False))
         self.robot = load_robot(args.robot, tool=tool)
         self.tool = tool
@@ -283,6 +294,9 @@ class BringUp:
                                         "impacts, a move of 0.3 T)")
             self.plan = Plan(float(args.duration), start, target)
         overrides = self.plan.overrides() if self.plan else {}
+        if args.calibrate and args.kind == "simulation":
+            overrides["simulator_node"] = {**SIMULATOR_OVERRIDES, **({"robot": str(args.true_yaml)}
+                                                                     if args.true_yaml else {})}
         self.rtf = args.real_time_factor or float(given.get("simulator_node", {}).get("real_time_factor", 1.0))
         common = {"robot": args.robot, "tool": tool}
         #: non-simulator nodes follow the simulator's /clock (unless the parameter file says otherwise)
@@ -290,7 +304,7 @@ class BringUp:
         env = {"FLEXROBOT_RUNTIME": os.environ.get("FLEXROBOT_RUNTIME", "dds"), "PYTHONUNBUFFERED": "1"}
         remap = {"oma_node": {"motor_states": args.encoders}, "modal_monitor_node": {"joint_states": args.joint_states}}
         self.launches = []
-        for name in NODES[args.kind]:
+        for name in names:
             parameters = {**common, **overrides.get(name, {})}
             if self.sim_time and name != "simulator_node" and "use_sim_time" not in given[name]:
                 parameters["use_sim_time"] = True
@@ -301,6 +315,7 @@ class BringUp:
                                             remappings=remap.get(name, {}) if args.kind == "hardware" else {},
                                             env=env, required=name == "simulator_node"))
         self.phases: list[dict[str, Any]] = []
+        self.calibration: CalibrationRun | None = None
         self.trajectory: Any = None
         self.reason = ""
         self.signal: int | None = None  # the signal that stopped the run (SIGINT: Ctrl-C), if any
@@ -329,10 +344,13 @@ class BringUp:
                 from flexrobot_ros.runtime.bags import BagRecorder
 
                 recorder = BagRecorder(node, self.args.record, None, self.args.storage)
+            self.calibration = CalibrationRun(node, self.args.namespace) if self.args.calibrate else None
             self._prepare()
-            print(f"flexrobot bringup: {len(self.launches)} nodes up; "
-                  f"{'running the experiment' if self.plan else 'running until Ctrl-C'}", file=sys.stderr, flush=True)
-            self.reason = self._experiment() if self.plan else self._free_run()
+            doing = ("calibrating" if self.calibration else "running the experiment" if self.plan
+                     else "running until Ctrl-C")
+            print(f"flexrobot bringup: {len(self.launches)} nodes up; {doing}", file=sys.stderr, flush=True)
+            self.reason = (self._calibrate() if self.calibration else self._experiment() if self.plan
+                           else self._free_run())
         finally:
             results = launcher.shutdown()
             bag = recorder.close() if recorder is not None else None
@@ -374,6 +392,8 @@ class BringUp:
         if "simulator_node" in names:
             self.run_client = self._client("simulator_node", "run", "SetBool")
             waits.append(self.run_client)
+        if self.calibration is not None:
+            waits.append(self.calibration.client)
         self.desired = self.node.create_publisher(self.node.types.trajectory_msgs.msg.JointTrajectory,
                                                   "desired_trajectory")
         links = [(node, key) for node, key, pair in (
@@ -472,6 +492,12 @@ class BringUp:
         self._snapshot("pose B", plan.target_pose)
         return "finished"
 
+    def _calibrate(self) -> str:
+        """Run the simulator (if any), then one calibration (:mod:`.bringup_calibration`)."""
+        if self.args.kind == "simulation":
+            self._run_simulator(True)
+        return self.calibration.run(self._call, self._alive)
+
     def _free_run(self) -> str:
         if self.args.kind == "simulation":
             self._call(self.run_client, self.node.types.std_srvs.srv.SetBool.Request(data=True))
@@ -518,7 +544,8 @@ class BringUp:
     def _summary(self, results: list[Any], bag: Any, elapsed: float) -> dict[str, Any]:
         tracking = self._tracking()
         summary = {
-            "kind": self.args.kind, "robot": self.robot.name, "tool": self.tool, "parameter_files":
+            "kind": self.args.kind, "robot": self.robot.name, "calibrate": bool(self.args.calibrate),
+            "tool": self.tool, "parameter_files":
             [str(f) for f in self.files], "duration_s": self.args.duration, "real_time_factor": self.rtf,
             "stopped": self.reason, "signal": None if self.signal is None else signal.Signals(self.signal).name,
             "wall_time_s": elapsed, "phases": self.phases, "nyquist_hz": self.nyquist_hz,
@@ -531,6 +558,7 @@ class BringUp:
             "bag": None if bag is None else {"path": str(bag.path), "messages": bag.message_count,
                                              "topics": bag.counts(), "gaps": [g.as_dict() for g in bag_gaps(bag.path)]},
             "plots": [],
+            "calibration": None if self.calibration is None else self.calibration.report,
         }
         if self.args.plot_dir is not None and hasattr(self, "collector"):
             from flexrobot_ros.commands.bringup_plots import plot_bringup
@@ -583,6 +611,8 @@ def format_summary(summary: dict[str, Any]) -> str:
              f"stopped: {summary['stopped']} after {summary['wall_time_s']:.1f} s wall clock"]
     for phase in summary["phases"]:
         lines += format_phase(phase, summary)
+    if summary.get("calibration") is not None or summary.get("calibrate"):
+        lines += format_calibration(summary.get("calibration"))
     tracking = summary["tracking"]
     if tracking:
         lines.append(f"\nmove: max |q - q_d| = {tracking['max_error']:.3e} {tracking['unit']} ({tracking['joint']}), "
@@ -626,6 +656,14 @@ def run(args: argparse.Namespace) -> int:
         output_directory(args.record.parent, "--record", args.record)
     if args.duration is not None and not args.duration > 0:
         raise CommandError(f"--duration {args.duration:g}: expected a positive number of seconds")
+    if args.calibrate and args.duration is not None and args.kind == "simulation":
+        raise CommandError("--calibrate runs its own sweep (the poses of the calibration_node section); leave out "
+                           "--duration")
+    if args.true_yaml is not None:
+        if not (args.calibrate and args.kind == "simulation"):
+            raise CommandError("--true-yaml: only with 'bringup simulation ... --calibrate' (the simulator's robot)")
+        if not args.true_yaml.is_file():
+            raise CommandError(f"--true-yaml {args.true_yaml}: no such file")
     summary = BringUp(args).run()
     print(json.dumps(summary) if args.json else format_summary(summary))
     if summary["signal"] is not None:

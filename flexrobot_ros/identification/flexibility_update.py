@@ -122,19 +122,21 @@ def _urdf_reference(source_yaml: Path, out: Path) -> str | None:
 
 
 def write_identified_yaml(robot: FlexibleRobot, identified: dict[str, dict[str, float]], out: str | Path,
-                          description: str, date: datetime.datetime | None = None) -> Path:
+                          description: str, date: datetime.datetime | None = None,
+                          by: str = "'flexrobot identify'") -> Path:
     """Write a copy of ``robot``'s flexibility YAML to ``out`` with the ``identified[joint][field]`` values.
 
     ``description`` says which data and method gave the values (one or more lines, becomes the header comment
-    with the date). Raises IdentificationError when the robot has no YAML, a value cannot be written (a
-    stiffness must stay > 0), or the written file does not load back to the identified parameters.
+    with the date); ``by`` names the tool that identified them. Raises IdentificationError when the robot has no
+    YAML, a value cannot be written (a stiffness must stay > 0), or the written file does not load back to the
+    identified parameters.
     """
     if robot.yaml_path is None:
         raise IdentificationError(f"robot {robot.name}: no flexibility YAML to update (built in memory)")
     out = Path(out)
     source = Path(robot.yaml_path)
     date = date or datetime.datetime.now().astimezone()
-    lines = [f"{date.isoformat(timespec='seconds')}: joint parameters identified by 'flexrobot identify'",
+    lines = [f"{date.isoformat(timespec='seconds')}: joint parameters identified by {by}",
              *description.splitlines()]
     for joint, fields in identified.items():
         j = robot.joint_names.index(joint)

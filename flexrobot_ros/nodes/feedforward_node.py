@@ -26,7 +26,9 @@ that keeps it under 1 %.
 ``shaper`` (and ``shaper_frequency_error``) shapes each trajectory first (:func:`flexrobot_ros.shaping.
 shape_reference`); the diagnostics report the move time it adds.
 
-Parameters are live (method, shaper, rate, limit check, ``drive_compensates`` and ``ros2_control.positions`` apply to the
+Parameters are live (method, shaper, rate, limit check, the joint parameters ``model.*`` a calibration sets
+(:mod:`flexrobot_ros.nodes.live_model`; with ``sdrnea`` the code is generated for them when they change),
+``drive_compensates`` and ``ros2_control.positions`` apply to the
 next trajectory, the torque streams follow ``output_rate_hz`` and ``stream_torques`` now;
 :meth:`FeedforwardNode._prepare`) except the model, ``robot``, ``tool`` and the ros2_control output, controller and
 joints (read-only: they choose the topics).
@@ -44,7 +46,8 @@ from flexrobot_ros.dynamics.input_shaping import DEFAULT_FREQUENCY_ERROR, SHAPER
 from flexrobot_ros.model import load_robot
 from flexrobot_ros.nodes.convert import (Counted, diagnostics, float_array, joint_state, joint_trajectory, reporting,
                                          trajectory_arrays)
-from flexrobot_ros.nodes.live_parameters import LiveParameters, LiveTimer, checked
+from flexrobot_ros.nodes.live_model import MODEL_PARAMETERS, live_robot
+from flexrobot_ros.nodes.live_parameters import LiveParameters, LiveTimer, changed_any, checked
 from flexrobot_ros.nodes.ros2_control import checked_topic, joint_order
 from flexrobot_ros.nodes.run_parameters import RunParameters
 from flexrobot_ros.runtime import ParameterSpec, run_node
@@ -78,6 +81,7 @@ PARAMETERS = (
                   "[rad] or 'link' reference q [rad | m]", choices=("motor", "link")),
     ParameterSpec("ros2_control.joints", [], "joint order of the ros2_control outputs (the controller's 'joints'; "
                   "empty: the robot's order)", type="string_array", read_only=True),
+    *MODEL_PARAMETERS,
 )
 
 #: Largest error of linear interpolation of the effort between joint_trajectory points [fraction of the peak].
@@ -94,8 +98,9 @@ class FeedforwardNode:
         self.node = node
         live = self.live = LiveParameters(node, PARAMETERS)
         p = self.p = live.values
-        self.robot = load_robot(p["robot"], tool=p["tool"])
-        self._check(p)
+        self.loaded = load_robot(p["robot"], tool=p["tool"])
+        self.robot = live_robot(self.loaded, p)  # the YAML's joint parameters, or calibrated ones (model.*)
+        self._check(p, self.robot)
         self.result, self.start, self.streamed = None, 0.0, 0
         self.received, self.compute_s, self.added_time_s = 0, 0.0, 0.0
         self.order = joint_order(p["ros2_control.joints"], self.robot.joint_names)
@@ -184,7 +189,7 @@ class FeedforwardNode:
             self.result = None
             self.stream.pause()
 
-    def _check(self, p: Any) -> None:
+    def _check(self, p: Any, robot: Any) -> None:
         """Make the method usable: SDRNEA's code is generated and compiled now (once per robot, cached on disk), not
         at the first trajectory; at start-up and when ``method`` changes alike.
 
@@ -192,7 +197,7 @@ class FeedforwardNode:
             RuntimeLayerError: the code cannot be generated or compiled.
         """
         if p["method"] == "sdrnea":
-            checked("method", compiled_feedforward, self.robot)
+            checked("method", compiled_feedforward, robot)
 
     @staticmethod
     def _stream_period(p: Any) -> float | None:
@@ -202,10 +207,12 @@ class FeedforwardNode:
     def _prepare(self, values: Any, changed: frozenset) -> Any:
         """Check a change and return what installs it (see :mod:`.live_parameters`): the next trajectory uses the
         new method, rate and limit check; the torque streams follow the new rate now, or stop."""
-        if "method" in changed:
-            self._check(values)
+        robot = live_robot(self.loaded, values) if changed_any(changed, "model.") else self.robot
+        if "method" in changed or robot is not self.robot:
+            self._check(values, robot)  # new joint parameters: SDRNEA's code is generated for them (cached)
 
         def commit() -> None:
+            self.robot = robot  # the next trajectory uses the new joint parameters
             self.stream.set_period(self._stream_period(values))
             if self._stream_period(values) is None:
                 self.result = None  # the stream in progress ends

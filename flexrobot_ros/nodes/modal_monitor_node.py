@@ -31,7 +31,8 @@ Service ``~/map`` (std_srvs/Trigger): a modal map over a ``map.points`` x ``map.
 read-only ``output_directory``) as an ``.npz``
 (:func:`flexrobot_ros.modal.maps.save_map` format) and a PNG of mode ``map.mode``; the response names both files.
 
-Parameters are live (new gains recompute the modes, marker settings redraw them, rates re-create their timers;
+Parameters are live (new gains, and new joint parameters ``model.stiffness``, ``model.link_damping``,
+``model.motor_damping`` from a calibration (:mod:`flexrobot_ros.nodes.live_model`), recompute the modes, marker settings redraw them, rates re-create their timers;
 :meth:`ModalMonitorNode._prepare`) except the model, ``robot``, ``tool`` and the state input (read-only).
 """
 from __future__ import annotations
@@ -52,6 +53,7 @@ from flexrobot_ros.model.schema import gains as joint_gains
 from flexrobot_ros.nodes.convert import (Counted, diagnostics, float_array, interface_values, joint_values,
                                          mode_markers, mode_shapes_array, ordered_stamp, reporting)
 from flexrobot_ros.nodes.live_parameters import LiveParameters, LiveTimer, changed_any, checked
+from flexrobot_ros.nodes.live_model import MODEL_PARAMETERS, live_robot
 from flexrobot_ros.nodes.output_files import output_path
 from flexrobot_ros.nodes.state_input import state_input_parameters
 from flexrobot_ros.nodes.run_parameters import RunParameters
@@ -89,6 +91,7 @@ PARAMETERS = (
                   "date-time>_<launcher PID>)", read_only=True),
     ParameterSpec("map.directory", ".", "where ~/map writes its files (inside output_directory)"),
     *state_input_parameters("joint_states", motor=False),
+    *MODEL_PARAMETERS,
 )
 
 
@@ -99,7 +102,8 @@ class ModalMonitorNode:
         self.node = node
         live = self.live = LiveParameters(node, PARAMETERS)
         p = self.p = live.values
-        self.robot = load_robot(p["robot"], tool=p["tool"])
+        self.loaded = load_robot(p["robot"], tool=p["tool"])
+        self.robot = live_robot(self.loaded, p)  # the YAML's joint parameters, or calibrated ones (model.*)
         self.chain = None  # the flexible-link chain, for the link-layer linearization
         self.links = chain_links(self.robot)
         self.pose, self.stamp, self.computed, self.result = None, None, None, None
@@ -261,10 +265,13 @@ class ModalMonitorNode:
         recompute the modes at the current pose at the next tick, marker settings redraw the current modes now,
         rates re-create their timers; the rest is read where it is used."""
         kp, kd, decoupling = self._settings(values)
+        robot = live_robot(self.loaded, values)
 
         def commit() -> None:
             self.computing.set_period(1.0 / values["max_rate_hz"])
             self.republishing.set_period(self._republish_period(values))
+            if changed_any(changed, "model."):  # new joint parameters (a calibration): recompute the modes now
+                self.robot, self.computed = robot, None
             if changed_any(changed, ("kp", "kd", "controller", "decoupling.")):
                 self.kp, self.kd, self.decoupling, self.computed = kp, kd, decoupling, None
             elif changed_any(changed, "markers.") and self.result is not None:
