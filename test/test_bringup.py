@@ -93,22 +93,50 @@ def test_ctrl_c_stops_every_node_and_prints_the_summary():
 def test_hardware_bringup_on_a_robots_topics():
     """The 'robot' is a simulator in namespace /robot at configuration 8 (impacts every 3 s; its parameter-file
     section is for /simulator_node, so the set point is given explicitly) that has streamed 5 s of encoder samples;
-    the bring-up's nodes listen to /robot/motor_states and /robot/joint_states. After 7 s its summary has the monitor's modes at the robot's pose and
-    the OMA node's, at least 6 agreeing (the OMA window is not aligned with the impacts here, unlike the scripted
-    run)."""
+    the bring-up's nodes listen to /robot/motor_states and /robot/joint_states. After the robot has streamed 7 s more
+    (7,000 samples counted from the bring-up's 'nodes up': a loaded machine slows the simulated robot, so a wall-clock
+    deadline would give the OMA node less data) Ctrl-C stops it; its summary has the monitor's modes at the robot's
+    pose and the OMA node's, at least 6 agreeing (the OMA window is not aligned with the impacts here, unlike the
+    scripted run)."""
     output = io.StringIO()
     with Harness() as harness:
         robot = node_processes({"simulator_node": {"__namespace": "/robot", "set_point": Q8.tolist()}}, output)
         probe = Probe(harness.node("probe"), {"/robot/motor_states": "sensor_msgs/msg/JointState"})
-        with robot:  # 5 s of the robot's encoder stream first (a loaded machine slows the simulated robot)
-            assert harness.spin(120.0, lambda: len(probe.messages["/robot/motor_states"]) >= 5000), output.getvalue()
-            completed = subprocess.run(bringup("hardware", "scompi", "--tool", "--encoders",
-                                               "/robot/motor_states", "--joint-states", "/robot/joint_states",
-                                               "--duration", "7", "--json"),
-                                       env=peer.loopback_env(), capture_output=True, text=True, timeout=300)
-    assert completed.returncode == 0, completed.stderr[-4000:]
-    summary = json.loads(completed.stdout)
-    assert summary["kind"] == "hardware" and summary["stopped"] == "deadline"
+        streamed = lambda: len(probe.messages["/robot/motor_states"])  # noqa: E731
+        with robot:  # 5 s of the robot's encoder stream first
+            assert harness.spin(120.0, lambda: streamed() >= 5000), output.getvalue()
+            process = subprocess.Popen(bringup("hardware", "scompi", "--tool", "--encoders", "/robot/motor_states",
+                                               "--joint-states", "/robot/joint_states", "--json"),
+                                       env=peer.loopback_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                       text=True)
+            lines: list[str] = []
+            up = threading.Event()
+
+            def read_stderr() -> None:
+                for line in process.stderr:
+                    lines.append(line)
+                    if "nodes up" in line:
+                        up.set()
+
+            reader = threading.Thread(target=read_stderr, daemon=True)
+            reader.start()
+            timer = threading.Timer(300.0, process.kill)  # never hang the suite, whatever happens
+            timer.start()
+            try:
+                assert harness.spin(120.0, up.is_set), "".join(lines)
+                start = streamed()
+                assert harness.spin(180.0, lambda: streamed() >= start + 7000), "".join(lines)
+                process.send_signal(signal.SIGINT)
+                stdout = process.stdout.read()
+                process.wait(timeout=60)
+                reader.join(timeout=10)
+            finally:
+                timer.cancel()
+                if process.poll() is None:
+                    process.kill()
+    assert process.returncode == 130, "".join(lines)[-4000:]
+    summary = json.loads(stdout)
+    assert summary["kind"] == "hardware" and summary["stopped"] == "stopped"
     (phase,) = summary["phases"]
     assert phase["name"] == "latest" and len(phase["modes"]) == 12
     assert phase["matched"] >= 6, phase["modes"]

@@ -370,13 +370,19 @@ class BringUp:
         required = {launch.name for launch in self.launches if launch.required}
         return not self.stop.is_set() and not (set(self.launcher.exited()) & required)
 
+    def _serving(self, node_name: str | None) -> bool:
+        """Whether a call to ``node_name`` may still complete: the run is alive, or it was stopped (a signal to
+        this process) and that node still runs, so the closing snapshot gets its answer."""
+        return self._alive() or (node_name is not None and node_name not in self.launcher.exited())
+
     def _client(self, node_name: str, service: str, srv: str = "Trigger") -> Any:
         return self.node.create_client(getattr(self.node.types.std_srvs.srv, srv), f"{node_name}/{service}")
 
-    def _call(self, client: Any, request: Any, timeout: float = 60.0) -> Any:
-        """A service call that keeps this node's subscriptions served; None on failure or timeout."""
+    def _call(self, client: Any, request: Any, timeout: float = 60.0, node_name: str | None = None) -> Any:
+        """A service call that keeps this node's subscriptions served; None on failure or timeout. With
+        ``node_name`` it also completes after a stop, while that node runs (:meth:`_serving`)."""
         future = client.call_async(request, timeout)
-        while not future.done() and self._alive():
+        while not future.done() and self._serving(node_name):
             self.node.spin_once(0.02)
         try:
             return future.result(timeout=0) if future.done() else None
@@ -441,7 +447,7 @@ class BringUp:
         """Until the OMA node has taken the encoder samples up to the newest link state seen here (on a loaded
         machine it can lag the stream: identifying earlier would miss the end of the window)."""
         target, limit = self.collector.state_time(), time.monotonic() + timeout_s
-        while np.isfinite(target) and self._alive() and time.monotonic() < limit:
+        while np.isfinite(target) and self._serving("oma_node") and time.monotonic() < limit:
             stamp = self.collector.value("oma_node", "last sample stamp [s]")
             if stamp and float(stamp) >= target - 1e-5:  # the diagnostics print stamps to 1 us
                 return
@@ -449,7 +455,7 @@ class BringUp:
 
     def _snapshot(self, name: str, pose: np.ndarray) -> None:
         self._wait_for_oma()
-        response = self._call(self.identify, self.node.types.std_srvs.srv.Trigger.Request())
+        response = self._call(self.identify, self.node.types.std_srvs.srv.Trigger.Request(), node_name="oma_node")
         self._spin(0.3)  # the identification's topics and the monitor's latest modes arrive
         monitor, oma = self.collector.modes("modal"), self.collector.modes("oma")
         rows = match_modes(monitor, oma, self.nyquist_hz)
