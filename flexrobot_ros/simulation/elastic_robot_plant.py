@@ -185,17 +185,22 @@ class ElasticRobotPlant:
 
         return (position(step) - 2 * position(0.0) + position(-step)) / (step * step)
 
+    def tip_deflections(self, states: np.ndarray) -> np.ndarray:
+        """(samples, links, 2) tip deflections w_y, w_z [m] of the flexible links (beam axes), ``deflection_links``
+        order."""
+        eta = np.asarray(states)[:, self.layout["eta"]]
+        return np.stack([eta[:, body.eta] @ body.beam.tip_deflection[1:].T for _, body in self.deflection_links],
+                        axis=1) if self.deflection_links else np.zeros((len(eta), 0, 2))
+
     def extra_columns(self, states: np.ndarray) -> dict[str, np.ndarray]:
         """``q_e.<name>`` [rad | m] and ``deflection.<link>.y`` / ``.z`` [m] (tip deflection in beam axes)."""
         states = np.asarray(states)
-        lay = self.layout
-        columns = {f"q_e.{name}": states[:, lay["q_e"]][:, i] for i, name in enumerate(self.elastic_names)}
-        eta = states[:, lay["eta"]]
-        for link, body in self.deflection_links:
-            values = eta[:, body.eta] @ body.beam.tip_deflection[1:].T
-            columns[f"deflection.{link}.y"] = values[:, 0]
+        columns = {f"q_e.{name}": states[:, self.layout["q_e"]][:, i] for i, name in enumerate(self.elastic_names)}
+        values = self.tip_deflections(states)
+        for k, (link, body) in enumerate(self.deflection_links):
+            columns[f"deflection.{link}.y"] = values[:, k, 0]
             if body.beam.m_z:
-                columns[f"deflection.{link}.z"] = values[:, 1]
+                columns[f"deflection.{link}.z"] = values[:, k, 1]
         return columns
 
 
