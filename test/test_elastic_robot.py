@@ -222,8 +222,8 @@ def test_locked_joint_modes_equal_the_linearized_lagrangian(case):
 @pytest.mark.parametrize("forced", [False, True], ids=["free", "forced"])
 def test_energy_balance_free_and_forced(name, forced):
     """E(t) - E(0) = work_in - dissipated to 1e-8 of the energy exchanged, over 0.25 s (not 5 s: the Python
-    recursion costs about 2 ms per derivative and DOP853 at rtol 1e-10 needs about 5000 of them per 0.2 s; a 5 s run
-    gave the same balance, see the branch report), from a moving start: free (the holding torques only) and forced
+    recursion costs about 2 ms per derivative and DOP853 at rtol 1e-10 needs about 5000 of them per 0.2 s, so 5 s
+    would take minutes per case), from a moving start: free (the holding torques only) and forced
     (plus 1.5 Hz sinusoidal motor torques). Coulomb friction, gear, extra and modal dampers all dissipate."""
     plant = ElasticRobotPlant(load_robot(name))
     n = plant.n
