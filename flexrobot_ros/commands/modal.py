@@ -104,10 +104,24 @@ def flexible_link_result(robot: Any, q: np.ndarray, kp: Any, kd: Any, args: argp
     return flexible_link_modes(robot, chain, q, kp=kp, kd=kd, locked_joints=args.locked_joints)
 
 
+def elastic_robot_result(robot: Any, q: np.ndarray, kp: Any, kd: Any, args: argparse.Namespace) -> Any:
+    """Modes of a robot only the composed elastic-robot model describes (linearization of
+    :class:`~flexrobot_ros.flexible_links.elastic_robot.ElasticRobot`)."""
+    if args.wrench or args.participation or args.undamped or args.shapes_plot or args.frf_plot:
+        raise CommandError(f"robot {robot.name}: --wrench, --participation, --undamped and the plots are not "
+                           "available for the composed elastic-robot model yet")
+    from flexrobot_ros.flexible_links.elastic_robot import ElasticRobot
+    from flexrobot_ros.modal.elastic_robot_linearization import elastic_robot_modes
+
+    model = ElasticRobot(robot, method=LINK_MODELS.get(args.link_model), modes=args.modes, elements=args.elements)
+    return elastic_robot_modes(model, q, kp=kp, kd=kd, locked_joints=args.locked_joints)
+
+
 def run(args: argparse.Namespace) -> int:
     from flexrobot_ros.modal.eigenproblem import VERDICTS, eigenvalue_codes, stability_tolerance
     from flexrobot_ros.modal.modes import modal_analysis
     from flexrobot_ros.model import load_robot
+    from flexrobot_ros.simulation.elastic_robot_plant import needs_elastic_robot
 
     shapes_plot = output_file(args.shapes_plot, "--shapes-plot", (".png",))
     frf_plot = output_file(args.frf_plot, "--frf-plot", (".png",))
@@ -126,10 +140,13 @@ def run(args: argparse.Namespace) -> int:
     wrench = vector(args.wrench, "--wrench", 6)
     kp = gains(args.kp, "--kp", robot.n, robot.joint_names)
     kd = gains(args.kd, "--kd", robot.n, robot.joint_names)
-    if robot.extended is not None:  # extra elasticities or gear dampers: the extended model's modes
+    if needs_elastic_robot(robot):  # extra elasticities or Coulomb with flexible links / rigid joints
+        result = elastic_robot_result(robot, q, kp, kd, args)
+    elif robot.extended is not None:  # extra elasticities or gear dampers: the extended model's modes
         from flexrobot_ros.commands.extended_modal import run_extended
         return run_extended(args, robot, q, kp, kd)
-    result = flexible_link_result(robot, q, kp, kd, args)
+    else:
+        result = flexible_link_result(robot, q, kp, kd, args)
     if result is None:
         result = modal_analysis(robot, q, kp=kp, kd=kd, wrench=wrench, frame=args.frame)
     tol = stability_tolerance(np.concatenate([result.eigenvalues, result.offending_eigenvalues])[None])[0]

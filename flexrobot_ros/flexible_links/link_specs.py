@@ -191,8 +191,13 @@ def hub_inertias(model: pin.Model, specs: Mapping[str, BeamSpec]) -> dict[str, p
 def chain_from_robot(robot: Any, method: str | None = None, modes: int | None = None,
                      elements: int | None = None) -> FlexibleLinkChain:
     """The flexible-link chain of a loaded FlexibleRobot (its pinocchio model, gravity and ``flexible_links``);
-    ``method``/``modes``/``elements`` override every flexible link's discretization."""
+    ``method``/``modes``/``elements`` override every flexible link's discretization. A robot with an extended model
+    (extra elasticities) is refused: its chain is :class:`~flexrobot_ros.flexible_links.elastic_robot.ElasticRobot`'s."""
     source = str(robot.yaml_path or robot.name)
+    if getattr(robot, "extended", None) is not None:
+        raise ModelError(f"{source}: the flexible-link chain of robot.model locks the extra elasticities; a robot with "
+                         "extra_elasticities or spring_damping and flexible links or rigid joints is modelled by "
+                         "flexible_links.elastic_robot.ElasticRobot")
     specs = robot.flexible_links
     sliding = build_sliding_beams(robot.model, specs, source, method=method, modes=modes, elements=elements)
     beams = build_beams(robot.model, specs, source, method=method, modes=modes, elements=elements, sliding=sliding)

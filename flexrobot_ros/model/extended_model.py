@@ -214,14 +214,12 @@ def extended_pinocchio_model(full: pin.Model, specs: list[ElasticitySpec], sourc
 
 def attach_extended(robot: Any, spec: Any, full: pin.Model, source: str) -> Any:
     """``robot`` with its :class:`ExtendedModel` (``robot.extended``) when the YAML has extra elasticities or
-    transmission damping; the robot unchanged otherwise."""
+    transmission damping; the robot unchanged otherwise. With flexible links or rigid joints as well, only the
+    elastic-robot model (:mod:`flexrobot_ros.flexible_links.elastic_robot`) composes them; the older per-family
+    stacks refuse such a robot."""
     damping = spring_damping(spec.joints, robot.joint_names, source)
     if not spec.extra_elasticities and not np.any(damping):
         return robot
-    if robot.flexible_links or robot.rigid_joints:
-        raise ModelError(f"{source}: extra_elasticities / spring_damping together with flexible_links or rigid "
-                         "joints are not supported yet (the simulator and the modal analysis would each drop half "
-                         "of the model); use one or the other")
     specs = parse_elasticities(spec.extra_elasticities, source)
     ext = extended_pinocchio_model(full, specs, source)
     ext.gravity = robot.model.gravity

@@ -39,6 +39,8 @@ from flexrobot_ros.flexible_links.denoc import forward_dynamics
 from flexrobot_ros.flexible_links.link_specs import chain_from_robot, link_joints
 from flexrobot_ros.model import FlexibleRobot
 from flexrobot_ros.simulation.controllers import PDGravityCompensation, _gains
+from flexrobot_ros.simulation.elastic_robot_plant import ElasticRobotPlant, needs_elastic_robot
+from flexrobot_ros.simulation.elastic_robot_plant import hold_controller as elastic_robot_hold
 from flexrobot_ros.simulation.plant import Energy, FrameWrench, StateLayout
 
 
@@ -357,7 +359,11 @@ class FlexibleLinkPlant:
 
 
 def plant_for(robot: FlexibleRobot, **options):
-    """The plant that simulates ``robot``: FlexibleLinkPlant for flexible links or rigid joints, else None."""
+    """The plant that simulates ``robot``: for flexible links or rigid joints, FlexibleLinkPlant, or the composed
+    :class:`~flexrobot_ros.simulation.elastic_robot_plant.ElasticRobotPlant` when they come with extra
+    elasticities, transmission damping or Coulomb friction; else None."""
+    if needs_elastic_robot(robot):
+        return ElasticRobotPlant(robot, **options)
     if robot.flexible_links or robot.rigid_joints:
         return FlexibleLinkPlant(robot, **options)
     return None
@@ -376,9 +382,12 @@ class FlexibleLinkHold(PDGravityCompensation):
         return hold_controller(self.plant, q_d, self.kp, self.kd)
 
 
-def hold_controller(plant: FlexibleLinkPlant, q_d, kp=None, kd=None) -> FlexibleLinkHold:
+def hold_controller(plant: FlexibleLinkPlant | ElasticRobotPlant, q_d, kp=None, kd=None) -> Any:
     """PD + gravity compensation holding ``q_d`` on a flexible-link robot (seed 000 eq. 2.2 on the motor side;
-    gravity torque from the chain with undeformed beams; rigid joints are driven directly)."""
+    gravity torque from the chain with undeformed beams; rigid joints are driven directly); on the composed plant,
+    its own hold law (:func:`flexrobot_ros.simulation.elastic_robot_plant.hold_controller`)."""
+    if isinstance(plant, ElasticRobotPlant):
+        return elastic_robot_hold(plant, q_d, kp, kd)
     robot = plant.robot
     q = robot.check_q(q_d, "q_d")
     q_m_d = plant.static_motor_position(q)

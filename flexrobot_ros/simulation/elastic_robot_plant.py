@@ -1,0 +1,228 @@
+"""Forward dynamics of the composed elastic robot (:class:`~flexrobot_ros.flexible_links.elastic_robot.ElasticRobot`:
+rigid and elastic joints, extra elasticities, flexible links, Coulomb friction on any joint) as a simulator
+:class:`~flexrobot_ros.simulation.plant.Plant`.
+
+State layout (the blocks every plant has, then the elastic coordinates, positions and velocities contiguous)::
+
+    x = [q (n), q_m (n), q_e (ne), eta (m), qd (n), qd_m (n), qd_e (ne), eta_dot (m), dissipated, work_in]
+
+A rigid joint's motor entries repeat its joint's (``q_m = q``, ``qd_m = qd``) so that every controller sees one
+layout. Dissipated power ``y_dot . f_d`` (viscous and Coulomb friction, transmission, extra and modal damping); input
+power ``y_dot . (S tau_m + J^T w)``. Energy: kinetic (links, beams, rotors), elastic (joint springs, extra springs,
+beam strain), gravitational.
+Output columns added by :meth:`extra_columns`: ``q_e.<name>`` [rad | m], and ``deflection.<link>.y`` / ``.z`` [m],
+the tip deflection of each flexible link on a revolute joint in its beam frame.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from flexrobot_ros.errors import ModelError, SimulationError
+from flexrobot_ros.flexible_links.elastic_robot import ElasticRobot
+from flexrobot_ros.model import FlexibleRobot
+from flexrobot_ros.simulation.controllers import PDGravityCompensation, _gains
+from flexrobot_ros.simulation.plant import Energy, FrameWrench, StateLayout
+
+
+def needs_elastic_robot(robot: FlexibleRobot) -> bool:
+    """Whether only the composed model simulates ``robot``: flexible links or rigid joints together with extra
+    elasticities / transmission damping, or with Coulomb friction."""
+    coulomb = bool(np.any(robot.link_coulomb) or np.any(robot.motor_coulomb))
+    return bool(robot.flexible_links or robot.rigid_joints) and (robot.extended is not None or coulomb)
+
+
+class ElasticRobotPlant:
+    """The composed elastic robot as a Plant (one pinocchio Data inside: one plant per thread)."""
+
+    def __init__(self, robot: FlexibleRobot, method: str | None = None, modes: int | None = None,
+                 elements: int | None = None, compiled: bool = False):
+        if compiled:
+            raise SimulationError(f"robot {robot.name}: --compiled is not available for the composed elastic-robot "
+                                  "model (extra elasticities or Coulomb friction with flexible links or rigid joints)")
+        self.robot = robot
+        self.model = ElasticRobot(robot, method=method, modes=modes, elements=elements)
+        model = self.model
+        n, ne, m = robot.n, model.ne, model.m
+        self.n, self.ne, self.m = n, ne, m
+        self.joint_names = robot.joint_names
+        self.elastic_names = model.ext.elastic_names
+        p = 2 * n + ne + m
+        self.layout = StateLayout(size=2 * p + 2, slices={
+            "q": slice(0, n), "q_m": slice(n, 2 * n), "q_e": slice(2 * n, 2 * n + ne), "eta": slice(2 * n + ne, p),
+            "qd": slice(p, p + n), "qd_m": slice(p + n, p + 2 * n), "qd_e": slice(p + 2 * n, p + 2 * n + ne),
+            "eta_dot": slice(p + 2 * n + ne, 2 * p), "positions": slice(0, p), "velocities": slice(p, 2 * p),
+            "dissipated": slice(2 * p, 2 * p + 1), "work_in": slice(2 * p + 1, 2 * p + 2)})
+        # position index in x of each coordinate of y
+        self._pos = np.empty(model.size, dtype=int)
+        self._pos[model.q_index] = np.arange(n)
+        self._pos[model.motor_index] = n + model.elastic_joints
+        self._pos[model.qe_index] = 2 * n + np.arange(ne)
+        self._pos[np.arange(model.eta.start, model.eta.stop)] = 2 * n + ne + np.arange(m)
+        self._vel = self._pos + p
+        self._rigid = np.flatnonzero(model.rigid)
+        self.deflection_links = [(link, body) for link in robot.flexible_links for body in model.chain.bodies
+                                 if body.beam is not None and body.beam.name == link]
+
+    # ------------------------------------------------------------------ helpers
+    def frame_id(self, name: str) -> int:
+        """Index of frame ``name`` in the extended model (ModelError listing the known frames otherwise)."""
+        return self.model.frame_id(name)
+
+    def coordinates(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(y, y_dot) of the elastic-robot model at state x."""
+        return x[self._pos], x[self._vel]
+
+    def state(self, q, q_m, qd=None, qd_m=None) -> np.ndarray:
+        """A state with q_e and eta at their static equilibrium at ``q`` (springs carrying gravity) and at rest,
+        the given joint and motor positions and rates (a rigid joint's motor entries set to its joint's)."""
+        robot = self.robot
+        q = robot.check_q(q, "q")
+        try:
+            y = self.model.static_equilibrium(q)
+        except ModelError as error:
+            raise SimulationError(f"robot {robot.name}: {error}; give an initial pose inside them") from None
+        q_m = robot.check_q(q_m, "q_m").copy()
+        qd = np.zeros(self.n) if qd is None else robot.check_q(qd, "qd")
+        qd_m = np.zeros(self.n) if qd_m is None else robot.check_q(qd_m, "qd_m").copy()
+        q_m[self._rigid], qd_m[self._rigid] = q[self._rigid], qd[self._rigid]
+        x = np.zeros(self.layout.size)
+        x[self._pos] = y
+        lay = self.layout
+        x[lay["q"]], x[lay["q_m"]], x[lay["qd"]], x[lay["qd_m"]] = q, q_m, qd, qd_m
+        return x
+
+    def static_motor_position(self, q: np.ndarray) -> np.ndarray:
+        """Motor angles (n,) holding ``q`` at rest with q_e and eta at their static equilibrium (rigid joints: q)."""
+        return self.model.motor_positions(self.model.static_equilibrium(np.asarray(q, dtype=float)))
+
+    # ------------------------------------------------------------------ plant protocol
+    def _derivative(self, x: np.ndarray, tau_m: np.ndarray, wrenches: Sequence[FrameWrench],
+                    coulomb: bool) -> np.ndarray:
+        model = self.model
+        y, y_dot = self.coordinates(x)
+        M, h = model.inertia_and_bias(y, y_dot)
+        dissipative = model.dissipative_force(y_dot, coulomb)
+        applied = model.input_map @ tau_m
+        if wrenches:
+            applied = applied + model.wrench_force(y, wrenches)
+        y_ddot = np.linalg.solve(M, applied - model.elastic_force(y) - dissipative - h)
+        out = np.empty(self.layout.size)
+        lay, p = self.layout, self.layout["velocities"].start
+        out[:p] = x[p:2 * p]
+        out[self._vel] = y_ddot
+        out[lay["qd_m"].start + self._rigid] = y_ddot[model.q_index[self._rigid]]
+        out[lay["q_m"].start + self._rigid] = y_dot[model.q_index[self._rigid]]
+        out[lay["dissipated"]] = y_dot @ dissipative
+        out[lay["work_in"]] = y_dot @ applied
+        return out
+
+    def derivative(self, x: np.ndarray, tau_m: np.ndarray, wrenches: Sequence[FrameWrench] = ()) -> np.ndarray:
+        """``xdot`` for motor torques ``tau_m`` (n,) [N m | N] and external wrenches (module docstring)."""
+        return self._derivative(x, np.asarray(tau_m, dtype=float), wrenches, True)
+
+    def jacobian(self, x: np.ndarray, tau_m: np.ndarray, dtau_dx: np.ndarray,
+                 wrenches: Sequence[FrameWrench] = (), coulomb: bool = True) -> np.ndarray:
+        """d(xdot)/dx by central differences of the state derivative (the torque law's slope ``dtau_dx``
+        included; ``coulomb=False`` leaves the smoothed Coulomb slopes out)."""
+        size = self.layout.size
+        tau_m = np.asarray(tau_m, dtype=float)
+        out = np.zeros((size, size))
+        for k in range(size - 2):
+            step = 1e-7 * max(1.0, abs(x[k]))
+            plus, minus = x.copy(), x.copy()
+            plus[k] += step
+            minus[k] -= step
+            delta = dtau_dx[:, k] * step
+            out[:, k] = (self._derivative(plus, tau_m + delta, wrenches, coulomb)
+                         - self._derivative(minus, tau_m - delta, wrenches, coulomb)) / (2 * step)
+        return out
+
+    def coulomb_damping(self, x: np.ndarray) -> np.ndarray | None:
+        """d(accelerations)/d(velocities) of the smoothed Coulomb friction alone (velocity block order
+        [qd, qd_m, qd_e, eta_dot]): -M^-1 diag(slope), or None without Coulomb friction."""
+        model = self.model
+        if not model.coulomb:
+            return None
+        y, y_dot = self.coordinates(x)
+        block = -np.linalg.solve(model.inertia(y), np.diag(model.coulomb_slope(y_dot)))
+        v0 = self.layout["velocities"].start
+        rows = self._vel - v0
+        out = np.zeros((v0, v0))
+        out[np.ix_(rows, rows)] = block
+        n = self.n
+        out[n + self._rigid] = out[self._rigid]  # a rigid joint's motor rate is its joint rate
+        return out
+
+    def relinearize_needed(self, x: np.ndarray, x_lin: np.ndarray, h: float, distance: float) -> bool:
+        """Whether a position coordinate moved by more than ``distance`` [rad | m] since ``x_lin``."""
+        p = self.layout["positions"]
+        return bool(np.abs(x[p] - x_lin[p]).max() > distance)
+
+    def energy(self, x: np.ndarray) -> Energy:
+        """Kinetic, elastic and gravitational energy [J] and the two integrals of the state."""
+        kinetic, elastic, gravitational = self.model.energy(*self.coordinates(x))
+        lay = self.layout
+        return Energy(kinetic=kinetic, elastic=elastic, gravitational=gravitational,
+                      dissipated=float(x[lay["dissipated"].start]), work_in=float(x[lay["work_in"].start]))
+
+    def elastic_torque(self, q: np.ndarray, q_m: np.ndarray) -> np.ndarray:
+        """Joint spring torques K (W q - q_m) [N m] (zero for rigid joints), arrays (..., n)."""
+        k = np.where(self.model.rigid, 0.0, self.robot.stiffness)
+        return k * (self.robot.transmission * np.asarray(q) - np.asarray(q_m))
+
+    def frame_acceleration(self, x: np.ndarray, xdot: np.ndarray, frame_id: int) -> np.ndarray:
+        """Classical linear acceleration (3,) [m/s^2] of a frame's origin, world axes, by central differences in
+        time of its position along y + s y_dot + s^2/2 y_ddot."""
+        y, y_dot = self.coordinates(x)
+        y_ddot = xdot[self._vel]
+        step = 1e-4
+
+        def position(s: float) -> np.ndarray:
+            return self.model.frame_placement(y + s * y_dot + 0.5 * s * s * y_ddot, frame_id).translation
+
+        return (position(step) - 2 * position(0.0) + position(-step)) / (step * step)
+
+    def tip_deflections(self, states: np.ndarray) -> np.ndarray:
+        """(samples, links, 2) tip deflections w_y, w_z [m] of the flexible links (beam axes), ``deflection_links``
+        order."""
+        eta = np.asarray(states)[:, self.layout["eta"]]
+        return np.stack([eta[:, body.eta] @ body.beam.tip_deflection[1:].T for _, body in self.deflection_links],
+                        axis=1) if self.deflection_links else np.zeros((len(eta), 0, 2))
+
+    def extra_columns(self, states: np.ndarray) -> dict[str, np.ndarray]:
+        """``q_e.<name>`` [rad | m] and ``deflection.<link>.y`` / ``.z`` [m] (tip deflection in beam axes)."""
+        states = np.asarray(states)
+        columns = {f"q_e.{name}": states[:, self.layout["q_e"]][:, i] for i, name in enumerate(self.elastic_names)}
+        values = self.tip_deflections(states)
+        for k, (link, body) in enumerate(self.deflection_links):
+            columns[f"deflection.{link}.y"] = values[:, k, 0]
+            if body.beam.m_z:
+                columns[f"deflection.{link}.z"] = values[:, k, 1]
+        return columns
+
+
+@dataclass(frozen=True)
+class ElasticRobotHold(PDGravityCompensation):
+    """PD + gravity compensation of the composed model (build it with :func:`hold_controller`)."""
+
+    plant: Any = None
+
+    def with_set_point(self, q_d: Any) -> "ElasticRobotHold":
+        return hold_controller(self.plant, q_d, self.kp, self.kd)
+
+
+def hold_controller(plant: ElasticRobotPlant, q_d: Any, kp: Any = None, kd: Any = None) -> ElasticRobotHold:
+    """PD + gravity compensation holding ``q_d``: seed 000 eq. 2.2 on the motors of elastic joints, directly on
+    rigid joints, with the constant torques that hold the static equilibrium (q_e, eta deflected by gravity)."""
+    robot = plant.robot
+    q = robot.check_q(q_d, "q_d")
+    y = plant.model.static_equilibrium(q)
+    return ElasticRobotHold(robot=robot, q_d=q, q_m_d=plant.model.motor_positions(y),
+                            feedforward=plant.model.holding_torque(y), kp=_gains(robot, kp, robot.kp, "kp"),
+                            kd=_gains(robot, kd, robot.kd, "kd"), plant=plant)
+
+
+__all__ = ["ElasticRobotHold", "ElasticRobotPlant", "hold_controller", "needs_elastic_robot"]
