@@ -10,12 +10,14 @@ Pipeline (:func:`identify_rigid_body`):
    ``3 / cutoff_hz`` seconds; ``1 / cutoff_hz`` seconds at each end are dropped
    (filter transients), and the rows are decimated to about ``4 cutoff_hz`` (everything above the cutoff is gone;
    the residuals of neighbouring rows would otherwise be strongly correlated).
-2. Joint elasticity. The rigid model of eq. 4 holds at the link positions q, which differ from q_m by the joint
-   deflection (about 3 mrad on the kr90, a bias of several % on the small base parameters when ignored). The link
-   side is, in this order of preference: the record's link encoders; else q = q_m - (tau - B qdd_m - tau_fm) / K
-   from the flexibility YAML (:mod:`.link_positions`, computed on the filtered full-rate signals and then
-   differentiated); else (``elasticity=False``) q = q_m, the deflection left as a model error. The link block and
-   the friction columns of the regressor take (q, qd, qdd), the rotor-inertia column the motor acceleration qdd_m.
+2. Joint elasticity (:mod:`.joint_deflection`). The rigid model of eq. 4 holds at the link positions q, which
+   differ from q_m by the joint deflection (up to 4 mrad on the kr90, a bias of several % on its small base
+   parameters when ignored). The link side is the record's link encoders when it has them, else
+   q = q_m - (tau - B qdd_m - tau_fm(qd_m)) / K with the flexibility YAML's stiffness and motor-side terms
+   (computed on the filtered full-rate signals, then differentiated); the motor-side terms' difference between
+   the motor and the link state, B (qdd_m - qdd) + tau_fm(qd_m) - tau_fm(qd) with the YAML's values, is taken off
+   the torques, so that T = Y(q, qd, qdd) phi holds. With ``elasticity=False`` the positions (link positions when
+   the record has them, else motor positions) enter as they are and the deflection is a model error.
 3. Observation matrix A (eq. 7): the base regressor (:mod:`.base_parameters`: inertial base parameters, rotor
    inertias and viscous/Coulomb friction of every joint) stacked over the kept samples; T the torques.
 4. Weighted least squares (Gautier): ordinary LS first, then each joint's rows are divided by the standard
@@ -39,7 +41,7 @@ import scipy.signal
 from flexrobot_ros.dynamics.flexible_joint import JointFlexibility
 from flexrobot_ros.errors import IdentificationError, SignalError
 from flexrobot_ros.identification.base_parameters import BaseParameters, base_parameters
-from flexrobot_ros.identification.link_positions import link_positions
+from flexrobot_ros.identification.joint_deflection import link_positions, motor_side_difference
 from flexrobot_ros.identification.rigid_regressor import check_rigid_model, regressor
 
 #: Butterworth order of the zero-phase low-pass (applied forward and backward: effective order 8).
@@ -49,11 +51,11 @@ FILTER_ORDER = 4
 #: mid-trajectory).
 PADDING_PERIODS = 3.0
 #: Kept rows per second, in multiples of the cutoff frequency.
-ROWS_PER_CUTOFF = 4.0
-#: :attr:`ConditionedRecord.link_side` of the three cases of step 2 (module docstring).
+ROWS_PER_CUTOFF = 2.0
+#: :attr:`ConditionedRecord.link_side` of the cases of step 2 (module docstring).
 LINK_ENCODERS = "link encoders"
 DEFLECTION_COMPENSATED = "motor positions - deflection (tau_m - motor-side terms) / K of the flexibility YAML"
-ELASTICITY_IGNORED = "motor positions (joint elasticity ignored)"
+ELASTICITY_IGNORED = " (joint elasticity ignored)"
 
 
 @dataclass(frozen=True)
@@ -72,15 +74,15 @@ class RigidRecord:
 @dataclass(frozen=True)
 class ConditionedRecord:
     """Filtered, differentiated and decimated samples: t (rows,) [s]; link side q [rad], qd [rad/s], qdd [rad/s^2],
-    motor acceleration qdd_m [rad/s^2], motor torques tau [N m], each (rows, n); ``link_side`` says where q comes
-    from (module docstring, step 2)."""
+    motor torques tau [N m] and their part beyond the rigid model at the link state ``motor_difference`` [N m],
+    each (rows, n); ``link_side`` says where q comes from (module docstring, step 2)."""
 
     t: np.ndarray
     q: np.ndarray
     qd: np.ndarray
     qdd: np.ndarray
-    qdd_m: np.ndarray
     tau: np.ndarray
+    motor_difference: np.ndarray
     cutoff_hz: float
     rate_hz: float
     decimation: int
@@ -119,8 +121,8 @@ class RigidIdentification:
 
     def predict(self, robot: Any, record: ConditionedRecord) -> np.ndarray:
         """Motor torques (rows, n) [N m] the identified model gives along a conditioned record."""
-        y = regressor(robot, record.q, record.qd, record.qdd, qdd_m=record.qdd_m)
-        return (self.base.columns(y) @ self.beta).reshape(len(record.t), -1)
+        y = regressor(robot, record.q, record.qd, record.qdd)
+        return (self.base.columns(y) @ self.beta).reshape(len(record.t), -1) + record.motor_difference
 
     def to_dict(self) -> dict[str, Any]:
         names, units, expressions = self.base.base_names(), self.base.base_units(), self.base.expressions()
@@ -206,25 +208,29 @@ def condition_record(record: RigidRecord, cutoff_hz: float, flexibility: JointFl
     elif flexibility is not None:
         q, link_side = link_positions(flexibility, q_m_f, qd_m, qdd_m, tau_f), DEFLECTION_COMPENSATED
     else:
-        q, link_side = q_m_f, ELASTICITY_IGNORED
+        q, link_side = q_m_f, "motor positions"
     qd = np.gradient(q, dt, axis=0)
     qdd = np.gradient(qd, dt, axis=0)
+    if flexibility is not None:
+        difference = motor_side_difference(flexibility, qd, qdd, qd_m, qdd_m)
+    else:
+        difference, link_side = np.zeros_like(tau_f), link_side + ELASTICITY_IGNORED
     decimation = max(1, int(rate / (ROWS_PER_CUTOFF * cutoff_hz)))
     trim = int(np.ceil(rate / cutoff_hz))
     keep = np.arange(trim, len(t) - trim, decimation)
     if keep.size < 2:
         raise IdentificationError(f"{record.source}: {t[-1] - t[0]:.3g} s is too short for a {cutoff_hz:g} Hz "
                                   f"low-pass (its {1 / cutoff_hz:.3g} s transients are dropped at both ends)")
-    return ConditionedRecord(t[keep], q[keep], qd[keep], qdd[keep], qdd_m[keep], tau_f[keep], float(cutoff_hz), rate,
-                             decimation, link_side)
+    return ConditionedRecord(t[keep], q[keep], qd[keep], qdd[keep], tau_f[keep], difference[keep], float(cutoff_hz),
+                             rate, decimation, link_side)
 
 
 def identify_rigid_body(robot: Any, records: RigidRecord | Sequence[RigidRecord], cutoff_hz: float = 5.0,
                         base: BaseParameters | None = None, elasticity: bool = True) -> RigidIdentification:
     """Base parameters of ``robot``'s rigid model from one or more records (module docstring, steps 1-4).
 
-    ``elasticity``: compensate the joint deflection through the robot's stiffness and motor-side terms in records
-    without link positions (step 2); False evaluates the rigid model at the motor positions."""
+    ``elasticity``: reduce the records to the link side through the robot's stiffness and motor-side terms (step 2);
+    False evaluates the rigid model at the recorded positions as they are."""
     check_rigid_model(robot)
     base = base or base_parameters(robot)
     records = [records] if isinstance(records, RigidRecord) else list(records)
@@ -238,11 +244,11 @@ def identify_rigid_body(robot: Any, records: RigidRecord | Sequence[RigidRecord]
     flexibility = JointFlexibility.from_robot(robot) if elasticity else None
     conditioned = [condition_record(record, cutoff_hz, flexibility) for record in records]
     joined = ConditionedRecord(*(np.concatenate([getattr(c, name) for c in conditioned]) for name in
-                                 ("t", "q", "qd", "qdd", "qdd_m", "tau")), cutoff_hz=float(cutoff_hz),
+                                 ("t", "q", "qd", "qdd", "tau", "motor_difference")), cutoff_hz=float(cutoff_hz),
                                rate_hz=conditioned[0].rate_hz, decimation=conditioned[0].decimation,
                                link_side="; ".join(dict.fromkeys(c.link_side for c in conditioned)))
-    a = base.columns(regressor(robot, joined.q, joined.qd, joined.qdd, qdd_m=joined.qdd_m))
-    torques = joined.tau.ravel()
+    a = base.columns(regressor(robot, joined.q, joined.qd, joined.qdd))
+    torques = (joined.tau - joined.motor_difference).ravel()
     rows, r = len(joined.t), base.count
     if rows * n <= r:
         raise IdentificationError(f"{rows} samples x {n} joints for {r} base parameters; record longer")

@@ -12,10 +12,6 @@ F_c,i [N m]. The link block of Y is pinocchio's ``computeJointTorqueRegressor``;
 diag(qdd), diag(qd), diag(sgn qd). F_v and F_c lump the link-side and motor-side friction (eq. 4:
 F_v = F_vq + F_vqm). Rows are joints, samples stacked joint-fastest: row k n + i is joint i at sample k.
 
-On an elastic-joint robot the rotor inertia acts on the motor acceleration: pass ``qdd_m`` and the armature
-column is diag(qdd_m) while the link block and the friction columns take the link-side (q, qd, qdd)
-(:mod:`.rigid_body`). The friction then stays a model error of D_m (qd_m - qd) on the motor side's share D_m.
-
 Only revolute joints with transmission 1 (q_m = q in the rigid model) are handled: a robot with another
 transmission is refused by :func:`check_rigid_model`.
 """
@@ -75,12 +71,9 @@ def standard_parameters(robot: Any) -> np.ndarray:
     return np.concatenate(links + [joints])
 
 
-def regressor(robot: Any, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, data: Any = None,
-              qdd_m: np.ndarray | None = None) -> np.ndarray:
-    """Y stacked over samples: (samples n, 13 n) for q, qd, qdd (samples, n) [rad, rad/s, rad/s^2]; the armature
-    column takes the motor accelerations ``qdd_m`` (samples, n) [rad/s^2] when given, else qdd."""
+def regressor(robot: Any, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, data: Any = None) -> np.ndarray:
+    """Y stacked over samples: (samples n, 13 n) for q, qd, qdd (samples, n) [rad, rad/s, rad/s^2]."""
     q, qd, qdd = (np.atleast_2d(np.asarray(x, dtype=float)) for x in (q, qd, qdd))
-    qdd_m = qdd if qdd_m is None else np.atleast_2d(np.asarray(qdd_m, dtype=float))
     model, n = robot.model, robot.n
     data = data if data is not None else model.createData()
     samples = q.shape[0]
@@ -89,7 +82,7 @@ def regressor(robot: Any, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, data: 
         out[k, :, :10 * n] = pin.computeJointTorqueRegressor(model, data, q[k], qd[k], qdd[k])
     rows = np.arange(n)
     base = 10 * n + 3 * rows
-    out[:, rows, base] = qdd_m
+    out[:, rows, base] = qdd
     out[:, rows, base + 1] = qd
     out[:, rows, base + 2] = np.sign(qd)
     return out.reshape(samples * n, 13 * n)
