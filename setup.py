@@ -47,6 +47,7 @@ setup(
             "feedforward_node = flexrobot_ros.nodes.feedforward_node:main",
             "modal_monitor_node = flexrobot_ros.nodes.modal_monitor_node:main",
             "oma_node = flexrobot_ros.nodes.oma_node:main",
+            "rigid_identification_node = flexrobot_ros.nodes.rigid_identification_node:main",
         ],
     },
 )
