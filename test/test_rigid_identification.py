@@ -199,10 +199,11 @@ def test_simulated_identification_kr90(kr90, base, design, experiment) -> None:
     mc_y.link3 (M_3 C_y3 = -2.7 kg m, 26 N m of gravity torque against 12600 N m peaks: -10 % at relative std
     6.3 %) and I_xy.link3 (-53 % at 9.4 %).
     How often the 5 % line holds over 20 torque-noise realizations added to this same simulated run (not asserted:
-    the same study on the paper's four-trajectory case is in bench/rigid_identification.py, 9/20 and 2/20): 10/20 with the compensation, 1/20 without. The failures left with the
-    compensation are noise, not bias: parameters with relative std 4-10 % (mc_y.link3, I_xy.link3) lie 1-2 sigma
-    off, which a 5 % bound on a 10 % std does not allow for; over those realizations (estimate - truth) / std has
-    an RMS of 0.7-1.7 (median 1.1) over the link parameters."""
+    the same study on the paper's four-trajectory case is in bench/rigid_identification.py, 9/20 and 2/20): 10/20
+    with the compensation, 1/20 without. The failures left with the compensation are noise, not bias: parameters
+    with relative std 4-10 % (mc_y.link3, I_xy.link3) lie 1-2 sigma off, which a 5 % bound on a 10 % std does not
+    allow for; over those realizations (estimate - truth) / std has an RMS of 0.7-1.7 (median 1.1) over the link
+    parameters."""
     out, encoders, noisy = experiment["fit"]
     truth = true_base_parameters(kr90, base)
     result = identify_rigid_body(kr90, RigidRecord(out.t, encoders, noisy), cutoff_hz=5.0, base=base)
