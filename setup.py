@@ -48,6 +48,7 @@ setup(
             "modal_monitor_node = flexrobot_ros.nodes.modal_monitor_node:main",
             "oma_node = flexrobot_ros.nodes.oma_node:main",
             "calibration_node = flexrobot_ros.nodes.calibration_node:main",
+            "rigid_identification_node = flexrobot_ros.nodes.rigid_identification_node:main",
         ],
     },
 )

@@ -20,12 +20,15 @@ import pytest
 
 from flexrobot_ros.cli import main
 from flexrobot_ros.dynamics.feedforward import feedforward
-from flexrobot_ros.dynamics.trajectory import load_trajectory
+from flexrobot_ros.dynamics.flexible_joint import JointFlexibility
+from flexrobot_ros.dynamics.trajectory import TrajectorySamples, load_trajectory
 from flexrobot_ros.errors import IdentificationError
 from flexrobot_ros.identification.base_parameters import base_parameters, true_base_parameters
 from flexrobot_ros.identification.excitation import (KR90_WORKSPACE, ExcitationLimits, FourierTrajectory,
                                                      design_excitation, observation_condition, write_trajectory)
-from flexrobot_ros.identification.rigid_body import RigidRecord, condition_record, identify_rigid_body
+from flexrobot_ros.identification.joint_deflection import link_positions, motor_side_difference
+from flexrobot_ros.identification.rigid_body import (DEFLECTION_COMPENSATED, ELASTICITY_IGNORED, LINK_ENCODERS,
+                                                     RigidRecord, condition_record, identify_rigid_body)
 from flexrobot_ros.identification.rigid_export import physically_consistent, write_identified_robot
 from flexrobot_ros.identification.rigid_regressor import regressor
 from flexrobot_ros.modal.modes import modal_analysis
@@ -186,51 +189,96 @@ def test_simulated_identification_kr90(kr90, base, design, experiment) -> None:
     """Issue 27 acceptance: the shipped kr90 (elastic joints, Table 3 K and D) follows the optimized excitation
     (one 10 s period) in the simulator under a motor PD about the feedforward's q_m; motor encoders of 4096 counts
     per motor revolution (5.3e-6 rad on joint 1), 1 % torque noise. Identified from the motor positions and
-    torques (5 Hz zero-phase low-pass, central differences, weighted LS), the base parameters predict the torques
-    of the validation trajectory (5 s of the median random Fourier one, not used for the fit) within 2 % RMS of its
-    peak.
+    torques (5 Hz zero-phase low-pass, central differences, link positions q_m - (tau_m - motor-side terms) / K
+    through the YAML, weighted LS), every base parameter whose relative standard deviation is below 10 % lies within
+    5 % of the truth (15 of 22 here, the largest error 3.1 %), and the base parameters predict the torques of the
+    validation trajectory (5 s of the median random Fourier one, not used for the fit) within 2 % RMS of its peak
+    (0.23 %, 0.12 %, 0.05 %).
 
-    The issue's second line ("every base parameter whose relative standard deviation is below 10 % lies within 5 %
-    of the truth") is printed, not asserted: it fails on one parameter, mc_y.link3 (M_3 C_y3 = -2.7 kg m, 26 N m of
-    gravity torque against 8000 N m peaks), -6.8 % off at relative std 2.9 %. That is the joint elasticity: the
-    noise-free identification below gives -6.7 % for it. Asserted instead: every parameter with relative std below
-    10 % lies within max(5 %, 3 sigma) of the truth, and those with relative std below 1 % within 5 %.
-
-    Elasticity bias: the same identification on the noise-free, unquantized motor positions and torques (the
-    deflection tau/K, about 3 mrad, is then the only model error) gives below 1 % on the large parameters
-    (I_zz.link1 -0.04 %, m.link3 0.16 %, F_v 0.5-1 %, armature.joint3 -0.03 %), 2.7 % on I_xy.link2, -6.7 % on
-    mc_y.link3 and tens of % on the small products of inertia of link 3 (about 1 kg m^2, ~10 N m of torque), and
-    the Coulomb terms (1 N m against 1455 N m s/rad of viscous friction) are not identifiable. At 0.2 Hz (four times
-    the deflection's second derivative) I_xy.link2 and mc_y.link3 go 5.6 % and 13 % off."""
+    Without the compensation (motor positions as link positions) the same record fails the 5 % line on
+    mc_y.link3 (M_3 C_y3 = -2.7 kg m, 26 N m of gravity torque against 12600 N m peaks: -10 % at relative std
+    6.3 %) and I_xy.link3 (-53 % at 9.4 %).
+    How often the 5 % line holds over 20 torque-noise realizations added to this same simulated run (not asserted:
+    the same study on the paper's four-trajectory case is in bench/rigid_identification.py, 9/20 and 2/20): 10/20
+    with the compensation, 1/20 without. The failures left with the compensation are noise, not bias: parameters
+    with relative std 4-10 % (mc_y.link3, I_xy.link3) lie 1-2 sigma off, which a 5 % bound on a 10 % std does not
+    allow for; over those realizations (estimate - truth) / std has an RMS of 0.7-1.7 (median 1.1) over the link
+    parameters."""
     out, encoders, noisy = experiment["fit"]
     truth = true_base_parameters(kr90, base)
     result = identify_rigid_body(kr90, RigidRecord(out.t, encoders, noisy), cutoff_hz=5.0, base=base)
+    assert result.record.link_side == DEFLECTION_COMPENSATED
     error = np.abs(result.beta - truth) / np.abs(truth)
     rel_std = result.relative_std
     for name, value, expected, rel_error, std in zip(base.base_names(), result.beta, truth, error, rel_std):
         print(f"{name:<18}{value:>12.5g}{expected:>12.5g} |error| {100 * rel_error:8.3f} %  rel. std "
               f"{100 * std:8.3f} %")
     well_determined = rel_std < 0.10
-    literal = [name for name, ok, e in zip(base.base_names(), well_determined, error) if ok and e > 0.05]
-    print(f"{well_determined.sum()} base parameters with relative std < 10 %; beyond 5 % of the truth: {literal}")
+    beyond = [name for name, ok, e in zip(base.base_names(), well_determined, error) if ok and e > 0.05]
+    print(f"{well_determined.sum()} base parameters with relative std < 10 %; beyond 5 % of the truth: {beyond}")
     assert well_determined.sum() >= 15
-    bad = [name for name, ok, e, std in zip(base.base_names(), well_determined, error, rel_std)
-           if ok and e > max(0.05, 3 * std)]
-    assert not bad, f"base parameters beyond max(5 %, 3 sigma) of the truth: {bad}"
-    assert np.all(error[rel_std < 0.01] <= 0.05)
+    assert not beyond, f"base parameters with relative std < 10 % beyond 5 % of the truth: {beyond}"
 
     out_v, encoders_v, noisy_v = experiment["validation"]
-    record = condition_record(RigidRecord(out_v.t, encoders_v, noisy_v), 5.0)
-    predicted = result.predict(kr90, record.q, record.qd, record.qdd)
+    record = result.conditioned(RigidRecord(out_v.t, encoders_v, noisy_v))
+    predicted = result.predict(kr90, record)
     reference = condition_record(RigidRecord(out_v.t, out_v.q_m, out_v.tau_m), 5.0)
     rms = np.sqrt(np.mean((predicted - reference.tau) ** 2, axis=0))
     print("validation rms / peak [%]:", 100 * rms / np.abs(reference.tau).max(axis=0))
     assert np.all(rms <= 0.02 * np.abs(reference.tau).max(axis=0))
 
-    exact = identify_rigid_body(kr90, RigidRecord(out.t, out.q_m, out.tau_m), cutoff_hz=5.0, base=base)
-    bias = (exact.beta - truth) / np.abs(truth)
-    print("elasticity bias (noise-free) [%]:", dict(zip(base.base_names(), np.round(100 * bias, 2))))
-    assert np.all(np.abs(bias[exact.relative_std < 0.01]) <= 0.05)
+
+def test_elasticity_bias_kr90(kr90, base, experiment) -> None:
+    """How far the joint elasticity biases the identification: the fit record noise-free and unquantized (the
+    simulator's q_m and tau_m), so that the model error is the only error. Ignoring the elasticity (rigid model at
+    the motor positions) the parameters the noisy experiment determines to < 10 % are off by up to 6.6 %
+    (mc_y.link3; I_xy.link2 1.9 %; beyond them I_xy.link3 -54 %, I_xz.link3 -104 %); with the deflection
+    compensated through the YAML's K and motor-side terms by at most 1.1 % (F_v.joint3; every inertial parameter
+    within 0.9 %, I_xy.link3 0.15 %), the same as with the simulator's link positions as link encoders. The Coulomb
+    terms (about 1 N m) stay 6-11 % off. The estimated link positions equal the simulator's to 1 % of the
+    largest deflection (2.5 mrad on joint 2)."""
+    out = experiment["fit"][0]
+    truth = true_base_parameters(kr90, base)
+    noisy = identify_rigid_body(kr90, RigidRecord(out.t, *experiment["fit"][1:]), cutoff_hz=5.0, base=base)
+    well_determined = noisy.relative_std < 0.10
+    exact = RigidRecord(out.t, out.q_m, out.tau_m)
+    biases = {}
+    for label, record, elasticity in (("ignored", exact, False), ("compensated", exact, True),
+                                      ("link encoders", RigidRecord(out.t, out.q_m, out.tau_m, q_link=out.q), True)):
+        fit = identify_rigid_body(kr90, record, cutoff_hz=5.0, base=base, elasticity=elasticity)
+        biases[label] = (fit.beta - truth) / np.abs(truth)
+    print(f"{'elasticity bias [%]':<18}" + "".join(f"{label:>15}" for label in biases))
+    for k, name in enumerate(base.base_names()):
+        print(f"{name:<18}" + "".join(f"{100 * bias[k]:>15.3f}" for bias in biases.values()))
+    assert np.abs(biases["ignored"][well_determined]).max() > 0.05
+    assert np.abs(biases["compensated"][well_determined]).max() <= 0.02
+    assert np.abs(biases["link encoders"][well_determined]).max() <= 0.02
+    flexibility = JointFlexibility.from_robot(kr90)
+    estimated = condition_record(exact, 5.0, flexibility)
+    encoders = condition_record(RigidRecord(out.t, out.q_m, out.tau_m, q_link=out.q), 5.0, flexibility)
+    deflection = np.abs(out.q_m - out.q).max()
+    np.testing.assert_allclose(estimated.q, encoders.q, rtol=0, atol=0.01 * deflection)
+
+
+def test_joint_deflection_inverts_the_feedforward(kr90, design) -> None:
+    """The flexible-joint feedforward (dynamics.flexible_joint, thesis eqs. 4.7-4.10) maps a link trajectory to
+    q_m, qd_m, qdd_m, tau_m; link_positions recovers the link positions from those to 1e-12 rad, and the motor torque
+    equals the rigid model at the link state written out here (RNEA + B qdd + (D + D_m) qd + (D_c + D_cm)
+    tanh(qd / v_c)) plus motor_side_difference to 1e-6 N m."""
+    t = np.linspace(0.0, design.trajectory.period, 401)
+    samples = TrajectorySamples(t, *design.trajectory.evaluate(t), design.trajectory.derivative(t, 3),
+                                design.trajectory.derivative(t, 4))
+    ff = feedforward(kr90, samples, "ejnea", check_limits=False)
+    flexibility = JointFlexibility.from_robot(kr90)
+    np.testing.assert_allclose(link_positions(flexibility, ff.q_m, ff.qd_m, ff.qdd_m, ff.tau_m), ff.q, rtol=0,
+                               atol=1e-12)
+    data = kr90.create_data()
+    rigid = (np.array([pin.rnea(kr90.model, data, *state) for state in zip(ff.q, ff.qd, ff.qdd)])
+             + kr90.motor_inertia * ff.qdd + (kr90.link_damping + kr90.motor_damping) * ff.qd
+             + (kr90.link_coulomb + kr90.motor_coulomb) * np.tanh(ff.qd / kr90.coulomb_width))
+    difference = motor_side_difference(flexibility, ff.qd, ff.qdd, ff.qd_m, ff.qdd_m)
+    assert np.abs(difference).max() > 1.0
+    np.testing.assert_allclose(rigid + difference, ff.tau_m, rtol=0, atol=1e-6)
 
 
 def test_identify_rigid_command_and_export(kr90, experiment, tmp_path, capsys) -> None:
@@ -258,6 +306,30 @@ def test_identify_rigid_command_and_export(kr90, experiment, tmp_path, capsys) -
     model_torque = (base_parameters(kr90).columns(regressor(kr90, record.q, record.qd, record.qdd)) @ beta)
     exported = rigid_motor_torque(identified, record.q, record.qd, record.qdd).ravel()
     np.testing.assert_allclose(exported, model_torque, rtol=0, atol=1e-6 * np.abs(model_torque).max())
+
+
+def test_identify_rigid_link_side_options(kr90, base, experiment, tmp_path, capsys) -> None:
+    """``--link-positions 'q.*'`` (the simulator's link positions as link encoders) and ``--rigid`` reach the core:
+    the JSON names the link side and its parameters equal identify_rigid_body's with the same choice to 1e-9
+    relative; the validation stays within 2 % of the peak."""
+    for key in ("fit", "validation"):
+        out, encoders, noisy = experiment[key]
+        columns = {f"q_m.{joint}": encoders[:, j] for j, joint in enumerate(kr90.joint_names)}
+        columns.update({f"q.{joint}": out.q[:, j] for j, joint in enumerate(kr90.joint_names)})
+        columns.update({f"tau_m.{joint}": noisy[:, j] for j, joint in enumerate(kr90.joint_names)})
+        write_timeseries(tmp_path / f"{key}.npz", out.t, columns)
+    out, encoders, noisy = experiment["fit"]
+    for options, link_side, record, elasticity in (
+            (["--link-positions", "q.*"], LINK_ENCODERS, RigidRecord(out.t, encoders, noisy, q_link=out.q), True),
+            (["--rigid"], "motor positions" + ELASTICITY_IGNORED, RigidRecord(out.t, encoders, noisy), False)):
+        assert main(["identify-rigid", "kr90", str(tmp_path / "fit.npz"), "--validate",
+                     str(tmp_path / "validation.npz"), "--json", *options]) == 0
+        summary = json.loads(capsys.readouterr().out)
+        assert summary["link_side"] == link_side
+        core = identify_rigid_body(kr90, record, cutoff_hz=5.0, base=base, elasticity=elasticity)
+        values = np.array([p["value"] for p in summary["parameters"]])
+        np.testing.assert_allclose(values, core.beta, rtol=1e-9, atol=0)
+        assert max(summary["validation"][0]["rms_over_peak_percent"]) < 2.0
 
 
 def test_physically_consistent_fit_kr90_3dof(tmp_path) -> None:

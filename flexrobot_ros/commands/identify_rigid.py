@@ -2,10 +2,11 @@
 positions and motor torques (seed 001 section 2.2).
 
 Reads CSV/NPZ time series or rosbag2 bags (:func:`flexrobot_ros.identification.rigid_body.read_rigid_record`),
-filters (zero-phase Butterworth at ``--cutoff``), differentiates (central differences), solves the weighted least
-squares, prints the base parameters with their standard deviations and the torque fit; ``--out FILE.yaml`` writes
-the identified robot (copy of the flexibility YAML + URDF beside it), ``--validate RECORD`` predicts another
-record's torques, ``--plot-dir`` writes the torque fit and the parameter table.
+filters (zero-phase Butterworth at ``--cutoff``), reduces the record to the link side (``--link-positions``, else
+the joint deflection through the flexibility YAML; ``--rigid`` skips it), differentiates (central differences),
+solves the weighted least squares, prints the base parameters with their standard deviations and the torque fit;
+``--out FILE.yaml`` writes the identified robot (copy of the flexibility YAML + URDF beside it), ``--validate
+RECORD`` predicts another record's torques, ``--plot-dir`` writes the torque fit and the parameter table.
 """
 from __future__ import annotations
 
@@ -27,8 +28,15 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("records", nargs="+", type=Path, metavar="RECORD",
                         help="CSV/NPZ time series or rosbag2 bag(s) recorded along an excitation")
     parser.add_argument("--positions", default="q_m.*",
-                        help="position channels, the joint name last (default 'q_m.*', motor positions; "
-                             "'q.*' link positions; bags: 'motor_states.position.*')")
+                        help="motor position channels (after the gear), the joint name last (default 'q_m.*'; "
+                             "bags: 'motor_states.position.*')")
+    parser.add_argument("--link-positions", metavar="GLOB",
+                        help="link encoder channels (e.g. 'q.*', bags: 'joint_states.position.*'): the rigid model "
+                             "is evaluated there; without them the link positions are the motor positions minus "
+                             "the joint deflection (tau_m - motor-side terms) / K of the flexibility YAML")
+    parser.add_argument("--rigid", action="store_true",
+                        help="ignore the joint elasticity: evaluate the rigid model at the recorded positions as "
+                             "they are (the deflection becomes a model error)")
     parser.add_argument("--torques", default="tau_m.*",
                         help="motor torque channels (default 'tau_m.*'; bags: 'motor_states.effort.*')")
     parser.add_argument("--cutoff", type=float, default=5.0,
@@ -49,7 +57,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from flexrobot_ros.identification.rigid_body import condition_record, identify_rigid_body, read_rigid_record
+    from flexrobot_ros.identification.rigid_body import identify_rigid_body, read_rigid_record
     from flexrobot_ros.model import load_robot
 
     output_file(args.out, "--out", (".yaml", ".yml"))
@@ -57,15 +65,17 @@ def run(args: argparse.Namespace) -> int:
         output_directory(args.plot_dir, "--plot-dir")
     progress = Progress("identify-rigid", quiet=args.json)
     robot = load_robot(args.robot, tool=args.tool)
-    records = [read_rigid_record(path, robot, args.positions, args.torques) for path in args.records]
+    records = [read_rigid_record(path, robot, args.positions, args.torques, args.link_positions)
+               for path in args.records]
     with progress.stage(f"weighted least squares on {len(records)} record(s), low-pass {args.cutoff:g} Hz"):
-        result = identify_rigid_body(robot, records, cutoff_hz=args.cutoff)
+        result = identify_rigid_body(robot, records, cutoff_hz=args.cutoff, elasticity=not args.rigid)
     summary = {"robot": robot.name, "tool": robot.tool is not None, "records": [str(p) for p in args.records],
                **result.to_dict()}
     validation = []
     for path in args.validate:
-        record = condition_record(read_rigid_record(path, robot, args.positions, args.torques), args.cutoff)
-        predicted = result.predict(robot, record.q, record.qd, record.qdd)
+        record = result.conditioned(read_rigid_record(path, robot, args.positions, args.torques,
+                                                      args.link_positions))
+        predicted = result.predict(robot, record)
         rms = np.sqrt(np.mean((predicted - record.tau) ** 2, axis=0))
         peak = np.abs(record.tau).max(axis=0)
         validation.append({"record": str(path), "rms_nm": rms.tolist(), "peak_nm": peak.tolist(),
@@ -84,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
         from flexrobot_ros.identification.rigid_export import standard_from_base, write_identified_robot
 
         description = (f"from {', '.join(str(p) for p in args.records)} (positions {args.positions!r}, torques "
-                       f"{args.torques!r}, low-pass {args.cutoff:g} Hz), "
+                       f"{args.torques!r}, low-pass {args.cutoff:g} Hz, link side: {result.record.link_side}), "
                        + ("physically consistent fit" if phi is not None else "closest to the previous values"))
         files = write_identified_robot(robot, result, standard_from_base(robot, result) if phi is None else phi,
                                        args.out, description)
@@ -101,7 +111,8 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(summary))
         return 0
     print(f"rigid-body identification of {robot.name}: {result.base.count} base parameters from "
-          f"{summary['samples_used']} samples x {robot.n} joints, cond(A) = {result.condition:.4g}")
+          f"{summary['samples_used']} samples x {robot.n} joints, cond(A) = {result.condition:.4g}; link side: "
+          f"{summary['link_side']}")
     print(f"  {'base parameter':<20}{'value':>13}{'std':>11}{'rel. std':>10}  {'unit':<11}expression")
     for entry in summary["parameters"]:
         print(f"  {entry['name']:<20}{entry['value']:>13.6g}{entry['std']:>11.3g}"

@@ -2,23 +2,30 @@
 
 Pipeline (:func:`identify_rigid_body`):
 
-1. Signal conditioning. Positions q [rad] and motor torques tau [N m] sampled uniformly at f_s are filtered with the
-   same zero-phase Butterworth low-pass (order 4, cutoff ``cutoff_hz``, ``scipy.signal.butter`` + ``filtfilt``,
-   so torques and positions keep the same attenuation and no phase lag); qd and qdd are central differences of the
-   filtered q (``numpy.gradient``, second order in the interior). The filter pads each end with an odd extension of
+1. Signal conditioning. Motor positions q_m [rad] (after the gear), motor torques tau [N m] and, when the record has
+   them, link positions [rad] sampled uniformly at f_s are filtered with the same zero-phase Butterworth low-pass
+   (order 4, cutoff ``cutoff_hz``, ``scipy.signal.butter`` + ``filtfilt``, so torques and positions keep the same
+   attenuation and no phase lag); velocities and accelerations are central differences of the filtered positions
+   (``numpy.gradient``, second order in the interior). The filter pads each end with an odd extension of
    ``3 / cutoff_hz`` seconds; ``1 / cutoff_hz`` seconds at each end are dropped
    (filter transients), and the rows are decimated to about ``4 cutoff_hz`` (everything above the cutoff is gone;
    the residuals of neighbouring rows would otherwise be strongly correlated).
-2. Observation matrix A (eq. 7): the base regressor (:mod:`.base_parameters`: inertial base parameters, rotor
+2. Joint elasticity (:mod:`.joint_deflection`). The rigid model of eq. 4 holds at the link positions q, which
+   differ from q_m by the joint deflection (up to 4 mrad on the kr90, a bias of several % on its small base
+   parameters when ignored). The link side is the record's link encoders when it has them, else
+   q = q_m - (tau - B qdd_m - tau_fm(qd_m)) / K with the flexibility YAML's stiffness and motor-side terms
+   (computed on the filtered full-rate signals, then differentiated); the motor-side terms' difference between
+   the motor and the link state, B (qdd_m - qdd) + tau_fm(qd_m) - tau_fm(qd) with the YAML's values, is taken off
+   the torques, so that T = Y(q, qd, qdd) phi holds. With ``elasticity=False`` the positions (link positions when
+   the record has them, else motor positions) enter as they are and the deflection is a model error.
+3. Observation matrix A (eq. 7): the base regressor (:mod:`.base_parameters`: inertial base parameters, rotor
    inertias and viscous/Coulomb friction of every joint) stacked over the kept samples; T the torques.
-3. Weighted least squares (Gautier): ordinary LS first, then each joint's rows are divided by the standard
+4. Weighted least squares (Gautier): ordinary LS first, then each joint's rows are divided by the standard
    deviation of that joint's residual sigma_j = ||r_j|| / sqrt(M - r / n) and the LS is solved again. The
    covariance of the estimate is sigma_w^2 (A_w^T A_w)^-1 with sigma_w^2 = ||r_w||^2 / (n M - r); the standard
    deviation of each base parameter is the root of its diagonal entry, and its relative standard deviation is
    that over |beta| (in %).
 
-The positions may be link positions (link encoders) or motor positions after the gear (q_m, motor encoders): the
-rigid model of eq. 4 does not tell them apart; the difference, the joint deflection tau / K, is a model error.
 Records are CSV/NPZ time series (:mod:`flexrobot_ros.timeseries`) or rosbag2 bags of the package's JointState
 topics, read by :func:`flexrobot_ros.oma.signals.read_signals`.
 """
@@ -31,8 +38,10 @@ from typing import Any, Sequence
 import numpy as np
 import scipy.signal
 
+from flexrobot_ros.dynamics.flexible_joint import JointFlexibility
 from flexrobot_ros.errors import IdentificationError, SignalError
 from flexrobot_ros.identification.base_parameters import BaseParameters, base_parameters
+from flexrobot_ros.identification.joint_deflection import link_positions, motor_side_difference
 from flexrobot_ros.identification.rigid_regressor import check_rigid_model, regressor
 
 #: Butterworth order of the zero-phase low-pass (applied forward and backward: effective order 8).
@@ -42,32 +51,42 @@ FILTER_ORDER = 4
 #: mid-trajectory).
 PADDING_PERIODS = 3.0
 #: Kept rows per second, in multiples of the cutoff frequency.
-ROWS_PER_CUTOFF = 4.0
+ROWS_PER_CUTOFF = 2.0
+#: :attr:`ConditionedRecord.link_side` of the cases of step 2 (module docstring).
+LINK_ENCODERS = "link encoders"
+DEFLECTION_COMPENSATED = "motor positions - deflection (tau_m - motor-side terms) / K of the flexibility YAML"
+ELASTICITY_IGNORED = " (joint elasticity ignored)"
 
 
 @dataclass(frozen=True)
 class RigidRecord:
-    """A record for identification: times ``t`` (samples,) [s], positions ``q`` (samples, n) [rad] and motor
-    torques ``tau`` (samples, n) [N m], columns in the robot's joint order; ``source`` names it in messages."""
+    """A record for identification: times ``t`` (samples,) [s], motor positions after the gear ``q`` (samples, n)
+    [rad] and motor torques ``tau`` (samples, n) [N m], columns in the robot's joint order; ``q_link``
+    (samples, n) [rad] the link positions when the record has link encoders; ``source`` names it in messages."""
 
     t: np.ndarray
     q: np.ndarray
     tau: np.ndarray
     source: str = "<record>"
+    q_link: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
 class ConditionedRecord:
-    """Filtered, differentiated and decimated samples: t (rows,) [s], q, qd, qdd, tau (rows, n)."""
+    """Filtered, differentiated and decimated samples: t (rows,) [s]; link side q [rad], qd [rad/s], qdd [rad/s^2],
+    motor torques tau [N m] and their part beyond the rigid model at the link state ``motor_difference`` [N m],
+    each (rows, n); ``link_side`` says where q comes from (module docstring, step 2)."""
 
     t: np.ndarray
     q: np.ndarray
     qd: np.ndarray
     qdd: np.ndarray
     tau: np.ndarray
+    motor_difference: np.ndarray
     cutoff_hz: float
     rate_hz: float
     decimation: int
+    link_side: str
 
 
 @dataclass(frozen=True)
@@ -75,7 +94,8 @@ class RigidIdentification:
     """Result of :func:`identify_rigid_body`: base parameters ``beta`` (r,), their standard deviations ``std`` and
     ``covariance`` (r, r), ``base`` (names, expressions), per-joint residual RMS [N m] ``residual_rms`` and torque
     peaks ``torque_peak`` [N m], ``weights`` sigma_j [N m], ``condition`` cond(A) of the observation matrix, the
-    conditioned record used, and the joint names."""
+    conditioned record used, the joint names, and ``flexibility`` (the joint stiffness and motor-side terms that
+    compensated the deflection; None when the elasticity was ignored)."""
 
     beta: np.ndarray
     std: np.ndarray
@@ -87,6 +107,7 @@ class RigidIdentification:
     condition: float
     record: ConditionedRecord = field(repr=False)
     joint_names: tuple[str, ...]
+    flexibility: JointFlexibility | None = field(default=None, repr=False)
 
     @property
     def relative_std(self) -> np.ndarray:
@@ -94,9 +115,14 @@ class RigidIdentification:
         with np.errstate(divide="ignore"):
             return np.where(self.beta != 0.0, self.std / np.abs(self.beta), np.inf)
 
-    def predict(self, robot: Any, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray) -> np.ndarray:
-        """Motor torques (samples, n) [N m] the identified model gives along (q, qd, qdd)."""
-        return (self.base.columns(regressor(robot, q, qd, qdd)) @ self.beta).reshape(len(q), -1)
+    def conditioned(self, record: RigidRecord) -> ConditionedRecord:
+        """``record`` conditioned as the identification's records were (same low-pass, same link side)."""
+        return condition_record(record, self.record.cutoff_hz, self.flexibility)
+
+    def predict(self, robot: Any, record: ConditionedRecord) -> np.ndarray:
+        """Motor torques (rows, n) [N m] the identified model gives along a conditioned record."""
+        y = regressor(robot, record.q, record.qd, record.qdd)
+        return (self.base.columns(y) @ self.beta).reshape(len(record.t), -1) + record.motor_difference
 
     def to_dict(self) -> dict[str, Any]:
         names, units, expressions = self.base.base_names(), self.base.base_units(), self.base.expressions()
@@ -109,15 +135,17 @@ class RigidIdentification:
             "residual_rms_nm": self.residual_rms.tolist(), "torque_peak_nm": self.torque_peak.tolist(),
             "residual_sigma_nm": self.weights.tolist(), "condition_number": self.condition,
             "cutoff_hz": self.record.cutoff_hz, "rows_rate_hz": self.record.rate_hz / self.record.decimation,
-            "samples_used": int(len(self.record.t))}
+            "samples_used": int(len(self.record.t)), "link_side": self.record.link_side}
 
 
-def read_rigid_record(path: str | Path, robot: Any, positions: str = "q.*", torques: str = "tau_m.*"
-                      ) -> RigidRecord:
-    """Positions and torques of ``robot``'s joints from a CSV/NPZ time series or a rosbag2 bag.
+def read_rigid_record(path: str | Path, robot: Any, positions: str = "q_m.*", torques: str = "tau_m.*",
+                      link_positions: str | None = None) -> RigidRecord:
+    """Motor positions, motor torques and optionally link positions of ``robot``'s joints from a CSV/NPZ time
+    series or a rosbag2 bag.
 
-    ``positions``/``torques`` are channel globs whose last dotted part is the joint name (``q.joint2``,
-    ``q_m.*``, ``joint_states.position.*``, ``motor_states.effort.*``); every joint must appear in each.
+    ``positions``/``torques``/``link_positions`` are channel globs whose last dotted part is the joint name
+    (``q_m.*``, ``motor_states.position.*``, ``motor_states.effort.*``, ``q.*``, ``joint_states.position.*``);
+    every joint must appear in each.
     """
     from flexrobot_ros.oma.signals import read_signals
 
@@ -126,7 +154,10 @@ def read_rigid_record(path: str | Path, robot: Any, positions: str = "q.*", torq
     except SignalError as error:
         raise IdentificationError(str(error)) from None
     columns = []
-    for pattern, what in ((positions, "positions"), (torques, "torques")):
+    for pattern, what in ((positions, "positions"), (torques, "torques"), (link_positions, "link positions")):
+        if pattern is None:
+            columns.append(None)
+            continue
         try:
             selected = signals.select([pattern])
         except SignalError as error:
@@ -137,16 +168,22 @@ def read_rigid_record(path: str | Path, robot: Any, positions: str = "q.*", torq
             raise IdentificationError(f"{path}: {what} channels {pattern!r} have no joint(s) {missing}; found "
                                       f"{list(selected.channels)}")
         columns.append(selected.data[:, [by_joint[joint] for joint in robot.joint_names]])
-    return RigidRecord(signals.t, columns[0], columns[1], str(path))
+    return RigidRecord(signals.t, columns[0], columns[1], str(path), q_link=columns[2])
 
 
-def condition_record(record: RigidRecord, cutoff_hz: float) -> ConditionedRecord:
-    """Step 1 of the module docstring: zero-phase low-pass, central differences, trimmed ends, decimation."""
-    t, q, tau = (np.asarray(x, dtype=float) for x in (record.t, record.q, record.tau))
-    if t.ndim != 1 or q.shape != tau.shape or q.shape[0] != t.size:
-        raise IdentificationError(f"{record.source}: t {t.shape}, positions {q.shape} and torques {tau.shape} "
+def condition_record(record: RigidRecord, cutoff_hz: float, flexibility: JointFlexibility | None = None
+                     ) -> ConditionedRecord:
+    """Steps 1-2 of the module docstring: zero-phase low-pass, link side (the record's link positions, else the
+    deflection through ``flexibility``, else none), central differences, trimmed ends, decimation."""
+    t, q_m, tau = (np.asarray(x, dtype=float) for x in (record.t, record.q, record.tau))
+    if t.ndim != 1 or q_m.shape != tau.shape or q_m.shape[0] != t.size:
+        raise IdentificationError(f"{record.source}: t {t.shape}, positions {q_m.shape} and torques {tau.shape} "
                                   "must be (samples,), (samples, n), (samples, n)")
-    if not (np.all(np.isfinite(t)) and np.all(np.isfinite(q)) and np.all(np.isfinite(tau))):
+    q_link = None if record.q_link is None else np.asarray(record.q_link, dtype=float)
+    if q_link is not None and q_link.shape != q_m.shape:
+        raise IdentificationError(f"{record.source}: link positions {q_link.shape}; expected the motor positions' "
+                                  f"shape {q_m.shape}")
+    if not all(np.all(np.isfinite(x)) for x in (t, q_m, tau) + (() if q_link is None else (q_link,))):
         raise IdentificationError(f"{record.source}: non-finite time, position or torque samples")
     steps = np.diff(t)
     if steps.size < 10 or np.any(steps <= 0) or steps.max() > 1.01 * steps.min():
@@ -158,24 +195,42 @@ def condition_record(record: RigidRecord, cutoff_hz: float) -> ConditionedRecord
                                   f"{0.5 * rate:g} Hz of {record.source}")
     sos = scipy.signal.butter(FILTER_ORDER, cutoff_hz, fs=rate, output="sos")
     padding = min(len(t) - 1, int(np.ceil(PADDING_PERIODS * rate / cutoff_hz)))
-    q_f = scipy.signal.sosfiltfilt(sos, q, axis=0, padlen=padding)
-    tau_f = scipy.signal.sosfiltfilt(sos, tau, axis=0, padlen=padding)
+
+    def low_pass(x: np.ndarray) -> np.ndarray:
+        return scipy.signal.sosfiltfilt(sos, x, axis=0, padlen=padding)
+
     dt = 1.0 / rate
-    qd = np.gradient(q_f, dt, axis=0)
+    q_m_f, tau_f = low_pass(q_m), low_pass(tau)
+    qd_m = np.gradient(q_m_f, dt, axis=0)
+    qdd_m = np.gradient(qd_m, dt, axis=0)
+    if q_link is not None:
+        q, link_side = low_pass(q_link), LINK_ENCODERS
+    elif flexibility is not None:
+        q, link_side = link_positions(flexibility, q_m_f, qd_m, qdd_m, tau_f), DEFLECTION_COMPENSATED
+    else:
+        q, link_side = q_m_f, "motor positions"
+    qd = np.gradient(q, dt, axis=0)
     qdd = np.gradient(qd, dt, axis=0)
+    if flexibility is not None:
+        difference = motor_side_difference(flexibility, qd, qdd, qd_m, qdd_m)
+    else:
+        difference, link_side = np.zeros_like(tau_f), link_side + ELASTICITY_IGNORED
     decimation = max(1, int(rate / (ROWS_PER_CUTOFF * cutoff_hz)))
     trim = int(np.ceil(rate / cutoff_hz))
     keep = np.arange(trim, len(t) - trim, decimation)
     if keep.size < 2:
         raise IdentificationError(f"{record.source}: {t[-1] - t[0]:.3g} s is too short for a {cutoff_hz:g} Hz "
                                   f"low-pass (its {1 / cutoff_hz:.3g} s transients are dropped at both ends)")
-    return ConditionedRecord(t[keep], q_f[keep], qd[keep], qdd[keep], tau_f[keep], float(cutoff_hz), rate,
-                             decimation)
+    return ConditionedRecord(t[keep], q[keep], qd[keep], qdd[keep], tau_f[keep], difference[keep], float(cutoff_hz),
+                             rate, decimation, link_side)
 
 
 def identify_rigid_body(robot: Any, records: RigidRecord | Sequence[RigidRecord], cutoff_hz: float = 5.0,
-                        base: BaseParameters | None = None) -> RigidIdentification:
-    """Base parameters of ``robot``'s rigid model from one or more records (module docstring, steps 1-3)."""
+                        base: BaseParameters | None = None, elasticity: bool = True) -> RigidIdentification:
+    """Base parameters of ``robot``'s rigid model from one or more records (module docstring, steps 1-4).
+
+    ``elasticity``: reduce the records to the link side through the robot's stiffness and motor-side terms (step 2);
+    False evaluates the rigid model at the recorded positions as they are."""
     check_rigid_model(robot)
     base = base or base_parameters(robot)
     records = [records] if isinstance(records, RigidRecord) else list(records)
@@ -186,12 +241,14 @@ def identify_rigid_body(robot: Any, records: RigidRecord | Sequence[RigidRecord]
         if np.shape(record.q)[1:] != (n,):
             raise IdentificationError(f"{record.source}: {np.shape(record.q)[1:]} position columns; robot "
                                       f"{robot.name} has {n} joints {list(robot.joint_names)}")
-    conditioned = [condition_record(record, cutoff_hz) for record in records]
+    flexibility = JointFlexibility.from_robot(robot) if elasticity else None
+    conditioned = [condition_record(record, cutoff_hz, flexibility) for record in records]
     joined = ConditionedRecord(*(np.concatenate([getattr(c, name) for c in conditioned]) for name in
-                                 ("t", "q", "qd", "qdd", "tau")), cutoff_hz=float(cutoff_hz),
-                               rate_hz=conditioned[0].rate_hz, decimation=conditioned[0].decimation)
+                                 ("t", "q", "qd", "qdd", "tau", "motor_difference")), cutoff_hz=float(cutoff_hz),
+                               rate_hz=conditioned[0].rate_hz, decimation=conditioned[0].decimation,
+                               link_side="; ".join(dict.fromkeys(c.link_side for c in conditioned)))
     a = base.columns(regressor(robot, joined.q, joined.qd, joined.qdd))
-    torques = joined.tau.ravel()
+    torques = (joined.tau - joined.motor_difference).ravel()
     rows, r = len(joined.t), base.count
     if rows * n <= r:
         raise IdentificationError(f"{rows} samples x {n} joints for {r} base parameters; record longer")
@@ -213,8 +270,10 @@ def identify_rigid_body(robot: Any, records: RigidRecord | Sequence[RigidRecord]
     return RigidIdentification(
         beta=beta, std=np.sqrt(np.diag(covariance)), covariance=covariance, base=base,
         residual_rms=np.sqrt(np.mean(residual**2, axis=0)), torque_peak=np.abs(joined.tau).max(axis=0),
-        weights=sigma, condition=condition, record=joined, joint_names=tuple(robot.joint_names))
+        weights=sigma, condition=condition, record=joined, joint_names=tuple(robot.joint_names),
+        flexibility=flexibility)
 
 
 __all__ = ["RigidRecord", "ConditionedRecord", "RigidIdentification", "read_rigid_record", "condition_record",
-           "identify_rigid_body", "FILTER_ORDER", "PADDING_PERIODS", "ROWS_PER_CUTOFF"]
+           "identify_rigid_body", "FILTER_ORDER", "PADDING_PERIODS", "ROWS_PER_CUTOFF", "LINK_ENCODERS",
+           "DEFLECTION_COMPENSATED", "ELASTICITY_IGNORED"]

@@ -85,7 +85,7 @@ def plot_rigid_fit(robot: Any, result: RigidIdentification, directory: str | Pat
     plt = _pyplot()
     directory = Path(directory)
     record = result.record
-    predicted = result.predict(robot, record.q, record.qd, record.qdd)
+    predicted = result.predict(robot, record)
     n = robot.n
     figure, axes = plt.subplots(n, 2, sharex=True, figsize=(11, 2.4 * n), squeeze=False)
     for j, name in enumerate(robot.joint_names):
