@@ -99,8 +99,8 @@ class DecouplingControl:
         M_rr, M_rf, M_ff = M[:n, :n], M[:n, n:], M[n:, n:]
         if self.m == 0:
             return M_rr, h[:n]
-        factor = scipy.linalg.cho_factor(M_ff)
-        S = scipy.linalg.cho_solve(factor, M_rf.T)                   # M_ff^-1 M_rf^T
+        factor = scipy.linalg.cho_factor(M_ff, check_finite=False)  # the model's M_ff: finite
+        S = scipy.linalg.cho_solve(factor, M_rf.T, check_finite=False)  # M_ff^-1 M_rf^T
         return M_rr - M_rf @ S, h[:n] - S.T @ h[n:]
 
     # ------------------------------------------------------------------ control law
