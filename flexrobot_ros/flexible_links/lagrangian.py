@@ -12,7 +12,9 @@ algorithm; none of its integrals, twists or recursions are.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
+from typing import Callable
 
 import casadi as ca
 import numpy as np
@@ -40,8 +42,6 @@ class LagrangianDynamics:
     inertia: ca.Function        # (y) -> I
     bias: ca.Function           # (y, y_dot) -> h
     inertia_bias: ca.Function   # (y, y_dot) -> (I, h): the two above in one evaluation
-    coriolis: ca.Function       # (y, y_dot) -> C
-    inertia_dot: ca.Function    # (y, y_dot) -> I_dot
     energy: ca.Function         # (y, y_dot) -> [T, V_strain, V_gravity]
     placements: ca.Function     # (y) -> (12 n,): per body vec(R) (column-major) and p of B_i in the world; for a
     #                             sliding beam, its deformed tip frame (beam slopes turn it, as BeamLink.tip_motion)
@@ -49,7 +49,25 @@ class LagrangianDynamics:
     #                             them as a last input ``beta`` (roots,)
     explicit_roots: ca.Function | None = None   # (y) -> beta: the roots as functions of the free lengths
     root_rates: ca.Function | None = None       # (y, y_dot, beta) -> beta_dot (seed 004 eqs. 45-47)
+    inertia_rates: Callable[[], tuple[ca.Function, ca.Function]] | None = field(default=None, repr=False,
+                                                                                 compare=False)
+    #                             () -> (coriolis, inertia_dot), built on first use of either (their expressions
+    #                             are the largest: on the RRP's clamped-mass link a third of the build time)
     _buffered: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    @functools.cached_property
+    def _rates(self) -> tuple[ca.Function, ca.Function]:
+        return self.inertia_rates()
+
+    @property
+    def coriolis(self) -> ca.Function:
+        """(y, y_dot) -> C, Christoffel symbols of I (I_dot - 2 C skew-symmetric)."""
+        return self._rates[0]
+
+    @property
+    def inertia_dot(self) -> ca.Function:
+        """(y, y_dot) -> I_dot, the total time derivative of I."""
+        return self._rates[1]
 
     def evaluate(self, name: str, *inputs: np.ndarray) -> tuple[np.ndarray, ...]:
         """numpy outputs of the function field ``name`` (e.g. ``"bias"``) at ``inputs``, through its bound buffers
@@ -216,11 +234,20 @@ def _build(chain: FlexibleLinkChain, points_per_beam: int, states: list, beta: c
     momentum = ca.gradient(kinetic, yd)
     inertia = ca.jacobian(momentum, yd)
     bias = ca.jtimes(momentum, z, zd) - total_gradient(kinetic) + total_gradient(potential) + damping
-    inertia_y = inertia @ yd
-    J1 = ca.jacobian(inertia_y, y) + (ca.jacobian(inertia_y, beta) @ root_slopes if extra else 0)
-    inertia_dot = ca.reshape(ca.jtimes(ca.vec(inertia), z, zd), chain.size, chain.size)
-    coriolis = 0.5 * (inertia_dot + J1 - J1.T)
-    cse = getattr(ca, "cse", lambda e: e)  # common subexpressions (CasADi >= 3.6): the sliding beams' roots
+
+    def inertia_rates() -> tuple[ca.Function, ca.Function]:
+        inertia_y = inertia @ yd
+        J1 = ca.jacobian(inertia_y, y) + (ca.jacobian(inertia_y, beta) @ root_slopes if extra else 0)
+        inertia_dot = ca.reshape(ca.jtimes(ca.vec(inertia), z, zd), chain.size, chain.size)
+        coriolis = 0.5 * (inertia_dot + J1 - J1.T)
+        return (ca.Function("coriolis", [y, yd] + extra, [ca.densify(coriolis)]),
+                ca.Function("inertia_dot", [y, yd] + extra, [ca.densify(inertia_dot)]))
+    # Common subexpressions (CasADi >= 3.6; structural, so the same numbers) pay on a sliding beam's clamped-mass
+    # modes, whose roots recur in every term (RRP: 474,788 -> 353,964 instructions, 2.0 -> 1.26 ms per inertia and
+    # bias, 4.7 s more to build); elsewhere they cost the build and gain nothing (RRP with finite elements: 0.22 ->
+    # 1.1 s to build, 0.38 -> 0.48 ms per evaluation with them).
+    assumed_modes = any(body.sliding is not None and body.sliding.modes for body in chain.bodies)
+    cse = getattr(ca, "cse", lambda e: e) if assumed_modes else (lambda e: e)
     explicit = None
     if extra:  # the same roots as functions of the free lengths (initial states, and callers without root states)
         for sliding in states:
@@ -228,17 +255,16 @@ def _build(chain: FlexibleLinkChain, points_per_beam: int, states: list, beta: c
         explicit = ca.Function("explicit_roots", [y], [ca.densify(ca.vertcat(*[
             r for i, body in enumerate(chain.bodies) if body.sliding is not None and body.sliding.roots_state
             for r in body.sliding.explicit_roots(y[i])]))])
-    inertia, bias = cse(ca.densify(inertia)), cse(ca.densify(bias))
+    inertia_cse, bias_cse = cse(ca.densify(inertia)), cse(ca.densify(bias))
     return LagrangianDynamics(
-        inertia=ca.Function("inertia", [y] + extra, [inertia]),
-        bias=ca.Function("bias", [y, yd] + extra, [bias]),
-        inertia_bias=ca.Function("inertia_bias", [y, yd] + extra, [inertia, bias]),
-        coriolis=ca.Function("coriolis", [y, yd] + extra, [ca.densify(coriolis)]),
-        inertia_dot=ca.Function("inertia_dot", [y, yd] + extra, [ca.densify(inertia_dot)]),
+        inertia=ca.Function("inertia", [y] + extra, [inertia_cse]),
+        bias=ca.Function("bias", [y, yd] + extra, [bias_cse]),
+        inertia_bias=ca.Function("inertia_bias", [y, yd] + extra, [inertia_cse, bias_cse]),
         energy=ca.Function("energy", [y, yd] + extra, [ca.densify(ca.vertcat(kinetic, strain, gravity_potential))]),
         placements=ca.Function("placements", [y] + extra, [ca.densify(ca.vertcat(*frames))]),
         roots=beta.numel(), explicit_roots=explicit,
         root_rates=ca.Function("root_rates", [y, yd, beta], [ca.densify(root_slopes @ yd)]) if extra else None,
+        inertia_rates=inertia_rates,
     )
 
 
