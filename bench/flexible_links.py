@@ -48,7 +48,7 @@ from flexrobot_ros.flexible_links.denoc import forward_dynamics  # noqa: E402
 from flexrobot_ros.flexible_links.flexible_chain import FlexibleLinkChain  # noqa: E402
 from flexrobot_ros.flexible_links.inertia_matrix import forward_dynamics_cholesky, generalized_inertia  # noqa
 from flexrobot_ros.flexible_links.link_specs import chain_from_robot  # noqa: E402
-from flexrobot_ros.flexible_links.linearization import flexible_link_modes  # noqa: E402
+from flexrobot_ros.modal.flexible_link_linearization import flexible_link_modes  # noqa: E402
 from flexrobot_ros.flexible_links.mode_shapes import ClampedFreeModes  # noqa: E402
 from flexrobot_ros.model import load_robot  # noqa: E402
 from flexrobot_ros.simulation import FixedStepIntegration, Simulation  # noqa: E402

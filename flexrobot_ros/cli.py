@@ -27,11 +27,15 @@ COMMANDS: dict[str, str] = {
     "info": "summarize a robot (joints, stiffness, inertias, mass, gravity)",
     "dh2urdf": "generate a URDF from a standard DH table with link inertias",
     "identify": "identify joint stiffness and damping from modal data at several poses (the thesis' chapter 3)",
+    "excite": "optimal Fourier excitation trajectory for rigid-body identification (Huynh et al. 2020)",
+    "identify-rigid": "identify base inertial parameters, rotor inertias and friction from positions and motor torques",
     "bag": "record, play and summarise rosbag2 bags (standalone runtime)",
     "feedforward": "motor references q_m and motor torques tau_m that make an elastic robot follow a link "
                    "trajectory (EJNEA or SDRNEA, the thesis' chapter 4)",
     "modal": "closed-loop modes and stability at one pose (the thesis' chapter 2)",
     "modal-map": "modes over a path, grid or gain sweep, saved as NPZ + PNG",
+    "lobes": "milling stability lobes at a pose and the critical depth of cut over poses",
+    "shape": "recommend an input shaper (ZV, ZVD, EI) for measured or predicted modes, with residual vibration and delay",
     "oma": "identify modes (frequencies, damping, shapes) from recorded signals",
     "simulate": "simulate PD-held robot with impacts, write CSV/NPZ/rosbag2 (+ plot)",
     "bringup": "start the nodes standalone (simulation or hardware), print a summary of modes and tracking, "

@@ -22,6 +22,10 @@ class ModalError(FlexrobotError):
     """A modal computation cannot be carried out at the requested pose or gains."""
 
 
+class ShapingError(FlexrobotError):
+    """An input shaper cannot be designed for the given modes or options (frequency, damping ratio, tolerance)."""
+
+
 class SimulationError(FlexrobotError):
     """A simulation input is invalid or the simulated state left the finite range."""
 

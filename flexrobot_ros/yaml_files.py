@@ -1,13 +1,14 @@
 """Reading YAML documents with errors that name the file, in the caller's own error type."""
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from flexrobot_ros.errors import FlexrobotError
+from flexrobot_ros.errors import FlexrobotError, ModelError
 
 
 def read_yaml(path: str | Path, error: type[FlexrobotError], what: str) -> Any:
@@ -34,3 +35,14 @@ def yaml11_hint(value: object) -> str:
     sign, whole, fraction, e, exponent_sign, exponent = match.groups()
     fixed = f"{sign}{whole}.{fraction or 0}{e}{exponent_sign or '+'}{exponent}"
     return f" (YAML 1.1 reads {value.strip()} as text: write {fixed})"
+
+
+def finite(value: Any, where: str, error: type[FlexrobotError] = ModelError) -> float:
+    """``value`` as a float, or an ``error`` (ModelError unless the caller's layer has its own type) naming
+    ``where`` when it is not a finite real number (with the fix when YAML 1.1 read it as text: ``2.0e3``).
+    The one number reader of every YAML section (joints, tool, flexible_links, DH tables, modal data)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise error(f"{where}: expected a number, got {value!r}{yaml11_hint(value)}")
+    if not math.isfinite(value):
+        raise error(f"{where}: expected a finite number, got {value!r}")
+    return float(value)

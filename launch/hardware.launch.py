@@ -2,10 +2,16 @@
 
     ros2 launch flexrobot_ros hardware.launch.py robot:=scompi encoders:=/robot/motor_encoders \\
         joint_states:=/joint_states ros2_control_output:=joint_trajectory controller:=joint_trajectory_controller
+    ros2 launch flexrobot_ros hardware.launch.py robot:=scompi state_input:=dynamic_joint_states \\
+        motor_interface:=motor_position link_interface:=position ros2_control_output:=commands \\
+        controller:=effort_controller
 
 Starts feedforward_node (desired_trajectory in, motor reference trajectory out on ``motor_trajectory``),
 modal_monitor_node (on ``joint_states``) and oma_node (on the motor encoder topic ``encoders``, any
-sensor_msgs/JointState topic; its ``sample_rate_hz`` must be that stream's rate) with ``config/<robot>_hardware.yaml``
+sensor_msgs/JointState topic; its ``sample_rate_hz`` must be that stream's rate), or, with
+``state_input:=dynamic_joint_states``, both on ros2_control's ``dynamic_joint_states`` (control_msgs/DynamicJointState
+of the joint_state_broadcaster; the state interfaces ``motor_interface`` and ``link_interface``), with
+``config/<robot>_hardware.yaml``
 (``config/hardware.yaml`` for robots without one; ``params_file:=`` overrides); optionally robot_state_publisher
 (when the robot's driver does not run one), RViz with ``config/flexrobot.rviz`` and ``ros2 bag record -a``; missing
 optional packages are dealt with before anything starts (:mod:`flexrobot_ros.runtime.launch_plan`).
@@ -40,6 +46,15 @@ ARGUMENTS = (
      "file says, joint_trajectory_controller by default)"),
     ("drive_compensates", "", "what the drive adds itself: 'none' or 'gravity' (the node then sends tau_m - W^-1 g(q) "
      "[N m]; empty: as the parameter file says)"),
+    ("state_input", "", "where the monitor and OMA nodes read the joint states: 'joint_states' (encoders:= and "
+     "joint_states:= topics) or 'dynamic_joint_states' (ros2_control's control_msgs/DynamicJointState; empty: as the "
+     "parameter file says, joint_states by default)"),
+    ("dynamic_joint_states", "dynamic_joint_states", "control_msgs/DynamicJointState topic of the "
+     "joint_state_broadcaster (state_input:=dynamic_joint_states)"),
+    ("motor_interface", "", "state interface of the motor encoders on dynamic_joint_states (OMA channels; empty: as "
+     "the parameter file says, motor_position by default)"),
+    ("link_interface", "", "state interface of the link position on dynamic_joint_states (empty: as the parameter file "
+     "says, position by default)"),
     ("robot_state_publisher", "false", "also start robot_state_publisher with the robot's URDF"),
     ("rviz", "false", "start RViz with config/flexrobot.rviz"),
     ("record", "", "record every topic with 'ros2 bag record' into this directory (empty: no recording)"),
@@ -64,6 +79,16 @@ def ros2_control_overrides(context) -> dict:
     return {parameter: value for parameter, value in values.items() if value}
 
 
+def state_overrides(context, motor: bool) -> dict:
+    """The state-input parameters given as launch arguments (empty ones are left to the file); ``motor``: the node
+    reads the motor side too (OMA)."""
+    values = {"state_input": LaunchConfiguration("state_input").perform(context).strip(),
+              "dynamic_joint_states.link_interface": LaunchConfiguration("link_interface").perform(context).strip()}
+    if motor:
+        values["dynamic_joint_states.motor_interface"] = LaunchConfiguration("motor_interface").perform(context).strip()
+    return {parameter: value for parameter, value in values.items() if value}
+
+
 def launch_plan(context) -> LaunchPlan:
     """What to start besides the nodes (robot_state_publisher, RViz, recording), decided before anything starts."""
     return plan_launch("hardware", installed=in_ament_index,
@@ -80,15 +105,19 @@ def launch_nodes(context, *args, **kwargs):
     params = LaunchConfiguration("params_file").perform(context) or str(parameter_file("hardware", robot))
     common = robot_overrides(context)
     joint_states = ("joint_states", LaunchConfiguration("joint_states").perform(context))
+    dynamic_joint_states = ("dynamic_joint_states", LaunchConfiguration("dynamic_joint_states").perform(context))
     actions = [LogInfo(msg=f"WARNING: {warning}") for warning in plan.warnings]
     actions += [
         Node(package=PACKAGE, executable="feedforward_node", name="feedforward_node", output="screen",
              parameters=[params, common, ros2_control_overrides(context)],
              remappings=[("motor_trajectory", LaunchConfiguration("motor_trajectory").perform(context))]),
         Node(package=PACKAGE, executable="modal_monitor_node", name="modal_monitor_node", output="screen",
-             parameters=[params, common], remappings=[joint_states]),
-        Node(package=PACKAGE, executable="oma_node", name="oma_node", output="screen", parameters=[params, common],
-             remappings=[("motor_states", LaunchConfiguration("encoders").perform(context)), joint_states]),
+             parameters=[params, common, state_overrides(context, motor=False)],
+             remappings=[joint_states, dynamic_joint_states]),
+        Node(package=PACKAGE, executable="oma_node", name="oma_node", output="screen",
+             parameters=[params, common, state_overrides(context, motor=True)],
+             remappings=[("motor_states", LaunchConfiguration("encoders").perform(context)), joint_states,
+                         dynamic_joint_states]),
     ]
     if plan.robot_state_publisher:
         actions.append(Node(package="robot_state_publisher", executable="robot_state_publisher",

@@ -3,7 +3,8 @@
     ros2 launch flexrobot_ros simulation.launch.py robot:=scompi rviz:=true record:=/tmp/run1
 
 Starts simulator_node (excited by periodic impacts by default, so the OMA node has something to identify),
-feedforward_node, modal_monitor_node and oma_node with the ROS 2 parameter file ``config/<robot>_simulation.yaml``
+feedforward_node, modal_monitor_node and oma_node (with ``use_sim_time`` true when the simulator publishes ``/clock``,
+its ``clock_rate_hz`` > 0, the default) with the ROS 2 parameter file ``config/<robot>_simulation.yaml``
 (``config/simulation.yaml`` for robots without one; ``params_file:=`` overrides), robot_state_publisher with the
 robot's URDF when ``robot_state_publisher:=true`` (default ``auto``: when it is installed; it then publishes ``/tf``
 and ``/robot_description`` and the simulator's own are turned off, otherwise the simulator publishes both, the same
@@ -13,6 +14,14 @@ rosbag2's default depth 10 loses samples when the recorder stalls). Missing opti
 anything starts (:mod:`flexrobot_ros.runtime.launch_plan`): RViz or robot_state_publisher asked for but not
 installed is skipped with a warning; ``record:=`` without ``ros2 bag`` refuses the launch. ``flexrobot bringup
 simulation`` starts the same nodes with the same parameter files without ROS 2.
+
+The simulated robot exposes the topics of a ros2_control robot: ``/joint_states`` and ``/dynamic_joint_states``
+(joint_state_broadcaster) and ``/<controller>/commands`` (a forward_command_controller on the effort interfaces), so
+the ros2_control and state-input arguments of hardware.launch.py (``ros2_control_output``, ``controller``,
+``drive_compensates``, ``state_input``, ``motor_interface``, ``link_interface``) mean the same here:
+
+    ros2 launch flexrobot_ros simulation.launch.py state_input:=dynamic_joint_states \\
+        ros2_control_output:=commands controller:=effort_controller
 """
 from __future__ import annotations
 
@@ -24,7 +33,7 @@ from launch.actions import DeclareLaunchArgument, ExecuteProcess, LogInfo, Opaqu
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
-from flexrobot_ros.commands.bringup import parameter_file
+from flexrobot_ros.commands.bringup import node_parameters, parameter_file, simulated_time
 from flexrobot_ros.model import load_robot
 from flexrobot_ros.runtime.launch_plan import LaunchPlan, in_ament_index, plan_launch
 
@@ -40,6 +49,17 @@ ARGUMENTS = (
     ("rate", "1000.0", "simulation and encoder sample rate [Hz]"),
     ("real_time_factor", "1.0", "simulated seconds per wall-clock second"),
     ("params_file", "", "ROS 2 parameter file (empty: config/<robot>_simulation.yaml or config/simulation.yaml)"),
+    ("ros2_control_output", "", "feedforward to ros2_control: 'joint_trajectory', 'commands' (effort stream [N m] on "
+     "<controller>/commands, which the simulator applies) or 'none' (empty: as the parameter file says)"),
+    ("controller", "", "name of the ros2_control controller: the feedforward node's output and the simulator's "
+     "<controller>/commands input (empty: as the parameter file says; the simulator's default is effort_controller)"),
+    ("drive_compensates", "", "what the drive adds itself: 'none' or 'gravity' (empty: as the parameter file says; the "
+     "simulator applies commands as they are: use none)"),
+    ("state_input", "", "where the monitor and OMA nodes read the joint states: 'joint_states' (/motor_states and "
+     "/joint_states) or 'dynamic_joint_states' (empty: as the parameter file says, joint_states by default)"),
+    ("motor_interface", "", "state interface of the motor encoders on dynamic_joint_states (empty: motor_position, "
+     "what the simulator publishes)"),
+    ("link_interface", "", "state interface of the link position on dynamic_joint_states (empty: position)"),
 )
 
 
@@ -52,6 +72,24 @@ def robot_overrides(context) -> dict:
     return overrides
 
 
+def ros2_control_overrides(context) -> dict:
+    """The feedforward node's ros2_control parameters given as launch arguments (empty ones are left to the file)."""
+    values = {"ros2_control.output": LaunchConfiguration("ros2_control_output").perform(context).strip(),
+              "ros2_control.controller": LaunchConfiguration("controller").perform(context).strip(),
+              "drive_compensates": LaunchConfiguration("drive_compensates").perform(context).strip()}
+    return {parameter: value for parameter, value in values.items() if value}
+
+
+def state_overrides(context, motor: bool) -> dict:
+    """The state-input parameters given as launch arguments (empty ones are left to the file); ``motor``: the node
+    reads the motor side too (OMA)."""
+    values = {"state_input": LaunchConfiguration("state_input").perform(context).strip(),
+              "dynamic_joint_states.link_interface": LaunchConfiguration("link_interface").perform(context).strip()}
+    if motor:
+        values["dynamic_joint_states.motor_interface"] = LaunchConfiguration("motor_interface").perform(context).strip()
+    return {parameter: value for parameter, value in values.items() if value}
+
+
 def launch_plan(context) -> LaunchPlan:
     """What to start besides the nodes (robot_state_publisher, RViz, recording), decided before anything starts."""
     return plan_launch("simulation", installed=in_ament_index,
@@ -61,13 +99,23 @@ def launch_plan(context) -> LaunchPlan:
 
 
 def simulator_overrides(context, state_publisher: bool) -> dict:
-    """Parameters simulator_node gets from the launch arguments; with robot_state_publisher running, which
-    publishes /tf and /robot_description, the simulator's own are turned off."""
+    """Parameters simulator_node gets from the launch arguments (the controller whose commands it takes, when
+    given); with robot_state_publisher running, which publishes /tf and /robot_description, the simulator's own are
+    turned off."""
     overrides = {**robot_overrides(context), "rate_hz": float(LaunchConfiguration("rate").perform(context)),
                  "real_time_factor": float(LaunchConfiguration("real_time_factor").perform(context))}
+    controller = LaunchConfiguration("controller").perform(context).strip()
+    if controller:
+        overrides["ros2_control.controller"] = controller
     if state_publisher:
         overrides.update({"publish_robot_description": False, "tf_rate_hz": 0.0})
     return overrides
+
+
+def sim_time(params: str, name: str, clock: bool) -> dict:
+    """``use_sim_time: true`` for a node besides the simulator when the simulator publishes /clock (as ``flexrobot
+    bringup simulation``), unless the parameter file sets it for that node."""
+    return {"use_sim_time": True} if clock and "use_sim_time" not in node_parameters([params], name, None) else {}
 
 
 def launch_nodes(context, *args, **kwargs):
@@ -78,6 +126,7 @@ def launch_nodes(context, *args, **kwargs):
     robot = LaunchConfiguration("robot").perform(context)
     params = LaunchConfiguration("params_file").perform(context) or str(parameter_file("simulation", robot))
     common = robot_overrides(context)
+    clock = simulated_time([params], None)
     rate = float(LaunchConfiguration("rate").perform(context))
     simulator = simulator_overrides(context, plan.robot_state_publisher)
     actions = [LogInfo(msg=f"WARNING: {warning}") for warning in plan.warnings]
@@ -85,11 +134,14 @@ def launch_nodes(context, *args, **kwargs):
         Node(package=PACKAGE, executable="simulator_node", name="simulator_node", output="screen",
              parameters=[params, simulator]),
         Node(package=PACKAGE, executable="feedforward_node", name="feedforward_node", output="screen",
-             parameters=[params, common]),
+             parameters=[params, {**common, **sim_time(params, "feedforward_node", clock)},
+                         ros2_control_overrides(context)]),
         Node(package=PACKAGE, executable="modal_monitor_node", name="modal_monitor_node", output="screen",
-             parameters=[params, common]),
+             parameters=[params, {**common, **sim_time(params, "modal_monitor_node", clock)},
+                         state_overrides(context, motor=False)]),
         Node(package=PACKAGE, executable="oma_node", name="oma_node", output="screen",
-             parameters=[params, {**common, "sample_rate_hz": rate}]),
+             parameters=[params, {**common, **sim_time(params, "oma_node", clock), "sample_rate_hz": rate},
+                         state_overrides(context, motor=True)]),
     ]
     if plan.robot_state_publisher:
         actions.append(Node(package="robot_state_publisher", executable="robot_state_publisher",

@@ -3,6 +3,7 @@
 - :class:`Harness`: nodes in this process on the standalone DDS runtime, loopback-only, in this test run's own ROS
   domain; one thread spins them all round-robin (as separate processes would run concurrently).
 - :class:`Probe`: records every message of the topics it is given.
+- :func:`published_type_hashes`: DDS type name and USER_DATA (RIHS01 type hash) of the writers on given topics.
 - :func:`node_processes`: the node programs as processes with the shipped Scompi parameter file, through the
   runtime's launcher (the mechanism of ``flexrobot bringup``).
 """
@@ -114,6 +115,23 @@ def states(messages: list[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.
     return (np.array([time_seconds(m.header.stamp) for m in messages]),
             np.array([as_array(m.position) for m in messages]), np.array([as_array(m.velocity) for m in messages]),
             np.array([as_array(m.effort) for m in messages]))
+
+
+def published_type_hashes(topics):
+    """{DDS topic: (DDS type name, USER_DATA)} of the writers on ``topics``, from DDS discovery (builtin topic)."""
+    from cyclonedds.builtin import BuiltinDataReader, BuiltinTopicDcpsPublication
+    from cyclonedds.core import Policy
+    from cyclonedds.domain import DomainParticipant
+
+    participant = DomainParticipant(peer.run_domain())
+    reader = BuiltinDataReader(participant, BuiltinTopicDcpsPublication)
+    found, deadline = {}, time.monotonic() + 10.0
+    while len(found) < len(topics) and time.monotonic() < deadline:
+        for sample in reader.take(N=100):
+            if getattr(sample, "topic_name", None) in topics:
+                found[sample.topic_name] = (sample.type_name, bytes(sample.qos[Policy.Userdata].data))
+        time.sleep(0.05)
+    return found
 
 
 class LogRecords(logging.Handler):

@@ -24,7 +24,7 @@ from flexrobot_ros.dynamics.dae.bdf_inverse import solve_bdf
 from flexrobot_ros.dynamics.dae.inverse_dae import InverseDae
 from flexrobot_ros.dynamics.dae.reference import CartesianLine
 from flexrobot_ros.dynamics.trajectory import TrajectorySamples
-from flexrobot_ros.extended_joints import rigid_extended
+from flexrobot_ros.model.extended_model import rigid_extended
 from flexrobot_ros.model import load_robot
 from flexrobot_ros.simulation import AccurateIntegration, Simulation, TorqueInput
 

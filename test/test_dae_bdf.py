@@ -22,7 +22,7 @@ from flexrobot_ros.dynamics.dae.inverse_dae import DaeError, InverseDae
 from flexrobot_ros.dynamics.dae.reference import CartesianLine, rest_to_rest_coefficients
 from flexrobot_ros.dynamics.trajectory import Poly9Trajectory
 from flexrobot_ros.errors import TrajectoryError
-from flexrobot_ros.extended_joints import rigid_extended
+from flexrobot_ros.model.extended_model import rigid_extended
 from flexrobot_ros.model import load_robot
 from flexrobot_ros.simulation import AccurateIntegration, Simulation, TorqueInput
 

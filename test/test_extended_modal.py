@@ -15,8 +15,8 @@ import dataclasses
 import numpy as np
 import pinocchio as pin
 
-from flexrobot_ros.extended_joints import rigid_extended
-from flexrobot_ros.extended_joints.linearization import extended_modal_analysis, linearize_extended
+from flexrobot_ros.model.extended_model import rigid_extended
+from flexrobot_ros.modal.extended_linearization import extended_modal_analysis, linearize_extended
 from flexrobot_ros.modal.linearization import linearize
 from flexrobot_ros.modal.modes import modal_analysis
 from flexrobot_ros.model import load_robot

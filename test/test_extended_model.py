@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from flexrobot_ros.errors import ModelError
-from flexrobot_ros.extended_joints import without_extra_elasticities
+from flexrobot_ros.model.extended_model import without_extra_elasticities
 from flexrobot_ros.model import load_robot
 from flexrobot_ros.model.loader import parse_urdf, share_directory
 

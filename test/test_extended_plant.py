@@ -8,8 +8,8 @@ import dataclasses
 
 import numpy as np
 
-from flexrobot_ros.extended_joints import rigid_extended
-from flexrobot_ros.extended_joints.extended_joint_plant import ExtendedJointPlant
+from flexrobot_ros.model.extended_model import rigid_extended
+from flexrobot_ros.simulation.extended_joint_plant import ExtendedJointPlant
 from flexrobot_ros.model import load_robot
 from flexrobot_ros.simulation import AccurateIntegration, FlexibleJointPlant, Simulation, TorqueInput
 

@@ -3,7 +3,7 @@ flexible links) match the simulator's free decay after an impact, identified by 
 joint angles and the links' tip deflections), within 0.5 %."""
 import numpy as np
 
-from flexrobot_ros.flexible_links.linearization import flexible_link_modes
+from flexrobot_ros.modal.flexible_link_linearization import flexible_link_modes
 from flexrobot_ros.model import load_robot
 from flexrobot_ros.oma.identify import identify_modes
 from flexrobot_ros.simulation import RectangularPulse, Simulation

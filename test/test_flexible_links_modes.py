@@ -8,7 +8,7 @@ import pytest
 import scipy.linalg
 
 from flexrobot_ros.flexible_links.link_specs import chain_from_robot
-from flexrobot_ros.flexible_links.linearization import flexible_link_modes
+from flexrobot_ros.modal.flexible_link_linearization import flexible_link_modes
 from flexrobot_ros.model import load_robot
 
 LINKS = [(6.0, 140.0), (7.0, 85.0), (2.0, 95.0)]   # seed 003 Table 2 (a_i [m], m_i [kg])

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from flexrobot_ros.flexible_links.link_specs import chain_from_robot
-from flexrobot_ros.flexible_links.linearization import flexible_link_modes
+from flexrobot_ros.modal.flexible_link_linearization import flexible_link_modes
 from flexrobot_ros.model import load_robot
 from flexrobot_ros.nodes.modal_monitor_node import ModalMonitorNode
 from flexrobot_ros.nodes.simulator_node import SimulatorNode

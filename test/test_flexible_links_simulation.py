@@ -150,7 +150,7 @@ def test_linearization_equals_plant_jacobian(tmp_path):
     import scipy.linalg
 
     from flexrobot_ros.flexible_links.inverse_dynamics import bias_forces
-    from flexrobot_ros.flexible_links.linearization import flexible_link_modes, static_deflection
+    from flexrobot_ros.modal.flexible_link_linearization import flexible_link_modes, static_deflection
 
     document = yaml.safe_load((share_directory() / "config" / "planar_2r.yaml").read_text())
     document["urdf"] = str(share_directory() / "urdf" / "planar_2r.urdf")

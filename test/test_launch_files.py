@@ -114,9 +114,13 @@ def test_parameter_files_are_not_robots():
     assert "scompi" in shipped_robots()
 
 
-LAUNCH_FILES = {"simulation.launch.py": {"robot", "tool", "rviz", "record", "rate", "robot_state_publisher"},
-                "hardware.launch.py": {"robot", "tool", "encoders", "joint_states", "rviz", "record",
-                                       "robot_state_publisher"}}
+#: The ros2_control and state-input arguments both launch files take, with the same meaning (issue 23).
+ROS2_CONTROL_ARGUMENTS = {"ros2_control_output", "controller", "drive_compensates", "state_input", "motor_interface",
+                          "link_interface"}
+LAUNCH_FILES = {"simulation.launch.py": {"robot", "tool", "rviz", "record", "rate", "robot_state_publisher"}
+                | ROS2_CONTROL_ARGUMENTS,
+                "hardware.launch.py": {"robot", "tool", "encoders", "joint_states", "dynamic_joint_states", "rviz",
+                                       "record", "robot_state_publisher"} | ROS2_CONTROL_ARGUMENTS}
 
 
 @pytest.mark.parametrize("name", sorted(LAUNCH_FILES))
@@ -170,7 +174,7 @@ def test_simulation_launch_without_robot_state_publisher(choice):
     context = LaunchContext()
     context.launch_configurations.update({"robot": "scompi", "tool": "", "rate": "1000.0", "real_time_factor": "1.0",
                                           "params_file": "", "robot_state_publisher": choice, "rviz": "false",
-                                          "record": ""})
+                                          "record": "", **{name: "" for name in ROS2_CONTROL_ARGUMENTS}})
     try:
         installed = bool(get_package_share_directory("robot_state_publisher"))
     except PackageNotFoundError:
@@ -201,6 +205,47 @@ def test_launch_decides_optional_tools_before_starting_anything(name):
     assert isinstance(first, ast.Assign) and _call_name(first.value) == "launch_plan", ast.dump(first)
     assert "plan_launch" in {_call_name(node) for node in ast.walk(functions["launch_plan"])
                              if isinstance(node, ast.Call)}
+
+
+#: Launch argument -> the node parameter it sets, on the nodes that take it (issue 23: one configuration for the
+#: simulated and the real robot).
+ARGUMENT_PARAMETERS = {
+    "ros2_control_output": ("ros2_control.output", {"feedforward_node"}),
+    "controller": ("ros2_control.controller", {"feedforward_node", "simulator_node"}),
+    "drive_compensates": ("drive_compensates", {"feedforward_node"}),
+    "state_input": ("state_input", {"modal_monitor_node", "oma_node"}),
+    "link_interface": ("dynamic_joint_states.link_interface", {"modal_monitor_node", "oma_node"}),
+    "motor_interface": ("dynamic_joint_states.motor_interface", {"oma_node"}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LAUNCH_FILES))
+def test_ros2_control_arguments_become_declared_parameters(name):
+    """Both launch files read each ros2_control / state-input argument into the parameter of that name (keyed by the
+    parameter's own name in the source), which the nodes declare; the hardware launch file remaps
+    dynamic_joint_states on the monitor and OMA nodes as it remaps joint_states; the simulation launch file gives the
+    simulator the controller whose commands it takes."""
+    import importlib
+
+    tree = ast.parse((REPO / "launch" / name).read_text())
+    text = ast.unparse(tree)  # one quoting and spacing
+    declared = {node: {spec.name for spec in importlib.import_module(f"flexrobot_ros.nodes.{node}").PARAMETERS}
+                for node in NODES}
+    for argument, (parameter, nodes) in ARGUMENT_PARAMETERS.items():
+        read = f"LaunchConfiguration('{argument}').perform(context).strip()"
+        assert f"'{parameter}': {read}" in text or f"values['{parameter}'] = {read}" in text, (argument, parameter)
+        assert all(parameter in declared[node] for node in nodes), (parameter, nodes)
+    functions = {node.name: ast.unparse(node) for node in tree.body if isinstance(node, ast.FunctionDef)}
+    launch_nodes = functions["launch_nodes"]
+    assert "state_overrides(context, motor=False)" in launch_nodes and "state_overrides(context, motor=True)" in \
+        launch_nodes
+    assert "ros2_control_overrides(context)" in launch_nodes
+    if name == "hardware.launch.py":
+        assert launch_nodes.count("dynamic_joint_states]") == 2  # monitor's and OMA's remappings
+    else:
+        simulator = functions["simulator_overrides"]
+        assert "controller = LaunchConfiguration('controller').perform(context).strip()" in simulator
+        assert "overrides['ros2_control.controller'] = controller" in simulator
 
 
 def _call_name(call: ast.AST) -> str | None:
@@ -249,8 +294,8 @@ def test_simulation_launch_records_with_qos_overrides_matching_the_writers(setup
 
     overrides = yaml.safe_load(overrides_file.read_text())
     simulator = (REPO / "flexrobot_ros" / "nodes" / "simulator_node.py").read_text()
-    streams = {f"/{name}" for name in re.findall(r'create_publisher\([^()]*, "([a-z_]+)", QOS_STREAM\)', simulator)}
-    assert streams == {"/motor_states", "/joint_states"}
+    streams = {f"/{name}" for name in re.findall(r'create_publisher\([^()]*,\s*"([a-z_]+)",\s*QOS_STREAM\)', simulator)}
+    assert streams == {"/motor_states", "/joint_states", "/dynamic_joint_states"}
     assert streams <= set(overrides)
     for topic, profile in overrides.items():
         assert set(profile) <= ROSBAG2_QOS_KEYS, topic

@@ -2,8 +2,11 @@
 
 Runs where ROS 2 (launch_testing, launch_ros, rclpy) is installed and flexrobot_ros is built in the sourced
 workspace; skipped cleanly elsewhere. The "robot" is simulator_node in namespace /robot; the hardware launch file
-is pointed at its topics with the ``encoders`` and ``joint_states`` arguments. Checks: the monitor and the OMA node
-work on the remapped streams (modal/frequencies, oma/frequencies), and every process exits cleanly.
+is pointed at its topics with the ``encoders`` and ``joint_states`` arguments, and a second time (namespace
+/ros2_control) at its ros2_control topics: ``state_input:=dynamic_joint_states`` with
+``dynamic_joint_states:=/robot/dynamic_joint_states`` and the feedforward output on the simulator's
+``/robot/effort_controller/commands``. Checks: the monitor and the OMA node work on the remapped streams
+(modal/frequencies, oma/frequencies) in both, and every process exits cleanly.
 """
 from __future__ import annotations
 
@@ -21,7 +24,7 @@ import launch_ros.actions  # noqa: E402
 import launch_testing.actions  # noqa: E402
 import launch_testing.asserts  # noqa: E402
 from ament_index_python.packages import PackageNotFoundError, get_package_share_directory  # noqa: E402
-from launch.actions import IncludeLaunchDescription  # noqa: E402
+from launch.actions import GroupAction, IncludeLaunchDescription  # noqa: E402
 from launch.launch_description_sources import PythonLaunchDescriptionSource  # noqa: E402
 from launch_testing_ros import WaitForTopics  # noqa: E402
 
@@ -44,13 +47,18 @@ def generate_test_description():
         PythonLaunchDescriptionSource(os.path.join(SHARE, "launch", "hardware.launch.py")),
         launch_arguments={"robot": "scompi", "tool": "true", "encoders": "/robot/motor_states",
                           "joint_states": "/robot/joint_states"}.items())
-    return launch.LaunchDescription([robot, hardware, launch_testing.actions.ReadyToTest()])
+    ros2_control = GroupAction([launch_ros.actions.PushRosNamespace("ros2_control"), IncludeLaunchDescription(
+        PythonLaunchDescriptionSource(os.path.join(SHARE, "launch", "hardware.launch.py")),
+        launch_arguments={"robot": "scompi", "tool": "true", "state_input": "dynamic_joint_states",
+                          "dynamic_joint_states": "/robot/dynamic_joint_states", "ros2_control_output": "commands",
+                          "controller": "/robot/effort_controller"}.items())])
+    return launch.LaunchDescription([robot, hardware, ros2_control, launch_testing.actions.ReadyToTest()])
 
 
 class TestHardwareBringUp(unittest.TestCase):
     def test_monitor_and_oma_on_the_robots_topics(self):
-        waiter = WaitForTopics([("/modal/frequencies", Float64MultiArray), ("/oma/frequencies", Float64MultiArray)],
-                               timeout=120.0)
+        waiter = WaitForTopics([(f"{ns}/{kind}/frequencies", Float64MultiArray) for ns in ("", "/ros2_control")
+                                for kind in ("modal", "oma")], timeout=120.0)
         try:
             self.assertTrue(waiter.wait())
         finally:

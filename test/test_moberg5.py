@@ -3,7 +3,7 @@
 The paper prints M_11, M_12, M_22 (footnote 8 shorthand) and gamma_11, gamma_12, gamma_21 (with the ERRATA fix:
 gamma_21's s2 s3 is sin(q2 + q3)). They are transcribed below, independently of pinocchio and of this package, and
 compared at random states with (a) pinocchio's CRBA/RNEA on the extended model built from the shipped URDF + YAML
-and (b) the package's residual of eq. 17a-b (:mod:`flexrobot_ros.extended_joints.symbolic`), to 1e-12 relative.
+and (b) the package's residual of eq. 17a-b (:mod:`flexrobot_ros.dynamics.dae.symbolic`), to 1e-12 relative.
 """
 from __future__ import annotations
 
@@ -140,7 +140,7 @@ def test_table_1_eigenfrequencies_go_down_to_about_2_hz() -> None:
     gives no controller) the lowest mode along the 2.2 m line of the DAE tests lies between 1.3 and 2.4 Hz.
     (Section 10.2's 'lowest eigenfrequency around 5 Hz' of the Table 3 arm depends on the unprinted PID: held
     rotors give 2.8 Hz, free rotors 11 Hz, this package's default PD 1.5 Hz -- not checked.)"""
-    from flexrobot_ros.extended_joints.linearization import extended_modal_analysis
+    from flexrobot_ros.modal.extended_linearization import extended_modal_analysis
 
     robot = load_robot("moberg5")
     lowest = []
@@ -155,9 +155,9 @@ def test_table_1_eigenfrequencies_go_down_to_about_2_hz() -> None:
 
 @pytest.mark.parametrize("name, table", ROBOTS)
 def test_casadi_link_residual_is_the_printed_model(name: str, table: dict) -> None:
-    """Eq. 17a-b as the DAE solvers evaluate it (CasADi, flexrobot_ros.extended_joints.symbolic): residual(q_a, v_a,
+    """Eq. 17a-b as the DAE solvers evaluate it (CasADi, flexrobot_ros.dynamics.dae.symbolic): residual(q_a, v_a,
     a_a, q_m, v_m) = M a_a + gamma with the paper's printed M and corrected gamma (1e-12 rel.)."""
-    from flexrobot_ros.extended_joints.symbolic import symbolic_model
+    from flexrobot_ros.dynamics.dae.symbolic import symbolic_model
 
     model = symbolic_model(load_robot(name))
     rng = np.random.default_rng(6)

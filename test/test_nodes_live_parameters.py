@@ -324,11 +324,13 @@ def test_every_parameter_is_live_or_read_only():
     assert read_only == {
         "simulator_node": {"robot", "tool", "rate_hz", "substeps", "autostart", "publish_robot_description",
                            "motor_encoder.counts_per_rev", "motor_encoder.noise_std", "link_encoder.counts_per_rev",
-                           "link_encoder.noise_std"},
-        "oma_node": {"robot", "tool", "sample_rate_hz", "queue_depth", "output_directory", "silent_warning_s"},
+                           "link_encoder.noise_std", "ros2_control.controller", "ros2_control.joints"},
+        "oma_node": {"robot", "tool", "sample_rate_hz", "queue_depth", "output_directory", "silent_warning_s",
+                     "state_input", "dynamic_joint_states.motor_interface", "dynamic_joint_states.link_interface"},
         "feedforward_node": {"robot", "tool", "ros2_control.output", "ros2_control.controller",
                              "ros2_control.joints"},  # they choose the topics
-        "modal_monitor_node": {"robot", "tool", "output_directory"},  # where services may write: never live
+        "modal_monitor_node": {"robot", "tool", "output_directory",  # where services may write: never live
+                               "state_input", "dynamic_joint_states.link_interface"},  # the subscription
     }
 
 

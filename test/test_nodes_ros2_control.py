@@ -27,7 +27,7 @@ from flexrobot_ros.model import load_robot
 from flexrobot_ros.nodes.convert import joint_trajectory
 from flexrobot_ros.nodes.feedforward_node import FeedforwardNode
 from flexrobot_ros.runtime.messages import as_array, time_message, time_seconds
-from node_harness import Q8, Harness, Probe
+from node_harness import Q8, Harness, Probe, published_type_hashes
 
 JT, FMA = "trajectory_msgs/msg/JointTrajectory", "std_msgs/msg/Float64MultiArray"
 DIAG = "diagnostic_msgs/msg/DiagnosticArray"
@@ -85,25 +85,6 @@ def received():
         hashes = published_type_hashes(["rt/joint_trajectory_controller/joint_trajectory",
                                         "rt/cmd/effort_controller/commands"])
     return {"probe": probe, "sent": sent, "arrivals": arrivals, "hashes": hashes}
-
-
-def published_type_hashes(topics):
-    """{DDS topic: (DDS type name, USER_DATA)} of the writers on ``topics``, from DDS discovery (builtin topic)."""
-    from cyclonedds.builtin import BuiltinDataReader, BuiltinTopicDcpsPublication
-    from cyclonedds.core import Policy
-    from cyclonedds.domain import DomainParticipant
-
-    from runtime_peer import run_domain
-
-    participant = DomainParticipant(run_domain())
-    reader = BuiltinDataReader(participant, BuiltinTopicDcpsPublication)
-    found, deadline = {}, time.monotonic() + 10.0
-    while len(found) < len(topics) and time.monotonic() < deadline:
-        for sample in reader.take(N=100):
-            if getattr(sample, "topic_name", None) in topics:
-                found[sample.topic_name] = (sample.type_name, bytes(sample.qos[Policy.Userdata].data))
-        time.sleep(0.05)
-    return found
 
 
 def test_ros_types_and_jazzy_type_hashes(received):

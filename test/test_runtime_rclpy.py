@@ -76,6 +76,8 @@ RCLPY_IMPORTS = {
     ("rcl_interfaces.msg", "IntegerRange"),          # msg/IntegerRange.msg: from_value, to_value, step (uint64)
     ("rcl_interfaces.msg", "ParameterDescriptor"),   # msg/ParameterDescriptor.msg (dynamic_typing since Galactic)
     ("rcl_interfaces.msg", "SetParametersResult"),   # msg/SetParametersResult.msg: successful, reason
+    ("rclpy.clock", "Clock"),       # rclpy/clock.py Clock(*, clock_type=ClockType.SYSTEM_TIME) (all distros)
+    ("rclpy.clock", "ClockType"),   # defined in rclpy/clock.py (Humble), imported there from clock_type.py (Jazzy)
     ("rclpy.exceptions", "InvalidParameterTypeException"),   # raised by declare_parameter(s), static typing (#683)
     ("rclpy.exceptions", "InvalidParameterValueException"),  # raised by declare_parameter(s) (range, callbacks)
     ("rclpy.exceptions", "ParameterUninitializedException"),  # get_parameter of a typed, unset parameter (#798)
@@ -121,7 +123,8 @@ RCLPY_ATTRIBUTES = {
     "Parameter.Type": {"BOOL", "INTEGER", "DOUBLE", "STRING", "BOOL_ARRAY", "INTEGER_ARRAY", "DOUBLE_ARRAY",
                        "STRING_ARRAY"},
     "PARAMETER_TYPES[]": {"value"},                             # Parameter.Type member .value: ParameterType const
-    "SignalHandlerOptions": {"NO"},                             # enum NO / SigInt / SigTerm / ALL (signals.py)
+    "SignalHandlerOptions": {"NO"},
+    "ClockType": {"STEADY_TIME"},                               # IntEnum UNINITIALIZED/ROS/SYSTEM/STEADY_TIME                             # enum NO / SigInt / SigTerm / ALL (signals.py)
     "self.ros_node": _NODE | {"context"},                       # Node.context property (rclpy/node.py)
     "node.ros_node": _NODE | {"context"},
     "context": {"ok"},                                          # rclpy/context.py Context.ok()
@@ -163,7 +166,8 @@ RCLPY_CALLS = {
     "self.ros_node.create_subscription": (4, set()),
     "self.ros_node.create_service": (3, set()),                 # qos_profile / callback_group are keyword-only
     "self.ros_node.create_client": (2, set()),
-    "self.ros_node.create_timer": (2, set()),
+    "self.ros_node.create_timer": (2, {"clock"}),   # create_timer(period, callback, callback_group, clock) (Foxy+)
+    "Clock": (0, {"clock_type"}),
     "client.call_async": (1, set()),                            # one request; no timeout argument in rclpy
     "client.remove_pending_request": (1, set()),
     "future.add_done_callback": (1, set()),
@@ -365,6 +369,8 @@ def _node_messages(types):
         "diagnostic_msgs/msg/DiagnosticArray": convert.diagnostics(node, "monitor", "ok", "stable",
                                                                    {"rate [Hz]": 10.0, "modes": [1.0, 2.0]}),
         "std_msgs/msg/String": types.std_msgs.msg.String(data=robot.urdf_path.read_text()),
+        "control_msgs/msg/DynamicJointState": convert.dynamic_joint_state(types, stamp, names, {
+            "position": q, "velocity": 2 * q, "motor_position": 3 * q}),
     }
 
 
@@ -492,13 +498,15 @@ def test_setup_follows_ament_python_conventions():
 #: rosdep keys of package.xml and where each was found. ROS packages: released in both ros/rosdistro
 #: humble/distribution.yaml and jazzy/distribution.yaml (pinocchio: rosdistro PRs #43830 humble, #52496 jazzy;
 #: launch_testing is released from ros2/launch and launch_testing_ros from ros2/launch_ros in both distributions;
-#: rosgraph_msgs is released from ros2/rcl_interfaces, as builtin_interfaces and rcl_interfaces are).
+#: rosgraph_msgs is released from ros2/rcl_interfaces, as builtin_interfaces and rcl_interfaces are; control_msgs
+#: from ros-controls/control_msgs, ros2_control's messages, in both).
 #: python3-*: rosdistro rosdep/python.yaml. There is no key for casadi, rosbags or threadpoolctl (python.yaml has
 #: no python3-casadi[-pip], python3-rosbags[-pip], python3-threadpoolctl), and ament_python is a build type, not a
 #: key (rosdep fails with "Cannot locate rosdep definition for [ament_python]", ros2/ros2_documentation#508).
 ROSDEP_KEYS = {
     "rclpy", "std_msgs", "sensor_msgs", "trajectory_msgs", "geometry_msgs", "visualization_msgs", "diagnostic_msgs",
-    "std_srvs", "tf2_msgs", "rosgraph_msgs", "builtin_interfaces", "rcl_interfaces", "robot_state_publisher", "rviz2",
+    "std_srvs", "tf2_msgs", "rosgraph_msgs", "control_msgs", "builtin_interfaces", "rcl_interfaces",
+    "robot_state_publisher", "rviz2",
     "ros2bag", "rosbag2_storage_default_plugins", "launch", "launch_ros", "launch_testing", "launch_testing_ros",
     "ament_index_python", "pinocchio",
     "python3-numpy", "python3-scipy", "python3-yaml", "python3-matplotlib", "python3-pytest",

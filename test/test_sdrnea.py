@@ -12,10 +12,10 @@ import pinocchio as pin
 import pytest
 
 from flexrobot_ros.dynamics import codegen
-from flexrobot_ros.dynamics.codegen import load_sdrnea
+from flexrobot_ros.dynamics.codegen import load_sdrnea, sdrnea
 from flexrobot_ros.dynamics.ejnea import Ejnea
 from flexrobot_ros.dynamics.flexible_joint import JointFlexibility, motor_side
-from flexrobot_ros.dynamics.sdrnea import OperationCounts, sdrnea, sdrnea_function
+from flexrobot_ros.dynamics.sdrnea import OperationCounts, sdrnea_function
 from flexrobot_ros.dynamics.serial_chain import SerialChain
 from flexrobot_ros.errors import TrajectoryError
 from flexrobot_ros.model import load_robot

@@ -5,7 +5,8 @@ the same node programs and the same ROS 2 parameter files as ``ros2 launch flexr
 (``config/<robot>_<kind>.yaml`` when shipped, else ``config/<kind>.yaml``; ``--params`` overrides), started with
 :mod:`flexrobot_ros.runtime.processes` and stopped cleanly at the end or on Ctrl-C.
 
-``simulation`` starts simulator_node, feedforward_node, modal_monitor_node and oma_node. With ``--duration T`` it
+``simulation`` starts simulator_node, feedforward_node, modal_monitor_node and oma_node; when the simulator publishes
+``/clock`` (``clock_rate_hz`` > 0, the default) the other three run with ``use_sim_time`` true. With ``--duration T`` it
 runs a scripted experiment in simulated time (seed 000 section 2.4.3 at two poses, joined by a feedforward move):
 
 - [0, 0.35 T]: hold the simulator's ``set_point`` (Scompi: configuration 8, eq. 2.21); impact at 0.2 s (50 N
@@ -110,6 +111,15 @@ def node_parameters(files: list[Path], name: str, namespace: str | None) -> dict
 
     fqn = f"{(namespace or '').rstrip('/')}/{name}" if namespace else f"/{name}"
     return {key: value for key, (value, _) in parameters_for_node(files, fqn).items()}
+
+
+def simulated_time(files: list[Path], namespace: str | None) -> bool:
+    """Whether simulator_node publishes /clock with these parameter files (its ``clock_rate_hz`` > 0): the other
+    nodes then run with ``use_sim_time`` (stamps and timers in simulated time, as rclpy nodes with a simulator)."""
+    from flexrobot_ros.nodes.simulator_node import PARAMETERS
+
+    default = next(spec.default for spec in PARAMETERS if spec.name == "clock_rate_hz")
+    return float(node_parameters(files, "simulator_node", namespace).get("clock_rate_hz", default)) > 0
 
 
 @dataclass
@@ -275,11 +285,15 @@ class BringUp:
         overrides = self.plan.overrides() if self.plan else {}
         self.rtf = args.real_time_factor or float(given.get("simulator_node", {}).get("real_time_factor", 1.0))
         common = {"robot": args.robot, "tool": tool}
+        #: non-simulator nodes follow the simulator's /clock (unless the parameter file says otherwise)
+        self.sim_time = args.kind == "simulation" and simulated_time(self.files, args.namespace)
         env = {"FLEXROBOT_RUNTIME": os.environ.get("FLEXROBOT_RUNTIME", "dds"), "PYTHONUNBUFFERED": "1"}
         remap = {"oma_node": {"motor_states": args.encoders}, "modal_monitor_node": {"joint_states": args.joint_states}}
         self.launches = []
         for name in NODES[args.kind]:
             parameters = {**common, **overrides.get(name, {})}
+            if self.sim_time and name != "simulator_node" and "use_sim_time" not in given[name]:
+                parameters["use_sim_time"] = True
             if name == "simulator_node" and args.real_time_factor:
                 parameters["real_time_factor"] = float(args.real_time_factor)
             self.launches.append(NodeLaunch(name, module=f"flexrobot_ros.nodes.{name}", namespace=args.namespace,

@@ -1,5 +1,6 @@
 """``flexrobot modal`` for robots with extra elasticities (seed 002 eq. 1c): the closed-loop modes of the extended
-model (:func:`flexrobot_ros.extended_joints.linearization.extended_modal_analysis`), state [q; q_m; q_e].
+model (:func:`flexrobot_ros.modal.extended_linearization.extended_modal_analysis`), state [q; q_m;
+q_e].
 
 Prints the mode table with each mode's dominant coordinate, or with ``--json`` ``{"frequencies_hz", "damping_ratios",
 "coordinates", "dominant", "elastic_equilibrium", ...}``. The options that need the flexible-joint model's 2n-state
@@ -13,7 +14,7 @@ import json
 import numpy as np
 
 from flexrobot_ros.errors import ModalError
-from flexrobot_ros.extended_joints.linearization import extended_modal_analysis
+from flexrobot_ros.modal.extended_linearization import extended_modal_analysis
 
 UNSUPPORTED = ("wrench", "participation", "undamped", "shapes_plot", "frf_plot", "locked_joints", "link_model",
                "modes", "elements")

@@ -4,7 +4,9 @@ The trajectory YAML is ``{profile: poly9, duration: T, q0: [...], qf: [...]}`` o
 ``{waypoints: [{t: .., q: [...], qd: [...], qdd: [...]}, ...], degree: 9}`` (see
 :func:`flexrobot_ros.dynamics.trajectory.trajectory_from_dict`). The CSV has a column ``<quantity>.<joint>`` for q,
 qd, qdd, q3, q4, tau, dtau, ddtau, q_m, qd_m, qdd_m and tau_m (SI units); ``--json`` prints ``robot``, ``tool``,
-``method``, ``joint_names``, ``t`` and the same quantities as (samples x joints) arrays.
+``method``, ``joint_names``, ``t`` and the same quantities as (samples x joints) arrays, and ``shaping`` (the
+shaper, per mode its kind, frequency [Hz], damping ratio and participation, the added move time [s]).
+``--shaper zv|zvd|ei|auto`` shapes the reference first (:func:`flexrobot_ros.shaping.shape_reference`).
 """
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from pathlib import Path
 
 from flexrobot_ros.commands.arguments import output_file
 from flexrobot_ros.dynamics.feedforward_names import METHODS, QUANTITIES
+from flexrobot_ros.dynamics.shaper_names import DEFAULT_FREQUENCY_ERROR, SHAPERS
 from flexrobot_ros.timeseries import write_timeseries
 
 #: Quantities of the CSV and of ``--json``, (samples x joints) each.
@@ -39,6 +42,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--out", type=Path, required=True, help="output time series (.csv or .npz)")
     parser.add_argument("--plot", type=Path, help="also write a PNG figure (q, deflection, tau, tau_m)")
     parser.add_argument("--tool", action="store_true", help="include the robot's tool/payload")
+    parser.add_argument("--shaper", choices=SHAPERS, default="none",
+                        help="input shaping of the reference for the dominant modes the model predicts along the "
+                             "motion (pose-scheduled): zv, zvd, ei (5 %% vibration tolerance), auto (the shortest "
+                             "that stays within 5 %% over +- --shaper-frequency-error), none (default)")
+    parser.add_argument("--shaper-frequency-error", type=float, default=DEFAULT_FREQUENCY_ERROR, metavar="E",
+                        help="relative frequency error the auto shaper is robust to (default 0.1: +-10 %%)")
     parser.add_argument("--json", action="store_true", help="print the arrays as JSON on stdout")
     parser.set_defaults(func=run)
 
@@ -54,6 +63,12 @@ def run(args: argparse.Namespace) -> int:
     robot = load_robot(args.robot, tool=args.tool)
     trajectory = load_trajectory(args.trajectory)
     start = time.perf_counter()
+    shaping = None
+    if args.shaper != "none":
+        from flexrobot_ros.shaping import shape_reference
+
+        shaping = shape_reference(robot, trajectory, args.shaper, frequency_error=args.shaper_frequency_error)
+        trajectory = shaping.trajectory
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", RuntimeWarning)
         result = feedforward(robot, trajectory, args.method, rate_hz=args.rate)
@@ -67,11 +82,16 @@ def run(args: argparse.Namespace) -> int:
         plot_feedforward(result, args.plot, robot.transmission)
     if args.json:
         payload = {"robot": robot.name, "tool": robot.tool is not None, "method": result.method, "joint_names": list(result.joint_names),
-                   "t": result.t.tolist(), **{key: getattr(result, key).tolist() for key in JSON_KEYS}}
+                   "t": result.t.tolist(), **{key: getattr(result, key).tolist() for key in JSON_KEYS},
+                   "shaping": shaping.summary() if shaping is not None else {"shaper": "none", "added_time_s": 0.0}}
         print(json.dumps(payload))
         return 0
     print(f"wrote {args.out}: {len(result.t)} samples x {robot.n} joints of robot {robot.name} "
           f"({result.method}, {elapsed:.3f} s)" + (f", plot {args.plot}" if args.plot else ""))
+    if shaping is not None:
+        modes = ", ".join(f"{m['kind']} at {m['frequency_hz']:.2f} Hz ({100 * m['damping_ratio']:.1f} %)"
+                          for m in shaping.summary()["modes"])
+        print(f"shaper {args.shaper}: {modes} (modes at the end pose); added move time {shaping.added_time_s:.3f} s")
     print(f"{'joint':<12}{'max|tau|':>10}    {'max|tau_m|':>10}    {'max|q_m-Wq|':>11}")
     deflection = abs(result.q_m - robot.transmission * result.q).max(axis=0)
     for j, (name, kind) in enumerate(zip(result.joint_names, robot.joint_types)):

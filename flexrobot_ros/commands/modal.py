@@ -6,8 +6,8 @@ Prints a table (mode, f [Hz], zeta [%], stable) or, with ``--json``, ``{"frequen
 the modal participation at the tool frame, a PNG of the mode shapes, a PNG of the tool receptance.
 
 Robots with flexible links or rigid joints use the link layer's linearization
-(:mod:`flexrobot_ros.flexible_links.linearization`): the modes include the link modes; ``--locked-joints`` gives the
-structural modes of the braked arm; ``--link-model amm|fem``, ``--link-modes N``, ``--link-elements N`` override
+(:mod:`flexrobot_ros.modal.flexible_link_linearization`): the modes include the link modes; ``--locked-joints`` gives
+the structural modes of the braked arm; ``--link-model amm|fem``, ``--link-modes N``, ``--link-elements N`` override
 every flexible link's discretization. Example: ``flexrobot modal canadarm --q 0.4,-1.1,0.7 --locked-joints --json``.
 """
 from __future__ import annotations
@@ -97,7 +97,7 @@ def flexible_link_result(robot: Any, q: np.ndarray, kp: Any, kd: Any, args: argp
         raise CommandError(f"robot {robot.name}: --wrench, --participation, --undamped and the plots are not "
                          "available for flexible-link robots yet")
     from flexrobot_ros.flexible_links.link_specs import chain_from_robot
-    from flexrobot_ros.flexible_links.linearization import flexible_link_modes
+    from flexrobot_ros.modal.flexible_link_linearization import flexible_link_modes
 
     method = LINK_MODELS.get(args.link_model)
     chain = chain_from_robot(robot, method=method, modes=args.modes, elements=args.elements)

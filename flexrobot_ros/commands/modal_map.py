@@ -91,7 +91,8 @@ def check_options(args: argparse.Namespace) -> None:
         raise CommandError(f"--count: expected at least 1 pose, got {args.count}")
 
 
-def _axis(text: str) -> tuple[str, np.ndarray]:
+def grid_axis(text: str) -> tuple[str, np.ndarray]:
+    """``(joint, values)`` of a ``--grid JOINT:LO:HI:N`` argument: N poses from LO to HI [rad, or m for a prismatic joint]."""
     parts = text.split(":")
     if len(parts) != 4:
         raise ModalError(f"--grid: expected JOINT:LO:HI:N, got {text!r}")
@@ -101,7 +102,8 @@ def _axis(text: str) -> tuple[str, np.ndarray]:
     return parts[0], np.linspace(number(parts[1], "--grid"), number(parts[2], "--grid"), count)
 
 
-def _read_poses(path: Path) -> np.ndarray:
+def read_poses(path: Path) -> np.ndarray:
+    """Poses (one row each, joint positions [rad or m]) from a .npy, .csv or whitespace-separated text file."""
     try:
         if path.suffix == ".npy":
             return np.load(path, allow_pickle=False)
@@ -136,7 +138,7 @@ def compute(robot: FlexibleRobot, args: argparse.Namespace) -> ModalMap:
     if args.grid:
         if len(args.grid) != 2:
             raise ModalError(f"--grid: give exactly two axes, got {len(args.grid)}")
-        (joint_a, values_a), (joint_b, values_b) = _axis(args.grid[0]), _axis(args.grid[1])
+        (joint_a, values_a), (joint_b, values_b) = grid_axis(args.grid[0]), grid_axis(args.grid[1])
         return maps.grid_map(robot, base, (joint_a, joint_b), values_a, values_b, **options)
     if args.appendix_ii is not None:
         values_a, values_b = maps.appendix_ii_grid(args.appendix_ii)
@@ -151,7 +153,7 @@ def compute(robot: FlexibleRobot, args: argparse.Namespace) -> ModalMap:
                              int(number(parts[2], "--gain-sweep")))
         options.pop("kp"), options.pop("kd")
         return maps.gain_map(robot, vector(args.q, "--q", n, joints), values, kd_factor=args.kd_factor, **options)
-    return maps.modal_map(robot, _read_poses(args.poses), **options)
+    return maps.modal_map(robot, read_poses(args.poses), **options)
 
 
 def _tool_path(path: Path) -> Path:

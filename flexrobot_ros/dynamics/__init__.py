@@ -1,17 +1,22 @@
-"""Rigid-link dynamics of flexible-joint robots: trajectories, EJNEA and SDRNEA (tau, dtau, ddtau), motor side.
+"""Rigid-link dynamics of flexible-joint robots: trajectories, EJNEA and SDRNEA (tau, dtau, ddtau), motor side; the
+extended model's statics (:mod:`.elastic_equilibrium`) and DAE inverse dynamics (:mod:`.dae`).
 
 Main entry point: :func:`feedforward` (link trajectory -> motor references q_m and motor torques tau_m).
+
+May import: errors, yaml_files, lazy and model (the physics layer); never control, modal, simulation,
+identification, oma, runtime, nodes or commands.
 """
 from flexrobot_ros.lazy import lazy_package
 
 #: Public names and the submodules they come from (imported on first use: :mod:`flexrobot_ros.lazy`).
 _EXPORTS = {
-    **dict.fromkeys(("CompiledSdrnea", "load_sdrnea"), "codegen"),
+    **dict.fromkeys(("CompiledSdrnea", "load_sdrnea", "sdrnea"), "codegen"),
     **dict.fromkeys(("Ejnea", "ejnea"), "ejnea"),
-    **dict.fromkeys(("DRIVE_COMPENSATION", "FeedforwardResult", "compiled_feedforward", "drive_torque", "feedforward",
+    **dict.fromkeys(("DRIVE_COMPENSATION", "compiled_feedforward", "drive_torque", "feedforward",
                      "interpolation_error", "rigid_feedforward"), "feedforward"),
+    "FeedforwardResult": "feedforward_result",
     **dict.fromkeys(("JointFlexibility", "MotorSide", "motor_side", "rigid_motor_side"), "flexible_joint"),
-    **dict.fromkeys(("OperationCounts", "sdrnea", "sdrnea_function"), "sdrnea"),
+    **dict.fromkeys(("OperationCounts", "sdrnea_function"), "sdrnea"),
     **dict.fromkeys(("SerialChain", "TorqueDerivatives"), "serial_chain"),
     **dict.fromkeys(("Poly9Trajectory", "SplineTrajectory", "Trajectory", "TrajectorySamples", "load_trajectory",
                      "spline_through_waypoints", "trajectory_from_dict", "trajectory_from_joint_trajectory"),

@@ -28,11 +28,12 @@ from typing import Any
 
 import casadi as cs
 import numpy as np
+import pinocchio as pin
 
 from flexrobot_ros.dynamics.flexible_joint import JointFlexibility
 from flexrobot_ros.dynamics.sdrnea import (GENERATOR_VERSION, OperationCounts, output_names, pack_inputs,
                                           sdrnea_function)
-from flexrobot_ros.dynamics.serial_chain import SerialChain
+from flexrobot_ros.dynamics.serial_chain import SerialChain, TorqueDerivatives
 
 #: Compiler flags; -O1 compiles large straight-line functions several times faster than -O2 for similar speed
 #: (bench/feedforward.py prints both when asked).
@@ -185,6 +186,13 @@ def load_sdrnea(chain: SerialChain, flexibility: JointFlexibility | None = None,
         result = _load_or_build(chain, flexibility, stem, compile)
         _LOADED[memo] = result
         return result
+
+
+def sdrnea(model: pin.Model | SerialChain, q: Any, qd: Any, qdd: Any, q3: Any, q4: Any) -> TorqueDerivatives:
+    """tau, dtau/dt and d²tau/dt² by SDRNEA with compiled, cached code (:func:`load_sdrnea`)."""
+    chain = model if isinstance(model, SerialChain) else SerialChain.from_model(model)
+    out = load_sdrnea(chain).evaluate(q, qd, qdd, q3, q4)
+    return TorqueDerivatives(out["tau"], out["dtau"], out["ddtau"])
 
 
 def _load_or_build(chain: SerialChain, flexibility: JointFlexibility | None, stem: Path,

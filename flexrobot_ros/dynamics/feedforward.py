@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import warnings
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -18,43 +17,13 @@ import pinocchio as pin
 
 from flexrobot_ros.dynamics.codegen import CompiledSdrnea, load_sdrnea
 from flexrobot_ros.dynamics.ejnea import Ejnea
-from flexrobot_ros.dynamics.feedforward_names import METHODS, QUANTITIES
+from flexrobot_ros.dynamics.feedforward_names import METHODS
+from flexrobot_ros.dynamics.feedforward_result import FeedforwardResult
 from flexrobot_ros.dynamics.flexible_joint import JointFlexibility, motor_side, rigid_motor_side
 from flexrobot_ros.dynamics.serial_chain import SerialChain
 from flexrobot_ros.dynamics.trajectory import Trajectory, TrajectorySamples, load_trajectory
 from flexrobot_ros.errors import ModelError, TrajectoryError
 from flexrobot_ros.model.flexible_robot import angle_or_length
-
-
-@dataclass(frozen=True)
-class FeedforwardResult:
-    """Feedforward along a trajectory; arrays (samples, n) in SI units, pinocchio joint order.
-
-    t [s]; link trajectory q, qd, qdd, q3 (jerk), q4 (snap); link torques tau [N·m or N] and their time
-    derivatives dtau, ddtau; motor references q_m [rad], qd_m [rad/s], qdd_m [rad/s²] and motor torque tau_m
-    [N·m] (after the gear); ``method`` is 'sdrnea', 'ejnea' or 'rigid'.
-    """
-
-    t: np.ndarray
-    q: np.ndarray
-    qd: np.ndarray
-    qdd: np.ndarray
-    q3: np.ndarray
-    q4: np.ndarray
-    tau: np.ndarray
-    dtau: np.ndarray
-    ddtau: np.ndarray
-    q_m: np.ndarray
-    qd_m: np.ndarray
-    qdd_m: np.ndarray
-    tau_m: np.ndarray
-    joint_names: tuple[str, ...]
-    method: str
-
-    def columns(self) -> dict[str, np.ndarray]:
-        """Columns ``<quantity>.<joint>`` (samples,) for :func:`flexrobot_ros.timeseries.write_timeseries`."""
-        return {f"{name}.{joint}": getattr(self, name)[:, j]
-                for name in QUANTITIES for j, joint in enumerate(self.joint_names)}
 
 
 def check_supported(robot: Any) -> None:

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import numpy as np
 
-from flexrobot_ros.dynamics.feedforward import FeedforwardResult
+from flexrobot_ros.dynamics.feedforward_result import FeedforwardResult
 
 
 def plot_feedforward(result: FeedforwardResult, path: str | Path, transmission: np.ndarray | None = None) -> Path:

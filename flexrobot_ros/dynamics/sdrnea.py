@@ -20,7 +20,8 @@ parameters fold away (a DH robot's zero offsets, axis-aligned joints, symmetric 
   ``[q_m, qd_m, qdd_m, tau_m]`` (7n in all) when joint flexibility parameters are given (:mod:`.flexible_joint`).
 
 :func:`operation_counts` counts the generated operations the way the thesis reports them (additions/subtractions,
-multiplications, trigonometric functions). Compilation, caching and fast calls live in :mod:`.codegen`.
+multiplications, trigonometric functions). Compilation, caching and fast calls live in :mod:`.codegen` (with
+:func:`~.codegen.sdrnea`, the compiled evaluation).
 """
 from __future__ import annotations
 
@@ -30,10 +31,9 @@ from typing import Any, Sequence
 
 import casadi as cs
 import numpy as np
-import pinocchio as pin
 
 from flexrobot_ros.dynamics.flexible_joint import JointFlexibility, motor_side
-from flexrobot_ros.dynamics.serial_chain import SerialChain, TorqueDerivatives
+from flexrobot_ros.dynamics.serial_chain import SerialChain
 from flexrobot_ros.errors import TrajectoryError
 
 #: Bumped whenever the generated expressions change (part of the cache key).
@@ -296,15 +296,6 @@ def sdrnea_function(chain: SerialChain, flexibility: JointFlexibility | None = N
 def output_names(flexible: bool) -> tuple[str, ...]:
     """Names of the n-long blocks of the generated function's output."""
     return RIGID_OUTPUTS + (MOTOR_OUTPUTS if flexible else ())
-
-
-def sdrnea(model: pin.Model | SerialChain, q: Any, qd: Any, qdd: Any, q3: Any, q4: Any) -> TorqueDerivatives:
-    """tau, dtau/dt and d²tau/dt² by SDRNEA with compiled, cached code (see :mod:`.codegen`)."""
-    from flexrobot_ros.dynamics.codegen import load_sdrnea
-
-    chain = model if isinstance(model, SerialChain) else SerialChain.from_model(model)
-    out = load_sdrnea(chain).evaluate(q, qd, qdd, q3, q4)
-    return TorqueDerivatives(out["tau"], out["dtau"], out["ddtau"])
 
 
 def pack_inputs(n: int, q: Any, qd: Any, qdd: Any, q3: Any, q4: Any) -> tuple[np.ndarray, bool]:

@@ -34,8 +34,6 @@ small-angle inconsistency between kinematics and dynamics).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pinocchio as pin
@@ -44,9 +42,7 @@ import scipy.linalg
 from flexrobot_ros.errors import ModelError
 from flexrobot_ros.flexible_links.beam_elements import ClampedBeamMesh
 from flexrobot_ros.flexible_links.mode_shapes import ClampedFreeModes, ModeShapeFamily
-
-LINK_MODELS = ("assumed_modes", "finite_elements")
-
+from flexrobot_ros.model.flexible_link_specs import LINK_MODELS, BeamSpec
 
 def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """a x b for 3-vectors (np.cross costs ~20x more on single vectors)."""
@@ -81,33 +77,6 @@ def _quadrature(length: float, family: ModeShapeFamily) -> tuple[np.ndarray, np.
     h = length / segments
     starts = np.arange(segments)[:, None] * h
     return (starts + (s + 1) * h / 2).ravel(), np.tile(w * h / 2, segments)
-
-
-@dataclass(frozen=True)
-class BeamSpec:
-    """What the flexibility YAML says about one flexible link (validated), before it meets the URDF geometry.
-
-    ``EI_y`` [N m^2] bends the beam along beam y (in the plane of a planar arm); ``EI_z`` along beam z, or None for
-    a planar link (no z deflection). ``method`` is 'assumed_modes' (``modes`` per plane, ``family``
-    'clamped_free') or 'finite_elements' (``elements`` per plane). ``length`` [m] / ``mass_per_length`` [kg/m] are
-    None when they come from the URDF. ``damping_ratio`` is the modal damping of the clamped link's modes.
-    """
-
-    link: str
-    method: str
-    EI_y: float
-    EI_z: float | None
-    modes: int
-    elements: int
-    family: str
-    length: float | None
-    mass_per_length: float | None
-    tip_mass: float
-    hub_inertia: float
-    damping_ratio: float
-    tip_frame: str | None = None
-    tip: tuple[Any, Any] | None = None    # family clamped_mass: (y, z) ClampedMassParameters given in the YAML
-    roots: str = "explicit"               # a sliding link's assumed modes: "explicit" roots of d, or "integrated"
 
 
 class BeamLink:

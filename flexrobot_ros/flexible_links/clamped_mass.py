@@ -51,6 +51,7 @@ import pinocchio as pin
 from scipy.optimize import brentq
 
 from flexrobot_ros.errors import ModelError
+from flexrobot_ros.model.flexible_link_specs import ClampedMassParameters
 
 ROOT_METHODS = ("differential", "solve")
 _XTOL = 1e-14  # absolute tolerance of the polished roots (beta is O(1)..O(100))
@@ -155,39 +156,6 @@ def tip_body_rate_from_model(model: pin.Model, joint: int, q: Any, qd: Any, tip:
     return TipBody(mass=(ahead.mass - behind.mass) / (2 * h),
                    first_moment=(ahead.first_moment - behind.first_moment) / (2 * h),
                    inertia=(ahead.inertia - behind.inertia) / (2 * h))
-
-
-@dataclass(frozen=True)
-class ClampedMassParameters:
-    """Dimensionless tip mass M, rotary inertia J and first moment D of seed 004 eq. 12."""
-
-    M: float = 0.0
-    J: float = 0.0
-    D: float = 0.0
-
-    @classmethod
-    def from_tip_body(cls, tip: TipBody, mass_per_length: float, length: float,
-                      source: str = "clamped-mass link") -> "ClampedMassParameters":
-        """Eq. 12 for a link of ``length`` [m] and ``mass_per_length`` rho A [kg/m] carrying ``tip``."""
-        if not (math.isfinite(mass_per_length) and mass_per_length > 0.0):
-            raise ModelError(f"{source}: mass_per_length must be a finite number > 0 kg/m, got {mass_per_length!r}")
-        if not (math.isfinite(length) and length > 0.0):
-            raise ModelError(f"{source}: length must be a finite number > 0 m, got {length!r}")
-        rho_a_l = mass_per_length * length
-        params = cls(M=tip.mass / rho_a_l, J=tip.inertia / (rho_a_l * length * length),
-                     D=tip.first_moment / (rho_a_l * length))
-        params.validate(source)
-        return params
-
-    def validate(self, source: str = "clamped-mass link") -> None:
-        """Raise ModelError unless the tip body's inertia [[M, D], [D, J]] is finite and positive semidefinite."""
-        if not all(math.isfinite(v) for v in (self.M, self.J, self.D)):
-            raise ModelError(f"{source}: M, J, D must be finite, got M={self.M!r}, J={self.J!r}, D={self.D!r}")
-        if self.M < 0.0 or self.J < 0.0:
-            raise ModelError(f"{source}: tip mass M and rotary inertia J must be >= 0, got M={self.M}, J={self.J}")
-        if self.D * self.D > self.M * self.J * (1.0 + 1e-12) + 1e-300:
-            raise ModelError(f"{source}: first moment D={self.D} exceeds sqrt(M J)={math.sqrt(self.M * self.J)}: "
-                             "a tip body has J_L >= M_DL^2 / M_L about the tip (parallel-axis theorem)")
 
 
 # ----------------------------------------------------------------------------------------------------------------

@@ -1,29 +1,7 @@
-"""The ``flexible_links`` section of the flexibility YAML: validation, and the beams it describes on a URDF.
-
-::
-
-    flexible_links:                   # per URDF link (the child link of a movable joint), by name
-      link1:
-        EI: 1.0e5                     # [N m^2]: one number = planar link (bends along beam y only), or
-        # EI: {y: 1.0e5, z: 2.0e5}    #   one value per bending direction of the beam frame
-        method: assumed_modes         # assumed_modes (default) | finite_elements
-        modes: 2                      # assumed modes per bending direction (1..40)
-        family: clamped_free          # boundary family of the assumed modes: clamped_free, or clamped_mass (the
-        #                               exact eigenfunctions with a tip body, seed 004 eqs. 9-13, 38)
-        # tip: {M: 1.55, J: 0.36, D: 0}  # clamped_mass: dimensionless tip body (eq. 12), or {y: {..}, z: {..}};
-        #                               default the link's own tip_mass: M = tip_mass / (rho l), J = D = 0;
-        # tip: {distal: {joint3: 0.3}}  #   or from the bodies beyond the link (URDF inertias, a tool when loaded,
-        #                               a sliding beam with its tip_mass) frozen at these joint positions (others
-        #                               0), seen at the link's end
-        # elements: 4                 # finite elements per bending direction (method: finite_elements)
-        # length: 6.0                 # [m]; default: distance to the child joint, or to tip_frame
-        # tip_frame: tool0            # frame at the beam's end (last link); default: the next joint
-        # mass_per_length: 23.3       # [kg/m]; default: the URDF link mass / length
-        # tip_mass: 0.0               # [kg] point mass at the tip
-        # hub_inertia: 0.0            # [kg m^2] rigid inertia about the joint axis at the link's root
-        # damping_ratio: 0.0          # modal damping of the clamped link's modes [-]
-        # roots: explicit             # a sliding link's (prismatic joint) clamped-mass roots beta_i(d): explicit
-        #                               functions of d, or integrated as states by eqs. 45-47 (the paper's way)
+"""The beams of a robot's ``flexible_links`` (validated by :mod:`flexrobot_ros.model.flexible_link_specs`) built on
+its URDF model: link lengths and beam frames from the geometry, default masses per length from the URDF inertias,
+clamped-mass tip bodies from the bodies beyond a link, sliding beams on prismatic joints, hub inertias, and the
+:class:`~flexrobot_ros.flexible_links.flexible_chain.FlexibleLinkChain` of a loaded robot.
 
 The beam frame: origin at the link's joint frame, x towards the beam's end, z the joint axis made orthogonal to x
 (so y lies in the plane of motion of a planar arm). The flexible link's inertia is the beam's (plus hub and tip mass);
@@ -38,124 +16,10 @@ import numpy as np
 import pinocchio as pin
 
 from flexrobot_ros.errors import ModelError
-from flexrobot_ros.flexible_links.beam_link import LINK_MODELS, BeamLink, BeamSpec, beam_frame
+from flexrobot_ros.flexible_links.beam_link import BeamLink, beam_frame
 from flexrobot_ros.flexible_links.flexible_chain import FlexibleLinkChain, motion_subspace
-from flexrobot_ros.flexible_links.mode_shapes import MAX_CLAMPED_FREE_MODES
 from flexrobot_ros.flexible_links.sliding_beam import SlidingBeam
-from flexrobot_ros.model.schema import finite
-
-LINK_KEYS = frozenset({"EI", "method", "modes", "family", "elements", "length", "tip_frame", "mass_per_length",
-                       "tip_mass", "hub_inertia", "damping_ratio", "tip", "roots"})
-#: How a sliding link's assumed-mode roots beta_i(d) enter the dynamics (seed 004 section 4.2).
-ROOTS = ("explicit", "integrated")
-#: Assumed-mode families and the largest number of modes each supports.
-FAMILIES = {"clamped_free": MAX_CLAMPED_FREE_MODES, "clamped_mass": 12}
-MAX_ELEMENTS = 200
-
-
-def _number(value: Any, where: str, positive: bool = False, allow_zero: bool = True) -> float:
-    value = finite(value, where)
-    if positive and value <= 0:
-        raise ModelError(f"{where}: expected a positive number, got {value!r}")
-    if not allow_zero and value < 0:
-        raise ModelError(f"{where}: expected a number >= 0, got {value!r}")
-    return float(value)
-
-
-def _count(value: Any, where: str, largest: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= largest:
-        raise ModelError(f"{where}: expected an integer 1..{largest}, got {value!r}")
-    return int(value)
-
-
-def parse_link(link: str, raw: Any, source: str) -> BeamSpec:
-    """Validate one ``flexible_links.<link>`` entry (ModelError naming file, link and field)."""
-    where = f"{source}: flexible_links.{link}"
-    if not isinstance(raw, Mapping):
-        raise ModelError(f"{where}: expected a mapping with EI, method, modes/elements, ...")
-    method = raw.get("method", "assumed_modes")
-    if method not in LINK_MODELS:
-        raise ModelError(f"{where}.method: expected one of {LINK_MODELS}, got {method!r}")
-    unknown = sorted(set(raw) - LINK_KEYS)
-    if unknown:
-        raise ModelError(f"{where}: unknown key(s) {unknown}; allowed: {sorted(LINK_KEYS)}")
-    if "EI" not in raw:
-        raise ModelError(f"{where}.EI: missing (bending stiffness [N m^2], one number or {{y: , z: }})")
-    EI = raw["EI"]
-    if isinstance(EI, Mapping):
-        bad = sorted(set(EI) - {"y", "z"})
-        if bad or "y" not in EI or "z" not in EI:
-            raise ModelError(f"{where}.EI: expected {{y: EI_y, z: EI_z}} [N m^2], got {dict(EI)!r}")
-        EI_y = _number(EI["y"], f"{where}.EI.y", positive=True)
-        EI_z: float | None = _number(EI["z"], f"{where}.EI.z", positive=True)
-    else:
-        EI_y, EI_z = _number(EI, f"{where}.EI", positive=True), None
-    family = raw.get("family", "clamped_free")
-    if family not in FAMILIES:
-        raise ModelError(f"{where}.family: expected one of {sorted(FAMILIES)}, got {family!r}")
-    modes = elements = 0
-    if method == "assumed_modes":
-        if "elements" in raw:
-            raise ModelError(f"{where}.elements: only for method finite_elements (this link uses assumed_modes)")
-        modes = _count(raw.get("modes", 2), f"{where}.modes ({family} family)", FAMILIES[family])
-    else:
-        if "modes" in raw:
-            raise ModelError(f"{where}.modes: only for method assumed_modes (this link uses finite_elements)")
-        elements = _count(raw.get("elements", 4), f"{where}.elements", MAX_ELEMENTS)
-    length = raw.get("length")
-    if length is not None:
-        length = _number(length, f"{where}.length", positive=True)
-    tip_frame = raw.get("tip_frame")
-    if tip_frame is not None and (not isinstance(tip_frame, str) or not tip_frame):
-        raise ModelError(f"{where}.tip_frame: expected a frame name, got {tip_frame!r}")
-    rho = raw.get("mass_per_length")
-    if rho is not None:
-        rho = _number(rho, f"{where}.mass_per_length", positive=True)
-    damping = _number(raw.get("damping_ratio", 0.0), f"{where}.damping_ratio", allow_zero=False)
-    if damping >= 1.0:
-        raise ModelError(f"{where}.damping_ratio: expected a fraction in [0, 1), got {damping}")
-    roots = raw.get("roots", "explicit")
-    if roots not in ROOTS:
-        raise ModelError(f"{where}.roots: expected one of {list(ROOTS)}, got {roots!r}")
-    return BeamSpec(link=link, method=method, EI_y=EI_y, EI_z=EI_z, modes=modes, elements=elements, family=family,
-                    roots=roots,
-                    tip=_tip_parameters(raw.get("tip"), f"{where}.tip", family),
-                    length=length, mass_per_length=rho,
-                    tip_mass=_number(raw.get("tip_mass", 0.0), f"{where}.tip_mass", allow_zero=False),
-                    hub_inertia=_number(raw.get("hub_inertia", 0.0), f"{where}.hub_inertia", allow_zero=False),
-                    damping_ratio=damping, tip_frame=tip_frame)
-
-
-def _tip_parameters(raw: Any, where: str, family: str) -> tuple[Any, Any] | None:
-    """``tip: {M:, J:, D:}`` (both planes) or ``{y: {M:, J:, D:}, z: {...}}``: seed 004 eq. 12's dimensionless tip
-    mass, rotary inertia and first moment of what lies beyond the link (clamped_mass family)."""
-    from flexrobot_ros.flexible_links.clamped_mass import ClampedMassParameters
-
-    if raw is None:
-        return None
-    if family != "clamped_mass":
-        raise ModelError(f"{where}: tip parameters belong to the clamped_mass family (this link: {family})")
-    if isinstance(raw, Mapping) and set(raw) == {"distal"}:  # resolved on the model: _distal_tip
-        pose = raw["distal"]
-        if not isinstance(pose, Mapping) or not all(isinstance(k, str) for k in pose):
-            raise ModelError(f"{where}.distal: expected joint positions {{joint: value}} [rad | m], got {pose!r}")
-        return DistalPose({k: _number(v, f"{where}.distal.{k}") for k, v in pose.items()})
-    if not isinstance(raw, Mapping):
-        raise ModelError(f"{where}: expected {{M: , J: , D: }} or {{y: {{M: ..}}, z: {{M: ..}}}}, got {raw!r}")
-    planes = (raw["y"], raw["z"]) if set(raw) == {"y", "z"} else (raw, raw)
-    out = []
-    for plane, values in zip("yz", planes):
-        if not isinstance(values, Mapping) or not set(values) <= {"M", "J", "D"}:
-            raise ModelError(f"{where}: expected M, J, D (dimensionless, seed 004 eq. 12), got {values!r}")
-        params = ClampedMassParameters(**{k: _number(values.get(k, 0.0), f"{where}.{k}") for k in "MJD"})
-        params.validate(f"{where} ({plane} plane)")
-        out.append(params)
-    return out[0], out[1]
-
-
-class DistalPose(dict):
-    """``tip: {distal: {joint: value, ...}}``: the joint positions (others zero) at which the clamped-mass tip
-    parameters are computed from the bodies beyond the link (:func:`_distal_tip`)."""
+from flexrobot_ros.model.flexible_link_specs import FAMILIES, BeamSpec, DistalPose
 
 
 def _distal_tip(model: pin.Model, joint: int, pose: DistalPose, length: float, rho: float, rotation: np.ndarray,
@@ -176,15 +40,6 @@ def _distal_tip(model: pin.Model, joint: int, pose: DistalPose, length: float, r
     return tuple(ClampedMassParameters.from_tip_body(
         tip_body_from_model(model, joint, q, tip, rotation[:, 0], rotation[:, k], source=where, inertias=inertias),
         rho, length, where) for k in (1, 2))
-
-
-def parse_flexible_links(raw: Any, source: str) -> dict[str, BeamSpec]:
-    """Validate the whole ``flexible_links`` mapping (empty or absent: no flexible link)."""
-    if raw is None:
-        return {}
-    if not isinstance(raw, Mapping):
-        raise ModelError(f"{source}: flexible_links: expected a mapping from link name to a beam description")
-    return {str(link): parse_link(str(link), desc, source) for link, desc in raw.items()}
 
 
 def link_joints(model: pin.Model) -> dict[str, int]:
@@ -345,7 +200,4 @@ def chain_from_robot(robot: Any, method: str | None = None, modes: int | None = 
                              hubs=hub_inertias(robot.model, specs), sliding=sliding)
 
 
-__all__ = ["FAMILIES", "LINK_KEYS", "build_beams", "build_sliding_beams", "chain_from_robot", "hub_inertias",
-           "is_prismatic", "link_joints",
-           "parse_flexible_links",
-           "parse_link"]
+__all__ = ["build_beams", "build_sliding_beams", "chain_from_robot", "hub_inertias", "is_prismatic", "link_joints"]

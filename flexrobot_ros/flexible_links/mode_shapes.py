@@ -29,11 +29,7 @@ import numpy as np
 from scipy.optimize import brentq
 
 from flexrobot_ros.errors import ModelError
-
-#: Largest number of clamped-free modes a link may use (beyond it the roots are (j - 1/2) pi to machine precision
-#: and the assumed-modes model has no practical use).
-MAX_CLAMPED_FREE_MODES = 40
-
+from flexrobot_ros.model.flexible_link_specs import MAX_CLAMPED_FREE_MODES
 
 class ModeShapeFamily(Protocol):
     """A set of ``count`` shape functions over a beam of ``length`` [m], clamped at x = 0."""

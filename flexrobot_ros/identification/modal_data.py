@@ -26,8 +26,7 @@ import numpy as np
 import yaml
 
 from flexrobot_ros.errors import IdentificationError
-from flexrobot_ros.model.schema import finite
-from flexrobot_ros.yaml_files import read_yaml
+from flexrobot_ros.yaml_files import finite, read_yaml
 
 SHAPE_COORDINATES = ("motor", "link", "full")
 

@@ -2,7 +2,12 @@
 
 linearization (M_bar, D_bar, K_bar, q_m^d; eqs. 2.3, 2.9-2.12), eigenproblem (batched, skew+symmetric first-order
 form), modes (frequencies, damping, shapes, stability; eqs. 2.13-2.18), undamped, frf (receptance at a frame),
-participation, mac, maps (paths, grids, gain sweeps, NPZ files), plots (PNG, matplotlib imported lazily).
+participation, mac, maps (paths, grids, gain sweeps, NPZ files), plots (PNG, matplotlib imported lazily);
+flexible_link_linearization (robots with flexible links or rigid joints, seed 004's decoupling law),
+extended_linearization (robots with extra elasticities, seed 002).
+
+May import: errors, model, the physics (kinematics, dynamics, flexible_links) and control; never simulation,
+identification, oma, runtime, nodes or commands.
 """
 from flexrobot_ros.modal.frf import Receptance, receptance
 from flexrobot_ros.modal.linearization import (LinearizedBatch, LinearizedModel, linearize, linearize_batch,

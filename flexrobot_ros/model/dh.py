@@ -44,7 +44,7 @@ import numpy as np
 import yaml
 
 from flexrobot_ros.errors import ModelError
-from flexrobot_ros.model.schema import finite
+from flexrobot_ros.yaml_files import finite
 
 _JOINT_TYPES = ("revolute", "prismatic")
 

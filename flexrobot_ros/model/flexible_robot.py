@@ -23,7 +23,9 @@ import numpy as np
 import pinocchio as pin
 
 from flexrobot_ros.errors import ModelError
+from flexrobot_ros.model.extended_model import attach_extended, lock_urdf_elasticities
 from flexrobot_ros.model.schema import FlexibilitySpec, ToolSpec, gains, joint_spec
+from flexrobot_ros.model.tool import merge_tool
 
 _JOINT_TYPES = {
     "JointModelRX": "revolute", "JointModelRY": "revolute", "JointModelRZ": "revolute",
@@ -90,7 +92,7 @@ class FlexibleRobot:
     flexible_links: dict[str, Any] = field(default_factory=dict)
     extra_elasticities: list[Any] = field(default_factory=list)
     rigid_joints: tuple[str, ...] = ()
-    #: The extended flexible-joint model (flexrobot_ros.extended_joints.ExtendedModel) when the YAML has
+    #: The extended flexible-joint model (flexrobot_ros.model.extended_model.ExtendedModel) when the YAML has
     #: extra_elasticities or spring_damping, else None; ``model`` stays the actuated-joint model (nq = n).
     extended: Any = None
 
@@ -241,21 +243,10 @@ def _joint_type(model: pin.Model, joint_id: int, source: str) -> str:
     return kind
 
 
-def _merge_tool(model: pin.Model, tool: ToolSpec, source: str) -> None:
-    if not model.existFrame(tool.frame):
-        raise ModelError(f"{source}: tool.frame: unknown frame {tool.frame!r}")
-    frame = model.frames[model.getFrameId(tool.frame)]
-    parent = frame.parentJoint if hasattr(frame, "parentJoint") else frame.parent
-    inertia = pin.Inertia(tool.mass, np.asarray(tool.com, dtype=float), np.asarray(tool.inertia, dtype=float))
-    model.inertias[parent] = model.inertias[parent] + frame.placement.act(inertia)
-
-
 def build_robot(spec: FlexibilitySpec, model: pin.Model, urdf_path: Path, yaml_path: Path | None,
                 with_tool: bool) -> FlexibleRobot:
     """Match a validated flexibility spec against a parsed URDF model and assemble the robot (all-or-nothing)."""
     source = str(yaml_path) if yaml_path else spec.robot
-    from flexrobot_ros.extended_joints.extended_model import attach_extended, lock_urdf_elasticities
-
     full_model, model = model, lock_urdf_elasticities(spec, model, source)
     if model.nq != model.nv:
         raise ModelError(f"{urdf_path}: nq = {model.nq} != nv = {model.nv}; continuous or multi-DoF joints are "
@@ -284,7 +275,7 @@ def build_robot(spec: FlexibilitySpec, model: pin.Model, urdf_path: Path, yaml_p
     if with_tool:
         if spec.tool is None:
             raise ModelError(f"{source}: a tool was requested but the file has no 'tool' section")
-        _merge_tool(model, spec.tool, source)
+        merge_tool(model, spec.tool, source)
     column = lambda attribute: _readonly([getattr(s, attribute) for s in specs])  # noqa: E731
     robot = FlexibleRobot(
         name=spec.robot,

@@ -32,8 +32,8 @@ reduced (Spong) model of seed 000, eq. 2.1::
       frame: tool0                    # frame it is attached to
       com: [0.0, 0.0, 0.0]            # m, in that frame
       inertia: [0, 0, 0, 0, 0, 0]     # ixx ixy ixz iyy iyz izz [kg m^2] about the CoM, frame axes
-    flexible_links: {}                # beam links, see flexrobot_ros.flexible_links.link_specs
-    extra_elasticities: []            # non-actuated elastic DOFs: flexrobot_ros/extended_joints/elasticities.py
+    flexible_links: {}                # beam links, see flexrobot_ros.model.flexible_link_specs
+    extra_elasticities: []            # non-actuated elastic DOFs: flexrobot_ros/model/elasticities.py
 
 Every error names the file, the field (and joint) and what was expected; nothing partial is ever returned.
 """
@@ -45,8 +45,9 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from flexrobot_ros.errors import FlexrobotError, ModelError
-from flexrobot_ros.yaml_files import yaml11_hint
+from flexrobot_ros.errors import ModelError
+from flexrobot_ros.model.flexible_link_specs import parse_flexible_links
+from flexrobot_ros.yaml_files import finite
 
 TOP_KEYS = frozenset(
     {"robot", "summary", "description", "urdf", "gravity", "tool_frame", "coulomb_width", "joints", "controller",
@@ -106,17 +107,6 @@ class FlexibilitySpec:
     flexible_links: dict[str, Any]
     extra_elasticities: list[Any]
     summary: str = ""  # one line (``flexrobot info --list``)
-
-
-def finite(value: Any, where: str, error: type[FlexrobotError] = ModelError) -> float:
-    """``value`` as a float, or an ``error`` (ModelError unless the caller's layer has its own type) naming
-    ``where`` when it is not a finite real number (with the fix when YAML 1.1 read it as text: ``2.0e3``).
-    The one number reader of every YAML section (joints, tool, flexible_links, DH tables, modal data)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise error(f"{where}: expected a number, got {value!r}{yaml11_hint(value)}")
-    if not math.isfinite(value):
-        raise error(f"{where}: expected a finite number, got {value!r}")
-    return float(value)
 
 
 def positive(value: Any, where: str) -> float:
@@ -208,8 +198,6 @@ def parse_flexibility(document: Any, source: str) -> FlexibilitySpec:
             com=vector(raw.get("com", [0.0, 0.0, 0.0]), 3, f"{source}: tool.com"),
             inertia=inertia,
         )
-    from flexrobot_ros.flexible_links.link_specs import parse_flexible_links  # the link layer owns the section
-
     flexible_links = parse_flexible_links(top.get("flexible_links"), source)
     extra = top.get("extra_elasticities", []) or []
     if not isinstance(extra, list):

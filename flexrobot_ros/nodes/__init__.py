@@ -9,4 +9,6 @@
 :mod:`.convert` holds the message/array conversions, input checks and diagnostics they share; :mod:`.output_files`
 where services may write, :mod:`.live_parameters` parameter changes while running, :mod:`.silent_input` the
 warning about an input topic that stays silent.
+
+May import: the core (model, physics, control, modal, simulation, identification, oma) and runtime; never commands.
 """

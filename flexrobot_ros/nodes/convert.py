@@ -8,6 +8,7 @@ Arrays are float64 numpy arrays in SI units; joint arrays are in the robot's (pi
 """
 from __future__ import annotations
 
+import array
 import contextlib
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
@@ -83,6 +84,43 @@ def joint_values(msg: Any, joints: Sequence[str], field: str = "position") -> np
     selected = values[[index[joint] for joint in joints]]
     if not np.all(np.isfinite(selected)):
         raise InputError("non-finite", f"non-finite {field} {selected.tolist()} for joints {list(joints)}")
+    return selected
+
+
+def interface_values(msg: Any, joints: Sequence[str], interface: str) -> np.ndarray:
+    """Values of the state interface ``interface`` (e.g. ``position``, ``motor_position``) of ``joints`` (in that
+    order) from a ``control_msgs/DynamicJointState``: joints are mapped by name (any order; extra joints and
+    interfaces are ignored).
+
+    Raises:
+        InputError: ``joint_names`` and ``interface_values`` counts differ, or a needed joint's ``interface_names``
+            and ``values`` counts differ ("length"); a joint is missing ("joint names"); a joint lacks the interface
+            ("interface names"); a value is NaN or infinite ("non-finite").
+    """
+    names, entries = list(msg.joint_names), list(msg.interface_values)
+    if len(entries) != len(names):
+        raise InputError("length", f"{len(names)} joint_names but {len(entries)} interface_values")
+    index = {name: i for i, name in enumerate(names)}
+    missing = [joint for joint in joints if joint not in index]
+    if missing:
+        raise InputError("joint names", f"joints {missing} missing: the message names {names}, expected "
+                                        f"{list(joints)}")
+    selected, lacking = np.empty(len(joints)), {}
+    for k, joint in enumerate(joints):
+        entry = entries[index[joint]]
+        interfaces, values = list(entry.interface_names), as_array(entry.values)
+        if values.size != len(interfaces):
+            raise InputError("length", f"joint {joint}: {len(interfaces)} interface_names but {values.size} values")
+        if interface in interfaces:
+            selected[k] = values[interfaces.index(interface)]
+        else:
+            lacking[joint] = interfaces
+    if lacking:
+        raise InputError("interface names", f"state interface {interface!r} missing for joints {list(lacking)} "
+                                            f"(they have {next(iter(lacking.values()))}); expected it for every "
+                                            f"joint of {list(joints)}")
+    if not np.all(np.isfinite(selected)):
+        raise InputError("non-finite", f"non-finite {interface} {selected.tolist()} for joints {list(joints)}")
     return selected
 
 
@@ -172,6 +210,19 @@ def joint_state(types: Any, stamp: Any, names: Sequence[str], position: np.ndarr
     msg = types.sensor_msgs.msg.JointState(name=list(names), position=float_sequence(position),
                                            velocity=float_sequence(() if velocity is None else velocity),
                                            effort=float_sequence(() if effort is None else effort))
+    msg.header.stamp = stamp
+    return msg
+
+
+def dynamic_joint_state(types: Any, stamp: Any, names: Sequence[str], interfaces: Mapping[str, np.ndarray]) -> Any:
+    """``control_msgs/DynamicJointState`` with the given header stamp: for each joint of ``names``, one
+    ``InterfaceValue`` naming every interface of ``interfaces`` ({interface name: (joints,) values}, in that
+    order) with that joint's values."""
+    control = types.control_msgs.msg
+    rows = np.column_stack([np.asarray(values, dtype=float) for values in interfaces.values()]).tolist()  # per joint
+    labels = list(interfaces)
+    msg = control.DynamicJointState(joint_names=list(names), interface_values=[
+        control.InterfaceValue(interface_names=list(labels), values=array.array("d", row)) for row in rows])
     msg.header.stamp = stamp
     return msg
 
@@ -287,6 +338,6 @@ def _text(value: Any) -> str:
     return str(value)
 
 
-__all__ = ["Counted", "InputError", "MODE_COLORS", "answer", "diagnostics", "float_array", "joint_state",
-           "joint_trajectory", "joint_values", "mode_markers", "mode_shapes_array", "ordered_stamp", "reporting",
-           "tf_message", "trajectory_arrays", "vector"]
+__all__ = ["Counted", "InputError", "MODE_COLORS", "answer", "diagnostics", "dynamic_joint_state", "float_array",
+           "interface_values", "joint_state", "joint_trajectory", "joint_values", "mode_markers", "mode_shapes_array",
+           "ordered_stamp", "reporting", "tf_message", "trajectory_arrays", "vector"]

@@ -23,14 +23,16 @@ std_msgs/Float64MultiArray [N m] on ``<ros2_control.controller>/commands`` (a fo
 points [% of the peak torque] (:func:`flexrobot_ros.dynamics.interpolation_error`), and a warning names the rate
 that keeps it under 1 %.
 
-Parameters are live (method, rate, limit check, ``drive_compensates`` and ``ros2_control.positions`` apply to the
+``shaper`` (and ``shaper_frequency_error``) shapes each trajectory first (:func:`flexrobot_ros.shaping.
+shape_reference`); the diagnostics report the move time it adds.
+
+Parameters are live (method, shaper, rate, limit check, ``drive_compensates`` and ``ros2_control.positions`` apply to the
 next trajectory, the torque streams follow ``output_rate_hz`` and ``stream_torques`` now;
 :meth:`FeedforwardNode._prepare`) except the model, ``robot``, ``tool`` and the ros2_control output, controller and
 joints (read-only: they choose the topics).
 """
 from __future__ import annotations
 
-import re
 import time
 from typing import Any
 
@@ -38,13 +40,16 @@ import numpy as np
 
 from flexrobot_ros.dynamics import (DRIVE_COMPENSATION, compiled_feedforward, drive_torque, feedforward,
                                    interpolation_error, trajectory_from_joint_trajectory)
-from flexrobot_ros.errors import RuntimeLayerError
+from flexrobot_ros.dynamics.input_shaping import DEFAULT_FREQUENCY_ERROR, SHAPERS
 from flexrobot_ros.model import load_robot
 from flexrobot_ros.nodes.convert import (Counted, diagnostics, float_array, joint_state, joint_trajectory, reporting,
                                          trajectory_arrays)
 from flexrobot_ros.nodes.live_parameters import LiveParameters, LiveTimer, checked
+from flexrobot_ros.nodes.ros2_control import checked_topic, joint_order
+from flexrobot_ros.nodes.run_parameters import RunParameters
 from flexrobot_ros.runtime import ParameterSpec, run_node
 from flexrobot_ros.runtime.messages import time_seconds
+from flexrobot_ros.shaping import shape_reference
 
 PARAMETERS = (
     ParameterSpec("robot", "scompi", "shipped robot name or path of a flexibility YAML", read_only=True),
@@ -54,6 +59,10 @@ PARAMETERS = (
                   choices=("sdrnea", "ejnea", "dae")),
     ParameterSpec("output_rate_hz", 250.0, "sample rate of motor_trajectory points and the torque streams [Hz]",
                   range=(1.0, 10000.0)),
+    ParameterSpec("shaper", "none", "input shaping of each trajectory for the dominant modes the model predicts along "
+                  "it (pose-scheduled): 'zv', 'zvd', 'ei', 'auto' or 'none'", choices=SHAPERS),
+    ParameterSpec("shaper_frequency_error", DEFAULT_FREQUENCY_ERROR, "relative frequency error the 'auto' shaper "
+                  "is robust to (0.1: +-10 %)", range=(0.0, 0.5)),
     ParameterSpec("stream_torques", True, "publish motor_torque and link_torque while a trajectory runs"),
     ParameterSpec("check_limits", True, "refuse trajectories that leave the URDF joint limits"),
     ParameterSpec("drive_compensates", "none", "what the drive adds to the torque it is sent: 'none', or 'gravity' "
@@ -76,7 +85,6 @@ INTERPOLATION_LIMIT = 0.01
 #: Factor on the point rate the warning names: the second differences of coarse points underestimate max|tau''|
 #: (7 % low at 10 Hz on the test move of test_nodes_ros2_control.py), and the error falls as 1/rate^2.
 RATE_MARGIN = 1.25
-_CONTROLLER = re.compile(r"^/?[A-Za-z_][A-Za-z0-9_]*(/[A-Za-z_][A-Za-z0-9_]*)*$")
 
 
 class FeedforwardNode:
@@ -89,7 +97,7 @@ class FeedforwardNode:
         self.robot = load_robot(p["robot"], tool=p["tool"])
         self._check(p)
         self.result, self.start, self.streamed = None, 0.0, 0
-        self.received, self.compute_s = 0, 0.0
+        self.received, self.compute_s, self.added_time_s = 0, 0.0, 0.0
         self.order = joint_order(p["ros2_control.joints"], self.robot.joint_names)
         self.command_label = "joint:" + ",".join(self.robot.joint_names[j] for j in self.order)
         self.command_torque, self.interpolation = None, np.zeros(len(self.order))
@@ -110,8 +118,9 @@ class FeedforwardNode:
         node.create_subscription(types.trajectory_msgs.msg.JointTrajectory, "desired_trajectory",
                                  live.locked(self.on_desired))
         self.stream = LiveTimer(node, self._stream_period(p), live.locked(self.on_stream), running=False)
-        node.create_timer(1.0, live.locked(self.on_diagnostics))
+        node.create_wall_timer(1.0, live.locked(self.on_diagnostics))
         live.on_change(self._prepare)
+        self.run_parameters = RunParameters(node, self.robot)  # latched on /flexrobot/bringup_parameters
         node.logger.info(f"feedforward for {self.robot.name} ({p['method']}) at {p['output_rate_hz']:g} Hz")
 
     def on_desired(self, msg: Any) -> None:
@@ -120,6 +129,10 @@ class FeedforwardNode:
             started = time.perf_counter()
             trajectory_arrays(msg, self.robot.joint_names)  # names, lengths, finiteness, time order: one cause each
             path = trajectory_from_joint_trajectory(msg, self.robot.joint_names)
+            if self.p["shaper"] != "none":
+                shaping = shape_reference(self.robot, path, self.p["shaper"],
+                                          frequency_error=self.p["shaper_frequency_error"])
+                path, self.added_time_s = shaping.trajectory, shaping.added_time_s
             result = feedforward(self.robot, path, self.p["method"], rate_hz=self.p["output_rate_hz"],
                                  check_limits=self.p["check_limits"])
             self.compute_s = time.perf_counter() - started
@@ -202,7 +215,8 @@ class FeedforwardNode:
     def on_diagnostics(self) -> None:
         self.diagnostics.publish(diagnostics(self.node, "feedforward", "ok", f"{self.received} trajectories", {
             "method": self.p["method"], "trajectories received": self.received,
-            "last computation [s]": self.compute_s, "streaming": self.result is not None,
+            "last computation [s]": self.compute_s, "shaper": self.p["shaper"],
+            "shaping added time [s]": self.added_time_s, "streaming": self.result is not None,
             "published motor_trajectory": self.motor_trajectory.count,
             "published motor_torque": self.motor_torque.count, "published link_torque": self.link_torque.count,
             "motor_trajectory subscribers": self.motor_trajectory.publisher.get_subscription_count(),
@@ -212,34 +226,6 @@ class FeedforwardNode:
             **({"published commands": self.commands.count} if self.commands is not None else {}),
             **({"effort interpolation error [% of peak]": 100 * float(self.interpolation.max())}
                if self.controller_trajectory is not None or self.commands is not None else {})}))
-
-
-def joint_order(joints: list[str], robot_joints: tuple[str, ...]) -> list[int]:
-    """Indices into the robot's joints of ``ros2_control.joints`` (empty: the robot's order).
-
-    Raises:
-        RuntimeLayerError: the list is not a permutation of the robot's joints.
-    """
-    if not joints:
-        return list(range(len(robot_joints)))
-    if sorted(joints) != sorted(robot_joints):
-        raise RuntimeLayerError(f"parameter 'ros2_control.joints': {list(joints)}; expected each of the robot's "
-                                f"joints {list(robot_joints)} once, in the controller's order")
-    return [robot_joints.index(joint) for joint in joints]
-
-
-def checked_topic(controller: str, topic: str) -> str:
-    """``<controller>/<topic>`` for the controller name of ``ros2_control.controller`` (relative: in the node's
-    namespace; ``/ns/name``: absolute).
-
-    Raises:
-        RuntimeLayerError: the name is not a ROS name.
-    """
-    if not _CONTROLLER.match(controller):
-        raise RuntimeLayerError(f"parameter 'ros2_control.controller': {controller!r}; expected a controller name "
-                                "(letters, digits and '_' not starting with a digit, '/'-separated), e.g. "
-                                "joint_trajectory_controller")
-    return f"{controller}/{topic}"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -88,11 +88,13 @@ def changed_any(changed: frozenset, names: Sequence[str] | str) -> bool:
 class LiveTimer:
     """A node timer calling ``callback`` every ``period_s`` seconds, re-created when the period changes
     (``None``: no timer). ``running=False`` creates it paused: :meth:`pause` and :meth:`resume` let a node run a
-    fast timer only while it has work (an idle node then costs no CPU for it)."""
+    fast timer only while it has work (an idle node then costs no CPU for it). ``wall=True``: on the steady clock
+    also under ``use_sim_time`` (``Node.create_wall_timer``)."""
 
     def __init__(self, node: Any, period_s: float | None, callback: Callable[[], None], *,
-                 running: bool = True) -> None:
+                 running: bool = True, wall: bool = False) -> None:
         self.node, self.callback = node, callback
+        self._create = node.create_wall_timer if wall else node.create_timer
         self.period_s: float | None = None
         self.running = running
         self._timer: Any = None
@@ -108,7 +110,7 @@ class LiveTimer:
             self._timer = None
         self.period_s = period_s
         if period_s:
-            self._timer = self.node.create_timer(period_s, self.callback)
+            self._timer = self._create(period_s, self.callback)
             if not self.running:
                 self._timer.cancel()
 

@@ -1,6 +1,9 @@
 """modal_monitor_node: the closed loop's natural frequencies, damping and mode shapes at the robot's current pose.
 
-Subscribes ``joint_states`` (sensor_msgs/JointState, link side; other joints in the message are ignored). When the
+Subscribes ``joint_states`` (sensor_msgs/JointState, link side; other joints in the message are ignored), or with
+``state_input: dynamic_joint_states`` ros2_control's ``dynamic_joint_states`` (control_msgs/DynamicJointState: the
+link position is the state interface ``dynamic_joint_states.link_interface``, default ``position``; joints mapped by
+name; :mod:`flexrobot_ros.nodes.state_input`). When the
 pose has moved more than ``threshold`` [rad | m] in any joint since the last computation (and at most
 ``max_rate_hz`` times per second) it runs :func:`flexrobot_ros.modal.modal_analysis` (seed 000 eqs. 2.13-2.18:
 PD gains ``kp``/``kd``, gravity, the tool) and publishes, latched, and again every 1/``publish_rate_hz`` s (0: only
@@ -17,8 +20,8 @@ launch_testing's WaitForTopics) get the current modes while the robot holds stil
 - ``diagnostics``: stability verdict (OK stable, WARN marginal, ERROR unstable), lowest damping ratio.
 
 ``controller: decoupling`` (flexible links, rigid joints) analyses instead the closed loop of seed 004's decoupling law
-(:func:`flexrobot_ros.flexible_links.linearization.linearize_decoupled`, gains ``decoupling.gp``/``gv``): as the arm
-moves the node streams the closed-loop frequencies of its Figs. 9-10 (the joint loop's poles at sqrt(G_p) and the
+(:func:`flexrobot_ros.modal.flexible_link_linearization.linearize_decoupled`, gains ``decoupling.gp``/``gv``): as the
+arm moves the node streams the closed-loop frequencies of its Figs. 9-10 (the joint loop's poles at sqrt(G_p) and the
 beams' modes, which follow the pose, e.g. a sliding link's length). They are computed at the current pose at rest:
 along seed 004's section 5 motion they are within 5 % of the eigenvalues of the moving, deflected closed loop
 (``flexrobot modal --controller decoupling --trajectory``).
@@ -29,7 +32,7 @@ read-only ``output_directory``) as an ``.npz``
 (:func:`flexrobot_ros.modal.maps.save_map` format) and a PNG of mode ``map.mode``; the response names both files.
 
 Parameters are live (new gains recompute the modes, marker settings redraw them, rates re-create their timers;
-:meth:`ModalMonitorNode._prepare`) except the model, ``robot`` and ``tool`` (read-only).
+:meth:`ModalMonitorNode._prepare`) except the model, ``robot``, ``tool`` and the state input (read-only).
 """
 from __future__ import annotations
 
@@ -39,17 +42,19 @@ from typing import Any
 import numpy as np
 
 from flexrobot_ros.errors import RuntimeLayerError
-from flexrobot_ros.extended_joints.linearization import extended_analysis
 from flexrobot_ros.kinematics import chain_links, frame_origins
 from flexrobot_ros.modal import modal_analysis
+from flexrobot_ros.modal.extended_linearization import extended_analysis
 from flexrobot_ros.modal.maps import grid_map, save_map
 from flexrobot_ros.modal.plots import plot_grid
 from flexrobot_ros.model import load_robot
 from flexrobot_ros.model.schema import gains as joint_gains
-from flexrobot_ros.nodes.convert import (Counted, diagnostics, float_array, joint_values, mode_markers,
-                                         mode_shapes_array, ordered_stamp, reporting)
+from flexrobot_ros.nodes.convert import (Counted, diagnostics, float_array, interface_values, joint_values,
+                                         mode_markers, mode_shapes_array, ordered_stamp, reporting)
 from flexrobot_ros.nodes.live_parameters import LiveParameters, LiveTimer, changed_any, checked
 from flexrobot_ros.nodes.output_files import output_path
+from flexrobot_ros.nodes.state_input import state_input_parameters
+from flexrobot_ros.nodes.run_parameters import RunParameters
 from flexrobot_ros.runtime import QOS_LATCHED, ParameterSpec, run_node
 
 PARAMETERS = (
@@ -83,6 +88,7 @@ PARAMETERS = (
     ParameterSpec("output_directory", "", "the only folder ~/map writes into (empty: $ROS_HOME/flexrobot/<launch "
                   "date-time>_<launcher PID>)", read_only=True),
     ParameterSpec("map.directory", ".", "where ~/map writes its files (inside output_directory)"),
+    *state_input_parameters("joint_states", motor=False),
 )
 
 
@@ -105,7 +111,7 @@ class ModalMonitorNode:
             self.coordinates += [f"q_e.{name}" for name in self.robot.extended.elastic_names]
         elif self.robot.flexible_links or self.robot.rigid_joints:  # link-layer linearization, z = [q, eta, q_m]
             from flexrobot_ros.flexible_links.link_specs import chain_from_robot
-            from flexrobot_ros.flexible_links.linearization import flexible_link_modes
+            from flexrobot_ros.modal.flexible_link_linearization import flexible_link_modes
 
             chain = self.chain = chain_from_robot(self.robot)
             self.analysis = lambda robot, pose, kp, kd: flexible_link_modes(robot, chain, pose, kp, kd,
@@ -123,20 +129,32 @@ class ModalMonitorNode:
                                                      QOS_LATCHED))
         self.diagnostics = node.create_publisher(types.diagnostic_msgs.msg.DiagnosticArray, "diagnostics")
         locked = live.locked  # callbacks and parameter changes take turns
-        node.create_subscription(types.sensor_msgs.msg.JointState, "joint_states", locked(self.on_joint_states))
+        self.topic = p["state_input"]  # joint_states or dynamic_joint_states
+        if self.topic == "dynamic_joint_states":
+            node.create_subscription(types.control_msgs.msg.DynamicJointState, self.topic,
+                                     locked(self.on_dynamic_joint_states))
+        else:
+            node.create_subscription(types.sensor_msgs.msg.JointState, self.topic, locked(self.on_joint_states))
         node.create_service(types.std_srvs.srv.Trigger, "~/map", locked(self.on_map))
         self.computing = LiveTimer(node, 1.0 / p["max_rate_hz"], locked(self.on_timer))
         self.republishing = LiveTimer(node, self._republish_period(p), locked(self.on_republish))
-        node.create_timer(1.0, locked(self.on_diagnostics))
+        node.create_wall_timer(1.0, locked(self.on_diagnostics))
         live.on_change(self._prepare)
+        self.run_parameters = RunParameters(node, self.robot, check=True)  # latched on /flexrobot/bringup_parameters
         node.logger.info(f"modes of {self.robot.name}{' + tool' if p['tool'] else ''} on "
-                         f"{node.resolve_name('joint_states')}: threshold {p['threshold']:g}, at most "
+                         f"{node.resolve_name(self.topic)}: threshold {p['threshold']:g}, at most "
                          f"{p['max_rate_hz']:g} Hz")
 
     def on_joint_states(self, msg: Any) -> None:
         with reporting(self.node, "joint_states"):
             self.stamp = ordered_stamp(msg, self.stamp, lambda *_: None)  # a restarted stream: take its poses
             self.pose = joint_values(msg, self.robot.joint_names)
+
+    def on_dynamic_joint_states(self, msg: Any) -> None:
+        with reporting(self.node, "dynamic_joint_states"):
+            pose = interface_values(msg, self.robot.joint_names, self.p["dynamic_joint_states.link_interface"])
+            self.stamp = ordered_stamp(msg, self.stamp, lambda *_: None)
+            self.pose = pose
 
     def on_timer(self) -> None:
         pose = self.pose
@@ -159,7 +177,7 @@ class ModalMonitorNode:
 
     def on_map(self, request: Any, response: Any) -> Any:
         if self.computed is None:
-            response.success, response.message = False, "no pose received on joint_states yet"
+            response.success, response.message = False, f"no pose received on {self.topic} yet"
             return response
         if self.analysis is not modal_analysis:
             response.success = False
@@ -189,7 +207,7 @@ class ModalMonitorNode:
     def on_diagnostics(self) -> None:
         result = self.result
         if result is None:
-            level, message, values = "ok", "waiting for joint_states", {}
+            level, message, values = "ok", f"waiting for {self.topic}", {}
         else:
             level = {"stable": "ok", "marginal": "warn"}.get(result.verdict, "error")
             message = f"{result.verdict}: {result.n_modes} modes, lowest {result.frequencies_hz[0]:.4g} Hz"
@@ -223,7 +241,7 @@ class ModalMonitorNode:
                                     f"{list(robot.joint_names)}, got {list(joints)}")
         decoupling = None
         if p["controller"] == "decoupling":
-            from flexrobot_ros.simulation.decoupling_control import DEFAULT_GP, DEFAULT_GV, decoupling_gains
+            from flexrobot_ros.control.decoupling_gains import DEFAULT_GP, DEFAULT_GV, decoupling_gains
 
             elastic = [j for j in robot.joint_names if j not in robot.rigid_joints]
             if self.chain is None or not self.chain.m or elastic:

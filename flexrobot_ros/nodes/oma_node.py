@@ -2,7 +2,12 @@
 
 Subscribes ``motor_states`` (any sensor_msgs/JointState topic: remap it, e.g. ``motor_states:=/robot/encoders``;
 channels are the robot's joints, or the joints of the first message when ``robot`` is empty) with a reliable queue
-of ``queue_depth`` samples, and ``joint_states`` (link side) for the pose saved with the modes. The samples feed
+of ``queue_depth`` samples, and ``joint_states`` (link side) for the pose saved with the modes; or, with
+``state_input: dynamic_joint_states``, both from ros2_control's ``dynamic_joint_states`` alone
+(control_msgs/DynamicJointState, same queue: the encoder channels are the state interface
+``dynamic_joint_states.motor_interface``, default ``motor_position``, the pose is
+``dynamic_joint_states.link_interface``, default ``position``; joints mapped by name;
+:mod:`flexrobot_ros.nodes.state_input`). The samples feed
 a :class:`flexrobot_ros.oma.ModeTracker` (sliding ``window_s`` window at ``sample_rate_hz``, re-identified every
 ``update_period_s`` with ``method`` over ``orders``); samples must arrive in stamp order at the sampling rate:
 up to ``max_bridged_samples`` missing samples (dropped messages) are bridged by linear interpolation and counted,
@@ -24,7 +29,8 @@ identifies ``identification.parameters`` of ``robot`` from every pose saved so f
 the updated flexibility YAML to ``identified_yaml``.
 
 Parameters are live (the window, schedule, method and orders apply to the next identification, the rest to the next
-service call; :meth:`OmaNode._prepare`) except ``robot``, ``tool``, ``sample_rate_hz`` and ``queue_depth`` (read-only).
+service call; :meth:`OmaNode._prepare`) except ``robot``, ``tool``, ``sample_rate_hz``, ``queue_depth`` and the state
+input (read-only).
 """
 from __future__ import annotations
 
@@ -40,11 +46,13 @@ from flexrobot_ros.identification import (MeasuredMode, ModalData, PoseModes, id
 from flexrobot_ros.identification.flexibility_update import identified_fields, write_identified_yaml
 from flexrobot_ros.identification.parameters import parse_parameters
 from flexrobot_ros.model import load_robot
-from flexrobot_ros.nodes.convert import (Counted, answer, diagnostics, float_array, joint_values, mode_shapes_array,
-                                         ordered_stamp, reporting)
+from flexrobot_ros.nodes.convert import (Counted, answer, diagnostics, float_array, interface_values, joint_values,
+                                         mode_shapes_array, ordered_stamp, reporting)
 from flexrobot_ros.nodes.live_parameters import LiveParameters, checked
 from flexrobot_ros.nodes.output_files import keep_previous, output_path
+from flexrobot_ros.nodes.run_parameters import RunParameters
 from flexrobot_ros.nodes.silent_input import SILENT_INPUT_S, warn_if_silent
+from flexrobot_ros.nodes.state_input import state_input_parameters
 from flexrobot_ros.oma import ModeTracker, SignalWarning, TrackerOptions
 from flexrobot_ros.oma.identify import parse_orders
 from flexrobot_ros.runtime import QOS_DEFAULT, QOS_LATCHED, ParameterSpec, run_node
@@ -82,6 +90,7 @@ PARAMETERS = (
                   "the thesis' characteristic determinants ('determinant')", choices=("eigenvalue", "determinant")),
     ParameterSpec("identification.drop_unmatched", True, "leave out saved modes that match no model mode "
                   "(spurious OMA modes) instead of refusing the data"),
+    *state_input_parameters("motor_states for the encoders, joint_states for the pose", motor=True),
 )
 
 
@@ -105,20 +114,25 @@ class OmaNode:
         self.damping = Counted(node.create_publisher(array_type, "oma/damping", QOS_LATCHED))
         self.shapes = Counted(node.create_publisher(array_type, "oma/mode_shapes", QOS_LATCHED))
         self.diagnostics = node.create_publisher(types.diagnostic_msgs.msg.DiagnosticArray, "diagnostics")
-        joint_state = types.sensor_msgs.msg.JointState
-        self.topic = node.resolve_name("motor_states")
+        joint_state, queue = types.sensor_msgs.msg.JointState, QOS_DEFAULT.with_depth(p["queue_depth"])
         locked = live.locked  # callbacks and parameter changes take turns
-        node.create_subscription(joint_state, "motor_states", locked(self.on_encoders),
-                                 QOS_DEFAULT.with_depth(p["queue_depth"]))
-        node.create_subscription(joint_state, "joint_states", locked(self.on_joint_states))
+        if p["state_input"] == "dynamic_joint_states":  # encoders and pose from one topic
+            self.topic = node.resolve_name("dynamic_joint_states")
+            node.create_subscription(types.control_msgs.msg.DynamicJointState, "dynamic_joint_states",
+                                     locked(self.on_dynamic_joint_states), queue)
+        else:
+            self.topic = node.resolve_name("motor_states")
+            node.create_subscription(joint_state, "motor_states", locked(self.on_encoders), queue)
+            node.create_subscription(joint_state, "joint_states", locked(self.on_joint_states))
         warn_if_silent(node, self.topic, lambda: self.samples, "is the robot publishing? check the encoder topic "
                        "(hardware.launch.py encoders:=, flexrobot bringup --encoders)", p["silent_warning_s"])
         trigger = types.std_srvs.srv.Trigger
         for name, action in (("~/identify", self._identify), ("~/reset", self._reset),
                              ("~/save_modal_data", self._save), ("~/identify_joint_parameters", self._identify_joints)):
             node.create_service(trigger, name, locked(lambda request, response, act=action: answer(response, act)))
-        node.create_timer(1.0, locked(self.on_diagnostics))
+        node.create_wall_timer(1.0, locked(self.on_diagnostics))
         live.on_change(self._prepare)
+        self.run_parameters = RunParameters(node, self.robot)  # latched on /flexrobot/bringup_parameters
         node.logger.info(f"OMA ({p['method']}, orders {p['orders']}) on {self.topic} at {p['sample_rate_hz']:g} Hz, "
                          f"window {p['window_s']:g} s every {p['update_period_s']:g} s")
 
@@ -126,18 +140,33 @@ class OmaNode:
         with reporting(self.node, self.topic):
             stamp = ordered_stamp(msg, self.stamp, self._stream_restarted)
             channels = self.channels or tuple(msg.name)
-            sample = joint_values(msg, channels)
-            self.channels, self.stamp, self.sample = channels, stamp, sample
-            self.tracker = self.tracker or ModeTracker(self.p["sample_rate_hz"], channels, self.options)
-            self.samples += 1
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always", SignalWarning)
-                updates = self.tracker.push(stamp, sample)
-            for warning in caught:  # a gap or a bad sample restarted the window
-                self.restarts += 1
-                self.node.log_once("window restart", f"{self.topic}: {warning.message} (logged once, counted)")
-            for update in updates:
-                self._publish(update)
+            self._push(stamp, channels, joint_values(msg, channels))
+
+    def on_dynamic_joint_states(self, msg: Any) -> None:
+        """Encoder sample and pose of one control_msgs/DynamicJointState (``state_input: dynamic_joint_states``);
+        a message lacking either is skipped whole."""
+        with reporting(self.node, self.topic):
+            channels = self.channels or tuple(msg.joint_names)
+            sample = interface_values(msg, channels, self.p["dynamic_joint_states.motor_interface"])
+            pose = interface_values(msg, self.robot.joint_names if self.robot is not None else channels,
+                                    self.p["dynamic_joint_states.link_interface"])
+            stamp = ordered_stamp(msg, self.stamp, self._stream_restarted)
+            self.pose, self.pose_stamp = pose, stamp
+            self._push(stamp, channels, sample)
+
+    def _push(self, stamp: float, channels: tuple[str, ...], sample: np.ndarray) -> None:
+        """One encoder sample [rad] at ``stamp`` [s] into the tracker; publishes the identifications it triggers."""
+        self.channels, self.stamp, self.sample = channels, stamp, sample
+        self.tracker = self.tracker or ModeTracker(self.p["sample_rate_hz"], channels, self.options)
+        self.samples += 1
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", SignalWarning)
+            updates = self.tracker.push(stamp, sample)
+        for warning in caught:  # a gap or a bad sample restarted the window
+            self.restarts += 1
+            self.node.log_once("window restart", f"{self.topic}: {warning.message} (logged once, counted)")
+        for update in updates:
+            self._publish(update)
 
     def on_joint_states(self, msg: Any) -> None:
         with reporting(self.node, "joint_states"):

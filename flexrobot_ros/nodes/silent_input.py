@@ -22,7 +22,7 @@ def warn_if_silent(node: Any, topic: str, received: Callable[[], int], hint: str
         topic: resolved name of the input topic, for the message.
         received: number of samples received so far.
         hint: what to check, e.g. "is the robot publishing? check the encoders remapping".
-        after_s: delay [s].
+        after_s: delay [s] of wall time.
 
     Returns:
         The one-shot timer (cancelled once it has fired).
@@ -32,5 +32,5 @@ def warn_if_silent(node: Any, topic: str, received: Callable[[], int], hint: str
         if not received():
             node.logger.warning(f"no samples received on {topic} {after_s:g} s after start ({hint}); still waiting")
 
-    timer = node.create_timer(after_s, check)
+    timer = node.create_wall_timer(after_s, check)  # wall seconds, also under use_sim_time (no /clock yet)
     return timer

@@ -14,8 +14,12 @@ links ``link_deflections`` (std_msgs/Float64MultiArray (links, 2): tip deflectio
 in YAML order, beam axes, with the joint_states decimation; tf then also carries ``<link>/deformed_tip``, each
 flexible link's deformed end frame, for RViz; and ``link_shapes``, visualization_msgs/MarkerArray: one line strip
 per flexible link along its deformed beam, 16 points in the link frame, every ``1 / link_shapes_rate_hz``) and
-``/clock`` (rosgraph_msgs/Clock, every ``1 / clock_rate_hz`` of simulated time: the simulated time as the header
-stamps carry it, published before the sample of the same stamp, for nodes run with ``use_sim_time``) and
+``dynamic_joint_states`` (control_msgs/DynamicJointState, as ros2_control's joint_state_broadcaster publishes it: for
+every joint the state interfaces ``position``, ``velocity``, ``effort`` (the link values of ``joint_states``) and
+``motor_position``, ``motor_velocity`` (the motor values of ``motor_states``), every
+``dynamic_joint_states_decimation``-th sample, by default every one), ``/clock`` (rosgraph_msgs/Clock, every ``1 /
+clock_rate_hz`` of simulated time: the simulated time as the header stamps carry it, published before the sample of
+the same stamp, for nodes run with ``use_sim_time``) and
 ``diagnostics`` (state, simulated time, ``stamp at t = 0 [s]`` to map stamps back to simulated time, achieved
 real-time factor over the last period and over all the running time, overruns, counts, matched ``motor_states``
 subscribers).
@@ -26,16 +30,20 @@ slows down instead of dropping samples: each timer tick computes and publishes e
 *overrun*, logged once and counted in the diagnostics with the simulated seconds the schedule gave up, ``behind
 schedule [s]``), so stamps stay exactly ``1 / rate_hz`` apart and the achieved real-time factor drops below the
 requested one.
-The two state streams are reliable with the history of :data:`~flexrobot_ros.runtime.qos.QOS_STREAM` (ten seconds
-at 1 kHz), so a subscriber whose process is starved of CPU that long still gets every sample; a subscriber whose
-callbacks stall longer keeps every sample too when it subscribes with ``keep_all`` history (the bag recorder does).
+The state streams (``motor_states``, ``joint_states``, ``dynamic_joint_states``) are reliable with the history of
+:data:`~flexrobot_ros.runtime.qos.QOS_STREAM` (ten seconds at 1 kHz), so a subscriber whose process is starved of
+CPU that long still gets every sample; a subscriber whose callbacks stall longer keeps every sample too when it
+subscribes with ``keep_all`` history (the bag recorder does).
 Automatic excitations start exactly on their sample, so a run does not depend on timer jitter or CPU load.
 
 Subscribes: ``motor_torque_command`` (std_msgs/Float64MultiArray, n motor torques [N m]: the motor torque itself
 with ``torque_command_mode: effort``, added to the PD + compensation law with ``additive``; held until the next
 command), ``motor_trajectory`` (trajectory_msgs/JointTrajectory from the feedforward node: positions q_m,
 velocities qd_m, effort tau_m; tracked by feedforward + motor PD from ``header.stamp + time_from_start`` in
-simulated time, now when the stamp is zero) and ``set_point`` (JointState with every joint: move there).
+simulated time, now when the stamp is zero), ``set_point`` (JointState with every joint: move there) and, as a
+ros2_control robot with a forward_command_controller on its ``effort`` command interfaces,
+``<ros2_control.controller>/commands`` (std_msgs/Float64MultiArray, the motor torques [N m] in the order of
+``ros2_control.joints``, empty: the robot's; handled exactly as ``motor_torque_command``).
 
 Services: ``~/apply_impact`` (std_srvs/Trigger: the ``impact.*`` force pulse now; with ``impact.record_s`` > 0 the
 simulation pauses exactly that many simulated seconds after the pulse starts, the record length of an impact
@@ -67,9 +75,12 @@ from flexrobot_ros.dynamics import Poly9Trajectory, feedforward
 from flexrobot_ros.errors import RuntimeLayerError, SimulationError
 from flexrobot_ros.kinematics import link_transforms
 from flexrobot_ros.model import load_robot
-from flexrobot_ros.nodes.convert import (Counted, InputError, diagnostics, joint_state, joint_values, reporting,
-                                         tf_message, trajectory_arrays, vector)
+from flexrobot_ros.nodes.convert import (Counted, InputError, diagnostics, dynamic_joint_state, joint_state,
+                                         joint_values, reporting, tf_message, trajectory_arrays, vector)
 from flexrobot_ros.nodes.live_parameters import LiveParameters, LiveTimer, changed_any, checked
+from flexrobot_ros.nodes.ros2_control import checked_topic, joint_order
+from flexrobot_ros.nodes.state_input import SIMULATED_INTERFACES
+from flexrobot_ros.nodes.run_parameters import RunParameters
 from flexrobot_ros.runtime import QOS_LATCHED, QOS_STREAM, ParameterSpec, run_node
 from flexrobot_ros.runtime.messages import multiarray
 from flexrobot_ros.simulation import (FeedforwardPD, FixedStepIntegration, LinkEncoder, MotorEncoder,
@@ -108,6 +119,12 @@ PARAMETERS = (
                   "simulation goes on with ~/run once duration_s is raised)", range=(0.0, 1e9)),
     ParameterSpec("autostart", True, "run at start-up (else wait for ~/run)", read_only=True),
     ParameterSpec("joint_states_decimation", 1, "publish joint_states every k-th sample", range=(1, 1000)),
+    ParameterSpec("dynamic_joint_states_decimation", 1, "publish dynamic_joint_states every k-th sample (0: not "
+                  "at all; each costs about 0.2 ms of CPU)", range=(0, 1000)),
+    ParameterSpec("ros2_control.controller", "effort_controller", "forward_command_controller (interface effort) "
+                  "whose <controller>/commands [N m] the simulated robot accepts", read_only=True),
+    ParameterSpec("ros2_control.joints", [], "joint order of <controller>/commands (the controller's 'joints'; "
+                  "empty: the robot's order)", type="string_array", read_only=True),
     ParameterSpec("clock_rate_hz", 100.0, "rate of /clock (rosgraph_msgs/Clock: the simulated time, as the header "
                   "stamps carry it, for nodes with use_sim_time) in simulated time [Hz]; 0: no /clock",
                   range=(0.0, 20000.0)),
@@ -186,6 +203,8 @@ class SimulatorNode:
         joint_state_type = types.sensor_msgs.msg.JointState
         self.motor_states = Counted(node.create_publisher(joint_state_type, "motor_states", QOS_STREAM))
         self.joint_states = Counted(node.create_publisher(joint_state_type, "joint_states", QOS_STREAM))
+        self.dynamic_joint_states = Counted(node.create_publisher(types.control_msgs.msg.DynamicJointState,
+                                                                  "dynamic_joint_states", QOS_STREAM))
         self.tf = Counted(node.create_publisher(types.tf2_msgs.msg.TFMessage, "tf"))
         self.clock = Counted(node.create_publisher(types.rosgraph_msgs.msg.Clock, "/clock"))  # absolute, as ROS's
         self.diagnostics = node.create_publisher(types.diagnostic_msgs.msg.DiagnosticArray, "diagnostics")
@@ -199,6 +218,10 @@ class SimulatorNode:
         locked = live.locked  # callbacks and parameter changes take turns
         node.create_subscription(types.std_msgs.msg.Float64MultiArray, "motor_torque_command",
                                  locked(self.on_torque))
+        self.command_order = checked("ros2_control.joints", joint_order, p["ros2_control.joints"], self.names)
+        self.commands_topic = checked("ros2_control.controller", checked_topic, p["ros2_control.controller"],
+                                      "commands")
+        node.create_subscription(types.std_msgs.msg.Float64MultiArray, self.commands_topic, locked(self.on_commands))
         node.create_subscription(types.trajectory_msgs.msg.JointTrajectory, "motor_trajectory",
                                  locked(self.on_reference))
         node.create_subscription(joint_state_type, "set_point", locked(self.on_set_point))
@@ -207,9 +230,10 @@ class SimulatorNode:
         node.create_service(trigger, "~/reset", locked(self.on_reset))
         node.create_service(trigger, "~/set_point", locked(self.on_next_set_point))
         node.create_service(types.std_srvs.srv.SetBool, "~/run", locked(self.on_run))
-        self.ticks = LiveTimer(node, p["update_period_s"], locked(self.on_tick))
-        node.create_timer(1.0, locked(self.on_diagnostics))
+        self.ticks = LiveTimer(node, p["update_period_s"], locked(self.on_tick), wall=True)  # paces /clock
+        node.create_wall_timer(1.0, locked(self.on_diagnostics))
         live.on_change(self._prepare)
+        self.run_parameters = RunParameters(node, self.robot)  # latched on /flexrobot/bringup_parameters
         if p["autostart"]:
             self._run(True)
         node.logger.info(f"simulating {robot.name}{' + tool' if p['tool'] else ''} at {self.rate:g} Hz, real-time "
@@ -248,10 +272,22 @@ class SimulatorNode:
 
     def on_torque(self, msg: Any) -> None:
         with reporting(self.node, "motor_torque_command"):
-            self.command[:] = vector(msg, self.robot.n)
-            if self.mode != "command":
-                self.sim.set_controller(self._command_controller())
-                self.mode, self.move_end = "command", None
+            self._command(vector(msg, self.robot.n))
+
+    def on_commands(self, msg: Any) -> None:
+        """``<controller>/commands``: the torques in the controller's joint order, then as motor_torque_command."""
+        with reporting(self.node, self.commands_topic):
+            torques = np.empty(self.robot.n)
+            torques[self.command_order] = vector(msg, self.robot.n)
+            self._command(torques)
+
+    def _command(self, torques: np.ndarray) -> None:
+        """Hold the motor torques ``torques`` [N m] (robot's joint order) until the next command
+        (``torque_command_mode``: the torque itself or added to the PD + compensation law)."""
+        self.command[:] = torques
+        if self.mode != "command":
+            self.sim.set_controller(self._command_controller())
+            self.mode, self.move_end = "command", None
 
     def on_reference(self, msg: Any) -> None:
         with reporting(self.node, "motor_trajectory"):
@@ -335,6 +371,7 @@ class SimulatorNode:
             if self.running_wall_s else 0.0, "overruns": self.overruns, "behind schedule [s]": f"{self.behind_s:.6f}",
             "running wall time [s]": f"{self.running_wall_s:.6f}", "set point": self.hold.q_d,
             "published motor_states": self.motor_states.count, "published joint_states": self.joint_states.count,
+            "published dynamic_joint_states": self.dynamic_joint_states.count,
             "published tf": self.tf.count, "published clock": self.clock.count,
             "motor_states subscribers": self.motor_states.publisher.get_subscription_count()}))
 
@@ -556,6 +593,7 @@ class SimulatorNode:
 
     def _publish(self, output: Any) -> None:
         types, names, decimation = self.node.types, self.names, self.p["joint_states_decimation"]
+        dynamic_every = self.p["dynamic_joint_states_decimation"]
         tf_every = round(self.rate / self.p["tf_rate_hz"]) if self.p["tf_rate_hz"] else 0
         clock_every = max(round(self.rate / self.p["clock_rate_hz"]), 1) if self.p["clock_rate_hz"] else 0
         shapes_every = max(round(self.rate / self.p["link_shapes_rate_hz"]), 1) \
@@ -568,6 +606,9 @@ class SimulatorNode:
             if clock_every and (first + k) % clock_every == 0:
                 self.clock.publish(types.rosgraph_msgs.msg.Clock(clock=stamp))
             self.motor_states.publish(joint_state(types, stamp, names, q_m[k], output.qd_m[k], output.tau_m[k]))
+            if dynamic_every and (first + k) % dynamic_every == 0:
+                self.dynamic_joint_states.publish(dynamic_joint_state(types, stamp, names, dict(zip(
+                    SIMULATED_INTERFACES, (q[k], output.qd[k], output.elastic_torque[k], q_m[k], output.qd_m[k])))))
             if (first + k) % decimation == 0:
                 self.joint_states.publish(joint_state(types, stamp, names, q[k], output.qd[k],
                                                       output.elastic_torque[k]))

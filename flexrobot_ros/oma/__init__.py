@@ -1,6 +1,7 @@
 """Operational modal analysis (OMA): output-only modal identification from encoder signals, batch and online.
 
-The package knows signals, not robots (it never imports ``flexrobot_ros.model``):
+The package knows signals, not robots (may import: errors, lazy and timeseries; never the model, the physics or
+anything above):
 
 - :mod:`.signals` reading (CSV/NPZ, pluggable readers), checks and conditioning of measured signals;
 - :mod:`.var` vector autoregressive identification (the thesis' method), :mod:`.ssi_cov` covariance-driven

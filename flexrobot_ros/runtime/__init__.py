@@ -46,13 +46,16 @@ The :class:`Node` interface (both back ends; entity methods have rclpy's names):
 - ``create_publisher(type, topic, qos)`` -> ``.publish(msg)``, ``.get_subscription_count()``;
   ``create_subscription(type, topic, callback, qos)``; ``create_service(type, name, callback(req, resp) -> resp)``;
   ``create_client(type, name)`` -> ``.wait_for_service(timeout_sec)``, ``.call_async(req)``;
-  ``call(client, request, timeout_sec)`` blocking, from outside callbacks; ``create_timer(period_sec, callback)``.
+  ``call(client, request, timeout_sec)`` blocking, from outside callbacks; ``create_timer(period_sec, callback)``
+  (ROS time: simulated with ``use_sim_time``), ``create_wall_timer(period_sec, callback)`` (steady clock).
   Names are ROS names: relative (``joint_states``) resolve in the namespace, ``~/reset`` is private, ``-r a:=b``
   remaps. QoS: :data:`QOS_DEFAULT` (reliable, volatile, keep-last 10, rclpy's default), :data:`QOS_LATCHED`
   (transient-local, depth 1), :data:`QOS_SENSOR_DATA`, :data:`QOS_STREAM` (1 kHz state streams: keep-last
   10,000), or any :class:`QosProfile` (``.keeping_all()`` for a subscription that must not lose a sample).
-- ``now()`` [s], ``stamp()`` (``builtin_interfaces/Time``), ``logger`` (``.info/.warning/.error``),
-  ``log_once(cause, message)``.
+- ``now()`` [s], ``stamp()`` (``builtin_interfaces/Time``): ROS time, the system clock or, when the node's
+  ``use_sim_time`` parameter is true, the newest ``/clock`` (zero before the first); every node declares
+  ``use_sim_time`` on both back ends (rclpy itself, the DDS back end in :mod:`.time_source`).
+  ``logger`` (``.info/.warning/.error``), ``log_once(cause, message)``.
 - Callbacks are guarded: exceptions are logged once per cause and counted in ``node.input_errors``
   ({cause: count}) instead of stopping the node; samples that do not decode are dropped and counted the same way.
 
@@ -64,6 +67,8 @@ or 2 after printing a :class:`~flexrobot_ros.errors.FlexrobotError` raised durin
 
 Other modules: :mod:`.bags` (rosbag2 record/play/info/read with rosbags), :mod:`.processes` (start node processes
 with parameter files, stop them cleanly), :mod:`.dds_backend` (wire conventions), :mod:`.rclpy_backend`.
+
+May import: errors only (transport, not physics); the nodes and commands build on it.
 """
 from __future__ import annotations
 

@@ -243,8 +243,8 @@ class BagRecorder:
         self.counts: dict[str, int] = {}
         self._connections: dict[str, Any] = {}
         self._publications = BuiltinDataReader(node.context.participant, BuiltinTopicDcpsPublication)
-        self._timer = node.create_timer(0.1, self.discover)
-        self._checkpoints = node.create_timer(checkpoint_s, self._checkpointer.checkpoint)
+        self._timer = node.create_wall_timer(0.1, self.discover)
+        self._checkpoints = node.create_wall_timer(checkpoint_s, self._checkpointer.checkpoint)
         self.discover()
         self._checkpointer.checkpoint()
 

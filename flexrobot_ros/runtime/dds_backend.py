@@ -36,7 +36,9 @@ import time
 from typing import Any, Callable, Mapping, Sequence
 
 from flexrobot_ros.errors import RuntimeLayerError
-from flexrobot_ros.runtime import graph, messages
+from flexrobot_ros.runtime.graph import DISCOVERY_TOPIC, DISCOVERY_TYPE, QOS_DISCOVERY, ParticipantEntities, gid
+from flexrobot_ros.runtime.messages import (dds_message_types, default_distro, message_fields, type_hash,
+                                            type_name_of)
 from flexrobot_ros.runtime.names import (Remapping, fully_qualified_node_name, normalize_namespace, resolve_name,
                                          validate_node_name)
 from flexrobot_ros.runtime.node import Node
@@ -44,6 +46,8 @@ from flexrobot_ros.runtime.parameter_services import ParameterServer
 from flexrobot_ros.runtime.params import ParameterSpec, parameters_for_node, validate_parameter
 from flexrobot_ros.runtime.parent_watch import ParentWatch
 from flexrobot_ros.runtime.qos import QOS_DEFAULT, QOS_SERVICES, QosProfile
+from flexrobot_ros.runtime.time_source import (CLOCK_TOPIC, QOS_CLOCK, USE_SIM_TIME, USE_SIM_TIME_SPEC, SteadyClock,
+                                               TimeSource)
 
 _MASK_64 = (1 << 64) - 1
 
@@ -132,7 +136,7 @@ class DdsContext:
         self.subscriber = Subscriber(self.participant)
         self._topics: dict[tuple[str, type], Any] = {}
         self._lock = threading.Lock()
-        self.entities = graph.ParticipantEntities(graph.gid(self.participant))
+        self.entities = ParticipantEntities(gid(self.participant))
         self._discovery: tuple[Any, Any] | None = None  # (writer, message types) of ros_discovery_info
         self._discovery_lock = threading.Lock()
 
@@ -153,7 +157,7 @@ class DdsContext:
 
     def add_endpoints(self, node: DdsNode, readers: Sequence[Any] = (), writers: Sequence[Any] = ()) -> None:
         """Announce DDS readers / writers as the node's endpoints."""
-        self.entities.add_endpoints(id(node), [graph.gid(r) for r in readers], [graph.gid(w) for w in writers])
+        self.entities.add_endpoints(id(node), [gid(r) for r in readers], [gid(w) for w in writers])
         self.announce(node.distro)
 
     def remove_node(self, node: DdsNode) -> None:
@@ -167,10 +171,10 @@ class DdsContext:
 
         with self._discovery_lock:
             if self._discovery is None:
-                types = messages.dds_message_types(distro)
-                cls = types.get(graph.DISCOVERY_TYPE)
-                writer = DataWriter(self.publisher, self.topic(graph.DISCOVERY_TOPIC, cls),
-                                    endpoint_qos(graph.QOS_DISCOVERY, graph.DISCOVERY_TYPE, distro, reader=False))
+                types = dds_message_types(distro)
+                cls = types.get(DISCOVERY_TYPE)
+                writer = DataWriter(self.publisher, self.topic(DISCOVERY_TOPIC, cls),
+                                    endpoint_qos(QOS_DISCOVERY, DISCOVERY_TYPE, distro, reader=False))
                 self._discovery = writer, types
             writer, types = self._discovery
             writer.write(self.entities.message(types))
@@ -217,7 +221,7 @@ def endpoint_qos(profile: QosProfile, typename: str | None, distro: str, *, read
     ]
     if profile.history == "keep_all" and reader:
         policies.append(Policy.ResourceLimits(max_samples=-1, max_instances=-1, max_samples_per_instance=-1))
-    digest = messages.type_hash(typename, distro) if typename else None
+    digest = type_hash(typename, distro) if typename else None
     if digest:
         policies.append(Policy.Userdata(data=f"typehash={digest};".encode()))
     return Qos(*policies)
@@ -246,7 +250,7 @@ class DdsPublisher:
 
         self.topic_name = topic
         self.msg_type = cls
-        self.typename = messages.type_name_of(cls)
+        self.typename = type_name_of(cls)
         ctx = node.context
         self._writer = DataWriter(ctx.publisher, ctx.topic("rt" + topic, cls),
                                   endpoint_qos(qos, self.typename, node.distro, reader=False))
@@ -305,7 +309,7 @@ class DdsSubscription:
 
         self.topic_name = topic
         self.msg_type = cls
-        self.typename = messages.type_name_of(cls)
+        self.typename = type_name_of(cls)
         self._node, self._callback, self._raw = node, callback, raw
         ctx = node.context
         self._reader = DataReader(ctx.subscriber, ctx.topic("rt" + topic, cls),
@@ -348,7 +352,7 @@ class DdsSubscription:
 
 
 def _fields(message: Any) -> dict[str, Any]:
-    return {name: getattr(message, name) for name in messages.message_fields(message)}
+    return {name: getattr(message, name) for name in message_fields(message)}
 
 
 class DdsService:
@@ -369,7 +373,7 @@ class DdsService:
                                   endpoint_qos(QOS_SERVICES, typename, node.distro, reader=False))
         self.condition = ReadCondition(self._reader, SampleState.Any | ViewState.Any | InstanceState.Any)
         ctx.add_endpoints(node, readers=[self._reader], writers=[self._writer])
-        self._request_fields = [f for f in messages.message_fields(srv_type.Request())]
+        self._request_fields = [f for f in message_fields(srv_type.Request())]
 
     def take_and_dispatch(self) -> int:
         """Answer every pending request."""
@@ -431,7 +435,7 @@ class DdsClient:
         self._waitset.attach(self._condition)
         self._sequence = itertools.count(1)
         self._call_lock = threading.Lock()
-        self._response_fields = messages.message_fields(srv_type.Response())
+        self._response_fields = message_fields(srv_type.Response())
         self.ignored_replies = 0
 
     def service_is_ready(self) -> bool:
@@ -500,31 +504,46 @@ class DdsClient:
 
 
 class DdsTimer:
-    """Periodic callback on the monotonic clock; missed periods are skipped, the phase is kept (as rcl does)."""
+    """Periodic callback on ``clock`` (a :class:`~.time_source.RosClock` or :class:`~.time_source.SteadyClock`), in
+    integer nanoseconds: missed periods are skipped and the phase is kept (rcl's ``rcl_timer_call``); when the clock
+    went back more than a period (a replayed or restarted ``/clock``), the next call is one period from the new time."""
 
-    def __init__(self, period_sec: float, callback: Callable[[], Any]) -> None:
+    def __init__(self, period_sec: float, callback: Callable[[], Any], clock: Any) -> None:
         if not period_sec > 0:
             raise RuntimeLayerError(f"timer period must be > 0 s, got {period_sec}")
-        self.timer_period_ns = int(period_sec * 1e9)
-        self._period = period_sec
+        self.timer_period_ns = max(1, int(round(period_sec * 1e9)))
         self._callback = callback
-        self.next_due = time.monotonic() + period_sec
+        self.clock = clock
+        self.next_due_ns = clock.now_ns() + self.timer_period_ns
         self.cancelled = False
 
-    def fire_if_due(self, now: float) -> bool:
-        if self.cancelled or now < self.next_due:
+    def fire_if_due(self) -> bool:
+        if self.cancelled:
             return False
-        missed = int((now - self.next_due) // self._period)
-        self.next_due += (missed + 1) * self._period
+        now, period = self.clock.now_ns(), self.timer_period_ns
+        if now < self.next_due_ns - period:  # the clock jumped back
+            self.next_due_ns = now + period
+            return False
+        if now < self.next_due_ns:
+            return False
+        self.next_due_ns += ((now - self.next_due_ns) // period + 1) * period
         self._callback()
         return True
+
+    def wall_time_left(self) -> float | None:
+        """Seconds of wall time until the next call, None when the clock is simulated (``/clock`` decides)."""
+        return None if self.cancelled or not self.clock.steady else (self.next_due_ns - self.clock.now_ns()) * 1e-9
+
+    def rebase(self, before_ns: int) -> None:
+        """Keep the time left after the clock changed (``before_ns``: the old clock's time at the change)."""
+        self.next_due_ns = self.clock.now_ns() + (self.next_due_ns - before_ns)
 
     def cancel(self) -> None:
         self.cancelled = True
 
     def reset(self) -> None:
         self.cancelled = False
-        self.next_due = time.monotonic() + self._period
+        self.next_due_ns = self.clock.now_ns() + self.timer_period_ns
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -575,8 +594,8 @@ class DdsNode(Node):
 
         self._name = validate_node_name(name)
         self._namespace = normalize_namespace(namespace)
-        self.distro = distro or messages.default_distro()
-        self.types = messages.dds_message_types(self.distro)
+        self.distro = distro or default_distro()
+        self.types = dds_message_types(self.distro)
         self.context = context()
         self._parameter_files = list(parameter_files)
         self._parameter_overrides = dict(parameter_overrides or {})
@@ -593,6 +612,11 @@ class DdsNode(Node):
         self._stop = threading.Event()
         self.context.add_node(self)
         self._parameter_server = ParameterServer(self) if start_parameter_services else None
+        self._time = TimeSource(
+            lambda callback: self.create_subscription(self.types.rosgraph_msgs.msg.Clock, CLOCK_TOPIC, callback,
+                                                      QOS_CLOCK),
+            self.destroy_subscription)
+        self._declare_use_sim_time()
 
     # identity
     @property
@@ -611,12 +635,48 @@ class DdsNode(Node):
         return self._logger
 
     def now(self) -> float:
-        return time.time()
+        """ROS time [s]: the system clock, or the newest ``/clock`` with ``use_sim_time`` (0 before the first)."""
+        return self._time.now_ns() / 1e9
+
+    def stamp(self, seconds: float | None = None) -> Any:
+        if seconds is not None:
+            return super().stamp(seconds)
+        sec, nanosec = divmod(self._time.now_ns(), 1_000_000_000)  # exact: /clock stamps pass through unrounded
+        return self.types.builtin_interfaces.msg.Time(sec=sec, nanosec=nanosec)
+
+    @property
+    def use_sim_time(self) -> bool:
+        """Whether the node's time follows ``/clock``."""
+        return self._time.active
 
     # parameters
-    def _declare(self, specs: list[ParameterSpec]) -> dict[str, Any]:
+    def _given(self) -> dict[str, tuple[Any, str]]:
+        """{name: (value, source)} from the parameter files and command-line overrides."""
         given = parameters_for_node(self._parameter_files, self.fully_qualified_name)
         given.update({k: (v, "a command-line override") for k, v in self._parameter_overrides.items()})
+        return given
+
+    def _declare_use_sim_time(self) -> None:
+        """Declare ``use_sim_time`` first, as rclpy's node does (see :mod:`.time_source`)."""
+        value, source = self._given().get(USE_SIM_TIME, (USE_SIM_TIME_SPEC.default, "its declared default"))
+        value = validate_parameter(USE_SIM_TIME_SPEC, value, source)
+        with self._parameter_lock:
+            self._parameters[USE_SIM_TIME] = value
+            self._specs[USE_SIM_TIME] = USE_SIM_TIME_SPEC
+        self._set_sim_time(value)
+        if self._parameter_server is not None:
+            self._parameter_server.announce(new={USE_SIM_TIME: value})
+
+    def _set_sim_time(self, active: bool) -> None:
+        """Switch the ROS clock; node timers keep the time they had left."""
+        timers = [(timer, timer.clock.now_ns()) for timer in self._timers if timer.clock is self._time.clock]
+        self._time.set_active(active)
+        for timer, before in timers:
+            timer.rebase(before)
+        self._wakeup.set(True)
+
+    def _declare(self, specs: list[ParameterSpec]) -> dict[str, Any]:
+        given = self._given()
         values = {}
         for spec in specs:
             value, source = given.get(spec.name, (spec.default, "its declared default"))
@@ -635,6 +695,8 @@ class DdsNode(Node):
 
     def set_parameters(self, values: Mapping[str, Any]) -> tuple[bool, str]:
         successful, reason = self._apply_parameters(values)
+        if successful and USE_SIM_TIME in values:
+            self._set_sim_time(self.parameters[USE_SIM_TIME])
         if successful and values and self._parameter_server is not None:
             current = self.parameters
             self._parameter_server.announce(changed={name: current[name] for name in values})
@@ -662,6 +724,13 @@ class DdsNode(Node):
                                        self.guard(callback, f"subscription {name}"), qos)
         return self._attach(subscription, self._subscriptions)
 
+    def destroy_subscription(self, subscription: DdsSubscription) -> None:
+        """Stop receiving on ``subscription`` and delete it."""
+        if subscription in self._subscriptions:
+            self._subscriptions.remove(subscription)
+            self._waitset.detach(subscription.condition)
+            subscription.destroy()
+
     def create_raw_subscription(self, typename: str, topic: str, callback: Callable[[bytes, int], None],
                                 qos: QosProfile = QOS_DEFAULT) -> DdsSubscription:
         """Subscription handing ``callback(cdr_bytes, receive_time_ns)`` undecoded samples (bag recording)."""
@@ -685,7 +754,12 @@ class DdsNode(Node):
         return client.call(request, timeout_sec)
 
     def create_timer(self, period_sec: float, callback: Callable[[], None]) -> DdsTimer:
-        timer = DdsTimer(period_sec, self.guard(callback, "timer"))
+        return self._add_timer(DdsTimer(period_sec, self.guard(callback, "timer"), self._time.clock))
+
+    def create_wall_timer(self, period_sec: float, callback: Callable[[], None]) -> DdsTimer:
+        return self._add_timer(DdsTimer(period_sec, self.guard(callback, "timer"), SteadyClock()))
+
+    def _add_timer(self, timer: DdsTimer) -> DdsTimer:
         self._timers.append(timer)
         self._wakeup.set(True)  # the executor recomputes its wait time
         return timer
@@ -697,10 +771,10 @@ class DdsNode(Node):
 
     # executor
     def spin_once(self, timeout_sec: float = 0.1) -> None:
-        """Wait up to ``timeout_sec`` for data or the next timer, then run every ready callback."""
-        now = time.monotonic()
-        due = min((t.next_due for t in self._timers if not t.cancelled), default=now + timeout_sec)
-        wait = max(0.0, min(timeout_sec, due - now))
+        """Wait up to ``timeout_sec`` for data (``/clock`` included) or the next wall-clock timer, then run every
+        ready callback."""
+        left = [t.wall_time_left() for t in self._timers]
+        wait = max(0.0, min([timeout_sec, *(s for s in left if s is not None)]))
         if wait > 0:
             self._waitset.wait(int(wait * 1e9))
         self._wakeup.take()
@@ -708,9 +782,8 @@ class DdsNode(Node):
             subscription.take_and_dispatch()
         for service in list(self._services):
             service.take_and_dispatch()
-        now = time.monotonic()
         for timer in list(self._timers):
-            timer.fire_if_due(now)
+            timer.fire_if_due()
 
     def spin(self, duration_sec: float | None = None, parent: ParentWatch | None = None) -> str:
         """Run callbacks until :meth:`request_stop` (or SIGINT/SIGTERM via ``run_node``), ``duration_sec``, or the

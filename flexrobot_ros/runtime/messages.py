@@ -9,7 +9,9 @@ Constants become class attributes, as in rclpy (``Marker.SPHERE``, ``DiagnosticS
 
 ``rosbags`` does not ship service definitions; the three ``std_srvs`` services the nodes use and the six
 ``rcl_interfaces`` parameter services are given below in ``.srv`` syntax (their definitions are fixed by ROS 2) and
-parsed with the same ``rosbags`` parser.
+parsed with the same ``rosbags`` parser. Nor does it ship ``control_msgs`` (ros2_control's messages): the two the
+nodes use, ``DynamicJointState`` and ``InterfaceValue``, are given below in ``.msg`` syntax (:data:`CONTROL_MSGS`,
+the same in Humble and Jazzy).
 
 On the ``rclpy`` back end :class:`MessageTypes` resolves the same names by importing the ROS 2 Python packages
 (``sensor_msgs.msg``), so node code written as ``types.sensor_msgs.msg.JointState(...)`` runs unchanged on both.
@@ -56,6 +58,15 @@ PARAMETER_SRVS: Mapping[str, tuple[str, str]] = {
     "rcl_interfaces/srv/SetParametersAtomically": ("Parameter[] parameters", "SetParametersResult result"),
 }
 
+#: Definitions of the ``control_msgs`` messages the nodes use (ros-controls/control_msgs ``msg/*.msg``, comments
+#: dropped; the same in Humble and Jazzy): what ros2_control's joint_state_broadcaster publishes on
+#: ``/dynamic_joint_states``. rosbags ships no control_msgs.
+CONTROL_MSGS: Mapping[str, str] = {
+    "control_msgs/msg/InterfaceValue": "string[] interface_names\nfloat64[] values",
+    "control_msgs/msg/DynamicJointState": "std_msgs/Header header\nstring[] joint_names\n"
+                                          "InterfaceValue[] interface_values",
+}
+
 #: Every service definition the standalone runtime knows.
 SERVICES: Mapping[str, tuple[str, str]] = {**STD_SRVS, **PARAMETER_SRVS}
 
@@ -68,7 +79,8 @@ def default_distro() -> str:
 
 @functools.lru_cache(maxsize=None)
 def typestore(distro: str = "jazzy") -> Any:
-    """The rosbags typestore of ``distro`` with the ``std_srvs`` request/response (and, on Jazzy, event) types added.
+    """The rosbags typestore of ``distro`` with the :data:`CONTROL_MSGS` messages and the services' request/response
+    (and, on Jazzy, event) types added.
 
     Raises:
         RuntimeLayerError: ``distro`` is not one of :data:`DISTROS`.
@@ -81,6 +93,8 @@ def typestore(distro: str = "jazzy") -> Any:
         raise RuntimeLayerError(f"ROS distribution {distro!r} is not supported; expected one of {DISTROS}")
     store = get_typestore(stores[distro])
     _char_as_uint8(store)
+    for name, text in CONTROL_MSGS.items():
+        store.register(get_types_from_msg(text, name))
     with_events = "service_msgs/msg/ServiceEventInfo" in store.fielddefs
     for srv, texts in SERVICES.items():
         request, response, event = f"{srv}_Request", f"{srv}_Response", f"{srv}_Event"

@@ -12,6 +12,10 @@ from flexrobot_ros.errors import FlexrobotError
 from flexrobot_ros.runtime.messages import MessageTypes, time_message
 from flexrobot_ros.runtime.params import ParameterSpec, validate_update
 from flexrobot_ros.runtime.qos import QOS_DEFAULT, QosProfile
+from flexrobot_ros.runtime.time_source import USE_SIM_TIME
+
+#: Parameters every node declares through the runtime itself (rclpy's TimeSource; the DDS back end likewise).
+RUNTIME_PARAMETERS = (USE_SIM_TIME,)
 
 
 class Node(abc.ABC):
@@ -99,7 +103,8 @@ class Node(abc.ABC):
         finiteness; read-only and undeclared parameters are refused before any callback), lists as tuples. The
         callback applies them or raises :class:`~flexrobot_ros.errors.FlexrobotError` (its message is the reason
         the set request reports); a refusal by any callback leaves every parameter as it was (all or nothing for
-        one request). Callbacks run in the order registered, in the thread that handles the request.
+        one request). Callbacks run in the order registered, in the thread that handles the request. The runtime's
+        own parameters (``use_sim_time``) are applied by the runtime and never reach them, as on rclpy.
         """
         self._parameter_callbacks.append(callback)
 
@@ -120,8 +125,9 @@ class Node(abc.ABC):
         with self._parameter_lock:
             try:
                 accepted = validate_update(self._specs, values, self.fully_qualified_name)
-                for callback in self._parameter_callbacks:
-                    callback(dict(accepted))
+                own = {name: value for name, value in accepted.items() if name not in RUNTIME_PARAMETERS}
+                for callback in self._parameter_callbacks if own else ():
+                    callback(dict(own))
             except FlexrobotError as error:
                 return False, str(error)
             except Exception as error:  # a bug in a callback refuses the change instead of half-applying it
@@ -164,7 +170,14 @@ class Node(abc.ABC):
 
     @abc.abstractmethod
     def create_timer(self, period_sec: float, callback: Callable[[], None]) -> Any:
-        """Timer calling ``callback()`` (guarded) every ``period_sec`` seconds of the node's clock."""
+        """Timer calling ``callback()`` (guarded) every ``period_sec`` seconds of the node's clock: ROS time, which
+        with ``use_sim_time`` is the simulated time of ``/clock`` (no ``/clock``, no calls)."""
+
+    @abc.abstractmethod
+    def create_wall_timer(self, period_sec: float, callback: Callable[[], None]) -> Any:
+        """Timer calling ``callback()`` (guarded) every ``period_sec`` seconds of the steady (wall) clock, also under
+        ``use_sim_time`` (rclcpp's ``create_wall_timer``): diagnostics, and pacing that goes on while a simulation is
+        paused."""
 
     # --- time and logging -----------------------------------------------------------------------------------
     @abc.abstractmethod

@@ -46,6 +46,7 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 import rclpy
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
 from rcl_interfaces.msg import SetParametersResult
+from rclpy.clock import Clock, ClockType
 from rclpy.exceptions import (InvalidParameterTypeException, InvalidParameterValueException,
                               ParameterUninitializedException)
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
@@ -283,6 +284,10 @@ class RclpyNode(Node):
 
     def create_timer(self, period_sec: float, callback: Callable[[], None]) -> Any:
         return self.ros_node.create_timer(period_sec, self.guard(callback, "timer"))
+
+    def create_wall_timer(self, period_sec: float, callback: Callable[[], None]) -> Any:
+        return self.ros_node.create_timer(period_sec, self.guard(callback, "timer"),
+                                          clock=Clock(clock_type=ClockType.STEADY_TIME))
 
     def destroy(self) -> None:
         self.ros_node.destroy_node()

@@ -30,22 +30,9 @@ from typing import Any
 import numpy as np
 import scipy.linalg
 
+from flexrobot_ros.control.decoupling_gains import DEFAULT_GP, DEFAULT_GV, decoupling_gains
 from flexrobot_ros.dynamics.trajectory import Trajectory
 from flexrobot_ros.errors import SimulationError
-
-DEFAULT_GP, DEFAULT_GV = 400.0, 40.0
-
-
-def decoupling_gains(value: Any, n: int, default: float, what: str) -> np.ndarray:
-    """The diagonal gains G_p or G_v (n,) of ``value``: None (``default``), one value or n, positive and finite
-    (SimulationError naming ``what`` otherwise)."""
-    array = np.full(n, default) if value is None else np.asarray(value, dtype=float).reshape(-1)
-    if array.size == 1:
-        array = np.full(n, array[0])
-    if array.shape != (n,) or not np.all(np.isfinite(array)) or np.any(array <= 0):
-        raise SimulationError(f"decoupling control: {what} must be one or {n} positive finite gains, got {value!r}")
-    return array
-
 
 class DecouplingControl:
     """Seed 004 eqs. 31-33 along ``trajectory`` on a flexible-link plant with rigid joints, then the LQR loop (eq. 37).

@@ -22,8 +22,8 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from flexrobot_ros.errors import FlexrobotError, SimulationError
-from flexrobot_ros.extended_joints import extended_joint_plant
 from flexrobot_ros.model import FlexibleRobot
+from flexrobot_ros.simulation import extended_joint_plant
 from flexrobot_ros.simulation.excitation import RectangularPulse
 from flexrobot_ros.simulation.integrators import (AccurateIntegration, ClosedLoop, Divergence, ExponentialEuler,
                                                   FixedStepIntegration, integrate_accurate)
@@ -111,7 +111,7 @@ class Simulation:
 
     ``robot``: a FlexibleRobot (simulated with the plant its description needs: flexible links or rigid joints
     :class:`~flexrobot_ros.simulation.flexible_link_plant.FlexibleLinkPlant`, extra elasticities
-    :class:`~flexrobot_ros.extended_joints.extended_joint_plant.ExtendedJointPlant`, else
+    :class:`~flexrobot_ros.simulation.extended_joint_plant.ExtendedJointPlant`, else
     :class:`~flexrobot_ros.simulation.flexible_joint_plant.FlexibleJointPlant`) or a plant. ``controller``: see
     :mod:`flexrobot_ros.simulation.controllers`. Initial state: ``q0`` [rad | m] defaults to the controller's set
     point ``q_d``; ``q_m0`` to its ``q_m_d`` or else to the static motor position of ``q0`` (eq. 2.3, springs

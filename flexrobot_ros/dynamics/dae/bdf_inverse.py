@@ -28,7 +28,7 @@ import numpy as np
 
 from flexrobot_ros.dynamics.dae.bdf import bdf_coefficients, bdf_extrapolation
 from flexrobot_ros.dynamics.dae.inverse_dae import SYSTEMS, DaeError, InverseDae, newton
-from flexrobot_ros.extended_joints.zero_dynamics import describe_zeros, zero_dynamics
+from flexrobot_ros.dynamics.dae.zero_dynamics import describe_zeros, zero_dynamics
 
 #: Default bound on the elastic coordinates |q_e| [rad | m] beyond which the solve stops.
 ELASTIC_BOUND = 0.5

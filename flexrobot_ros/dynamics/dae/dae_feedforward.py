@@ -2,7 +2,7 @@
 tool-space (:class:`~flexrobot_ros.dynamics.dae.reference.CartesianLine`) or link-space reference (seed 002).
 
 The solver is chosen from the zero dynamics (section 10): the model is linearized at points of the rigid path
-(q_e = 0, q_m = W q_g, at rest) and its invariant zeros computed (:mod:`flexrobot_ros.extended_joints.
+(q_e = 0, q_m = W q_g, at rest) and its invariant zeros computed (:mod:`flexrobot_ros.dynamics.dae.
 zero_dynamics`). All zeros in the left half-plane (minimum phase): the causal initial-value k-step BDF
 (:mod:`.bdf_inverse`); a zero in the right half-plane: the non-causal discretized-DAE optimization over the whole
 trajectory (:mod:`.bdf_optimization`), which needs a pre-actuation interval before the motion (the reference's
@@ -20,7 +20,8 @@ from flexrobot_ros.dynamics.dae.bdf_optimization import ProblemSize, solve_bdf_o
 from flexrobot_ros.dynamics.dae.fourier_optimization import rigid_path
 from flexrobot_ros.dynamics.dae.inverse_dae import DaeError, InverseDae
 from flexrobot_ros.dynamics.dae.reference import CartesianLine, as_reference
-from flexrobot_ros.extended_joints.zero_dynamics import ZeroAnalysis, describe_zeros, zero_dynamics
+from flexrobot_ros.dynamics.feedforward_result import FeedforwardResult
+from flexrobot_ros.dynamics.dae.zero_dynamics import ZeroAnalysis, describe_zeros, zero_dynamics
 
 SOLVERS = ("auto", "bdf", "optimization")
 #: Seed 002 section 10.2: "a suitable Delta t ... seems to be 2-3 times the time constants of the slowest NMP zero".
@@ -116,13 +117,11 @@ def dae_feedforward(robot: Any, reference: Any, *, solver: str = "auto", h: floa
     return DaeFeedforward(solution=solution, solver=f"optimization ({form})", reason=reason, zeros=zeros, size=size)
 
 
-def feedforward_result(robot: Any, result: DaeFeedforward) -> Any:
-    """The :class:`~flexrobot_ros.dynamics.feedforward.FeedforwardResult` of a dae solution (method 'dae'): q, qd,
+def feedforward_result(robot: Any, result: DaeFeedforward) -> FeedforwardResult:
+    """The :class:`~flexrobot_ros.dynamics.feedforward_result.FeedforwardResult` of a dae solution (method 'dae'): q, qd,
     qdd the actuated link trajectory (qdd and the jerk/snap q3, q4 by differences of the BDF solution), tau the
     gear torque K (q_m - W q) + D_g (qd_m - W qd) (link side, its derivatives by differences), q_m, qd_m, qdd_m (the
     BDF derivative of qd_m that tau_m is computed with, not a second-order difference) and tau_m."""
-    from flexrobot_ros.dynamics.feedforward import FeedforwardResult
-
     s = result.solution
     ext = s.dae.model.ext
     t, q, qd = s.t, s.q_g, s.v_a[:, ext.actuated_index]

@@ -23,10 +23,10 @@ from typing import Any, Sequence
 import casadi as cs
 import numpy as np
 
-from flexrobot_ros.errors import TrajectoryError
-from flexrobot_ros.extended_joints.extended_model import ExtendedModel
-from flexrobot_ros.extended_joints.symbolic import SymbolicExtendedModel, symbolic_model
 from flexrobot_ros.dynamics.dae.reference import as_reference
+from flexrobot_ros.dynamics.dae.symbolic import SymbolicExtendedModel, symbolic_model
+from flexrobot_ros.errors import TrajectoryError
+from flexrobot_ros.model.extended_model import ExtendedModel
 
 SYSTEMS = {3: "eq. 17 (index 3)", 2: "eq. 18 (index 2)", 1: "eq. 19 (index 1)"}
 
@@ -47,7 +47,7 @@ class Layout:
     size: int
 
     def linear_state(self, x: np.ndarray) -> np.ndarray:
-        """The state [q_a, q_m, v_a, v_m] of ``x`` in the layout of :class:`~flexrobot_ros.extended_joints.
+        """The state [q_a, q_m, v_a, v_m] of ``x`` in the layout of :class:`~flexrobot_ros.dynamics.dae.
         zero_dynamics.ZeroDynamics`."""
         return np.concatenate([x[self.q_a], x[self.q_m], x[self.v_a], x[self.v_m]])
 
@@ -80,7 +80,7 @@ class InverseDae:
     """The residual of one inverse-dynamics DAE system of ``robot`` for ``reference`` (see the module docstring).
 
     ``output`` 'tool' (tool-point coordinates ``tool_axes``, reference a CartesianLine) or 'joints' (link-space
-    reference q_g(t)); ``ext`` overrides ``robot.extended`` (e.g. :func:`~flexrobot_ros.extended_joints.
+    reference q_g(t)); ``ext`` overrides ``robot.extended`` (e.g. :func:`~flexrobot_ros.model.extended_model.
     rigid_extended`).
     """
 

@@ -24,7 +24,7 @@ import numpy as np
 from flexrobot_ros.dynamics.sdrnea import symbolic_rnea
 from flexrobot_ros.dynamics.serial_chain import SerialChain
 from flexrobot_ros.errors import ModelError
-from flexrobot_ros.extended_joints.extended_model import ExtendedModel, extended_model
+from flexrobot_ros.model.extended_model import ExtendedModel, extended_model
 
 AXIS_INDEX = {"x": 0, "y": 1, "z": 2}
 

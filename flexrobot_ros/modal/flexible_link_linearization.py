@@ -1,7 +1,8 @@
 """Linearized dynamics of a robot with flexible links about a held pose: closed-loop and locked-joint modes.
 
 Coordinates ``z = [theta (n), eta (m), q_m (elastic joints)]``: the chain's joint and elastic coordinates
-(:mod:`.flexible_chain`), then the motor angles of the joints that are elastic in the flexibility YAML.
+(:mod:`flexrobot_ros.flexible_links.flexible_chain`), then the motor angles of the joints that are elastic in the
+flexibility YAML.
 About the static equilibrium ``y* = [theta_d, eta*]`` (eta* the beams' static deflection under gravity, zero
 without gravity)::
 
@@ -9,15 +10,15 @@ without gravity)::
     K_bar = dh/dy (y*, 0) + joint terms,   D_bar = dh/dy_dot (y*, 0) + joint terms
 
 ``h`` the chain's bias forces (strain, gravity, modal damping; central differences of the recursive inverse
-dynamics, or of the Lagrangian for a chain with a sliding beam: :mod:`.chain_dynamics`). Joint terms: a rigid
-joint held by the PD law ``tau = K_P (theta_d - theta) - K_D theta_dot`` adds K_P, K_D and its link damping on its
-own row; an elastic joint (seed 000 eq. 2.11) adds ``k W^2`` on theta,
+dynamics, or of the Lagrangian for a chain with a sliding beam: :mod:`flexrobot_ros.flexible_links.chain_dynamics`).
+Joint terms: a rigid joint held by the PD law ``tau = K_P (theta_d - theta) - K_D theta_dot`` adds K_P, K_D and its
+link damping on its own row; an elastic joint (seed 000 eq. 2.11) adds ``k W^2`` on theta,
 ``-k W`` coupling, ``k + K_P`` and ``D_m + K_D`` on its motor, its link damping on theta.
 
 ``locked_joints=True`` keeps only eta: the structural modes of the arm with every joint braked (a clamped frame),
 what a hammer test on a braked robot measures.
 
-The result is the modal package's :class:`~flexrobot_ros.modal.modes.ModalResult` (same ``frequencies_hz``,
+The result is :class:`~flexrobot_ros.modal.modes.ModalResult` (same ``frequencies_hz``,
 ``damping_ratios`` conventions); its ``linearized.q`` is theta_d, ``linearized.q_m`` the motor set points.
 """
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from flexrobot_ros.control.decoupling_gains import DEFAULT_GP, DEFAULT_GV, decoupling_gains
 from flexrobot_ros.errors import ModalError, ModelError
 from flexrobot_ros.flexible_links.chain_dynamics import chain_dynamics
 from flexrobot_ros.flexible_links.flexible_chain import FlexibleLinkChain
@@ -133,10 +135,8 @@ def linearize_decoupled(robot: Any, chain: FlexibleLinkChain, q_d: Any, gp: Any,
     so ``M_bar = blockdiag(I, M_ff)`` (symmetric positive definite). The system is block triangular: its
     eigenvalues are the joint loop's (s^2 + G_v s + G_p = 0, per joint) and the beams' with every joint locked,
     which the mode shapes' q rows tell apart (zero on the beam modes). ``gp`` [1/s^2], ``gv`` [1/s]: n positive
-    gains, one, or None for the defaults (:func:`~flexrobot_ros.simulation.decoupling_control.decoupling_gains`).
+    gains, one, or None for the defaults (:func:`~flexrobot_ros.control.decoupling_gains.decoupling_gains`).
     Every joint must be rigid (``rigid: true``; the law of seed 004 drives the joints directly)."""
-    from flexrobot_ros.simulation.decoupling_control import DEFAULT_GP, DEFAULT_GV, decoupling_gains
-
     elastic = [name for name in chain.joint_names if name not in robot.rigid_joints]
     if elastic:
         raise ModalError(f"robot {robot.name}: decoupling control (seed 004) needs rigid joints; joint(s) {elastic} "

@@ -30,7 +30,8 @@ import numpy as np
 import pinocchio as pin
 
 from flexrobot_ros.errors import ModelError
-from flexrobot_ros.extended_joints.elasticities import ElasticitySpec, parse_elasticities, spring_damping
+from flexrobot_ros.model.elasticities import ElasticitySpec, parse_elasticities, spring_damping
+from flexrobot_ros.model.tool import merge_tool
 
 _JOINT_KIND = {
     "JointModelRX": "revolute", "JointModelRY": "revolute", "JointModelRZ": "revolute",
@@ -225,9 +226,7 @@ def attach_extended(robot: Any, spec: Any, full: pin.Model, source: str) -> Any:
     ext = extended_pinocchio_model(full, specs, source)
     ext.gravity = robot.model.gravity
     if robot.tool is not None:
-        from flexrobot_ros.model.flexible_robot import _merge_tool
-
-        _merge_tool(ext, robot.tool, source)
+        merge_tool(ext, robot.tool, source)
     return dataclasses.replace(robot, extended=_assemble(robot, ext, specs, damping, source))
 
 
@@ -252,25 +251,6 @@ def _assemble(robot: Any, ext: pin.Model, specs: list[ElasticitySpec], damping: 
         elastic_stiffness=_readonly([s.stiffness for s in specs]),
         elastic_damping=_readonly([s.damping for s in specs]),
         spring_damping=_readonly(damping), specs=tuple(specs))
-
-
-def elastic_equilibrium(ext: ExtendedModel, q_g: Any) -> np.ndarray:
-    """q_e (ne,) where the extra springs carry gravity at the actuated link positions q_g: K_e q_e + g_e(q_a) = 0
-    (Newton with pinocchio's gravity derivatives); a ModelError when it does not converge."""
-    q_a = ext.full_q(q_g)
-    el = list(ext.elastic_index)
-    if not el:
-        return np.zeros(0)
-    data = ext.create_data()
-    for _ in range(50):
-        dg = np.array(pin.computeGeneralizedGravityDerivatives(ext.model, data, q_a))
-        residual = ext.elastic_stiffness * q_a[el] + data.g[el]
-        step = np.linalg.solve(np.diag(ext.elastic_stiffness) + dg[np.ix_(el, el)], -residual)
-        q_a[el] += step
-        if np.abs(step).max() < 1e-15:
-            return q_a[el]
-    raise ModelError(f"no static equilibrium of the extra elasticities {list(ext.elastic_names)} at q = "
-                     f"{np.asarray(q_g).tolist()} (springs too soft for the load?)")
 
 
 def rigid_extended(robot: Any, spring_damping_values: Any = None) -> ExtendedModel:

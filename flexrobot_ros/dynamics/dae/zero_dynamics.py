@@ -16,7 +16,7 @@ import casadi as cs
 import numpy as np
 import scipy.linalg
 
-from flexrobot_ros.extended_joints.symbolic import SymbolicExtendedModel
+from flexrobot_ros.dynamics.dae.symbolic import SymbolicExtendedModel
 
 #: Poles with |s| below this [rad/s] are rigid-body poles (free motors), not eigenfrequencies.
 RIGID_POLE = 1e-3

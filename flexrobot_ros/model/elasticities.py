@@ -30,7 +30,8 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from flexrobot_ros.errors import ModelError
-from flexrobot_ros.model.schema import finite, non_negative
+from flexrobot_ros.model.schema import non_negative
+from flexrobot_ros.yaml_files import finite
 
 ENTRY_KEYS = frozenset({"joint", "axis", "type", "stiffness", "damping", "name", "label", "side"})
 SIDES = ("before", "after")

@@ -19,10 +19,11 @@ from typing import Any
 import numpy as np
 import pinocchio as pin
 
+from flexrobot_ros.dynamics.elastic_equilibrium import elastic_equilibrium
 from flexrobot_ros.errors import ModalError, ModelError
-from flexrobot_ros.extended_joints.extended_model import elastic_equilibrium, extended_model
 from flexrobot_ros.modal.eigenproblem import solve_modes
 from flexrobot_ros.modal.linearization import check_pose, joint_vector
+from flexrobot_ros.model.extended_model import extended_model
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,8 @@ from typing import Any, Sequence
 import numpy as np
 import pinocchio as pin
 
-from flexrobot_ros.extended_joints.extended_model import ExtendedModel, elastic_equilibrium, extended_model
+from flexrobot_ros.dynamics.elastic_equilibrium import elastic_equilibrium
+from flexrobot_ros.model.extended_model import ExtendedModel, extended_model
 from flexrobot_ros.simulation.plant import Energy, FrameWrench, StateLayout
 
 _LWA = pin.LOCAL_WORLD_ALIGNED

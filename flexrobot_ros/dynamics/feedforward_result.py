@@ -1,0 +1,40 @@
+"""The result of a feedforward (every method: SDRNEA, EJNEA, DAE, the rigid baseline): link trajectory, link
+torques and their derivatives, motor references and motor torques, sampled in time."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from flexrobot_ros.dynamics.feedforward_names import QUANTITIES
+
+
+@dataclass(frozen=True)
+class FeedforwardResult:
+    """Feedforward along a trajectory; arrays (samples, n) in SI units, pinocchio joint order.
+
+    t [s]; link trajectory q, qd, qdd, q3 (jerk), q4 (snap); link torques tau [N·m or N] and their time
+    derivatives dtau, ddtau; motor references q_m [rad], qd_m [rad/s], qdd_m [rad/s²] and motor torque tau_m
+    [N·m] (after the gear); ``method`` is 'sdrnea', 'ejnea', 'dae' or 'rigid'.
+    """
+
+    t: np.ndarray
+    q: np.ndarray
+    qd: np.ndarray
+    qdd: np.ndarray
+    q3: np.ndarray
+    q4: np.ndarray
+    tau: np.ndarray
+    dtau: np.ndarray
+    ddtau: np.ndarray
+    q_m: np.ndarray
+    qd_m: np.ndarray
+    qdd_m: np.ndarray
+    tau_m: np.ndarray
+    joint_names: tuple[str, ...]
+    method: str
+
+    def columns(self) -> dict[str, np.ndarray]:
+        """Columns ``<quantity>.<joint>`` (samples,) for :func:`flexrobot_ros.timeseries.write_timeseries`."""
+        return {f"{name}.{joint}": getattr(self, name)[:, j]
+                for name in QUANTITIES for j, joint in enumerate(self.joint_names)}
