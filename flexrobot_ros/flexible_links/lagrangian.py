@@ -12,12 +12,15 @@ algorithm; none of its integrals, twists or recursions are.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import functools
+from dataclasses import dataclass, field
+from typing import Callable
 
 import casadi as ca
 import numpy as np
 
 from flexrobot_ros.flexible_links.beam_elements import ClampedBeamMesh
+from flexrobot_ros.flexible_links.buffered_function import BufferedFunction
 from flexrobot_ros.flexible_links.flexible_chain import FlexibleLinkChain
 
 
@@ -33,12 +36,12 @@ def _transform(R: np.ndarray | ca.SX, p: np.ndarray | ca.SX) -> tuple[ca.SX, ca.
 
 @dataclass
 class LagrangianDynamics:
-    """CasADi functions of the chain's Lagrangian dynamics (numeric callables on numpy arrays)."""
+    """CasADi functions of the chain's Lagrangian dynamics (numeric callables on numpy arrays); the methods evaluate
+    them through bound buffers (:mod:`.buffered_function`: the same numbers, without DM conversions)."""
 
     inertia: ca.Function        # (y) -> I
     bias: ca.Function           # (y, y_dot) -> h
-    coriolis: ca.Function       # (y, y_dot) -> C
-    inertia_dot: ca.Function    # (y, y_dot) -> I_dot
+    inertia_bias: ca.Function   # (y, y_dot) -> (I, h): the two above in one evaluation
     energy: ca.Function         # (y, y_dot) -> [T, V_strain, V_gravity]
     placements: ca.Function     # (y) -> (12 n,): per body vec(R) (column-major) and p of B_i in the world; for a
     #                             sliding beam, its deformed tip frame (beam slopes turn it, as BeamLink.tip_motion)
@@ -46,19 +49,55 @@ class LagrangianDynamics:
     #                             them as a last input ``beta`` (roots,)
     explicit_roots: ca.Function | None = None   # (y) -> beta: the roots as functions of the free lengths
     root_rates: ca.Function | None = None       # (y, y_dot, beta) -> beta_dot (seed 004 eqs. 45-47)
+    inertia_rates: Callable[[], tuple[ca.Function, ca.Function]] | None = field(default=None, repr=False,
+                                                                                 compare=False)
+    #                             () -> (coriolis, inertia_dot), built on first use of either (their expressions
+    #                             are the largest: on the RRP's clamped-mass link a third of the build time)
+    _buffered: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    @functools.cached_property
+    def _rates(self) -> tuple[ca.Function, ca.Function]:
+        return self.inertia_rates()
+
+    @property
+    def coriolis(self) -> ca.Function:
+        """(y, y_dot) -> C, Christoffel symbols of I (I_dot - 2 C skew-symmetric)."""
+        return self._rates[0]
+
+    @property
+    def inertia_dot(self) -> ca.Function:
+        """(y, y_dot) -> I_dot, the total time derivative of I."""
+        return self._rates[1]
+
+    def evaluate(self, name: str, *inputs: np.ndarray) -> tuple[np.ndarray, ...]:
+        """numpy outputs of the function field ``name`` (e.g. ``"bias"``) at ``inputs``, through its bound buffers
+        (bound on first use)."""
+        buffered = self._buffered.get(name)
+        if buffered is None:
+            buffered = self._buffered[name] = BufferedFunction(getattr(self, name))
+        return buffered(*inputs)
 
     def arguments(self, y: np.ndarray, beta: np.ndarray | None = None) -> list:
         """[y] or, with root states, [y, beta] (``beta`` None: the explicit roots at y's free lengths)."""
         if not self.roots:
             return [y]
-        return [y, self.explicit_roots(y) if beta is None else beta]
+        return [y, self.evaluate("explicit_roots", y)[0] if beta is None else beta]
+
+    def inertia_and_bias(self, y: np.ndarray, y_dot: np.ndarray,
+                         beta: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(I (size, size), h (size,)) at ``(y, y_dot)`` (at root states ``beta`` when the chain has them)."""
+        y, *roots = self.arguments(y, beta)
+        return self.evaluate("inertia_bias", y, y_dot, *roots)
+
+    def rates_of_roots(self, y: np.ndarray, y_dot: np.ndarray, beta: np.ndarray) -> np.ndarray:
+        """beta_dot (roots,) of ``root_rates`` (seed 004 eqs. 45-47)."""
+        return self.evaluate("root_rates", y, y_dot, beta)[0]
 
     def forward_dynamics(self, y: np.ndarray, y_dot: np.ndarray, tau: np.ndarray,
                          beta: np.ndarray | None = None) -> np.ndarray:
         """y_ddot = I^-1 (tau - h) (at root states ``beta`` when the chain has them)."""
-        args = self.arguments(y, beta)
-        inertia = np.array(self.inertia(*args))
-        return np.linalg.solve(inertia, np.asarray(tau) - np.array(self.bias(args[0], y_dot, *args[1:])).ravel())
+        inertia, bias = self.inertia_and_bias(y, y_dot, beta)
+        return np.linalg.solve(inertia, np.asarray(tau) - bias)
 
 
 def lagrangian_dynamics(chain: FlexibleLinkChain, points_per_beam: int = 24) -> LagrangianDynamics:
@@ -195,27 +234,37 @@ def _build(chain: FlexibleLinkChain, points_per_beam: int, states: list, beta: c
     momentum = ca.gradient(kinetic, yd)
     inertia = ca.jacobian(momentum, yd)
     bias = ca.jtimes(momentum, z, zd) - total_gradient(kinetic) + total_gradient(potential) + damping
-    inertia_y = inertia @ yd
-    J1 = ca.jacobian(inertia_y, y) + (ca.jacobian(inertia_y, beta) @ root_slopes if extra else 0)
-    inertia_dot = ca.reshape(ca.jtimes(ca.vec(inertia), z, zd), chain.size, chain.size)
-    coriolis = 0.5 * (inertia_dot + J1 - J1.T)
-    cse = getattr(ca, "cse", lambda e: e)  # common subexpressions (CasADi >= 3.6): the sliding beams' roots
+
+    def inertia_rates() -> tuple[ca.Function, ca.Function]:
+        inertia_y = inertia @ yd
+        J1 = ca.jacobian(inertia_y, y) + (ca.jacobian(inertia_y, beta) @ root_slopes if extra else 0)
+        inertia_dot = ca.reshape(ca.jtimes(ca.vec(inertia), z, zd), chain.size, chain.size)
+        coriolis = 0.5 * (inertia_dot + J1 - J1.T)
+        return (ca.Function("coriolis", [y, yd] + extra, [ca.densify(coriolis)]),
+                ca.Function("inertia_dot", [y, yd] + extra, [ca.densify(inertia_dot)]))
+    # Common subexpressions (CasADi >= 3.6; structural, so the same numbers) pay on a sliding beam's clamped-mass
+    # modes, whose roots recur in every term (RRP: 474,788 -> 353,964 instructions, 2.0 -> 1.26 ms per inertia and
+    # bias, 4.7 s more to build); elsewhere they cost the build and gain nothing (RRP with finite elements: 0.22 ->
+    # 1.1 s to build, 0.38 -> 0.48 ms per evaluation with them).
+    assumed_modes = any(body.sliding is not None and body.sliding.modes for body in chain.bodies)
+    cse = getattr(ca, "cse", lambda e: e) if assumed_modes else (lambda e: e)
     explicit = None
     if extra:  # the same roots as functions of the free lengths (initial states, and callers without root states)
         for sliding in states:
             sliding.root_symbols = None
-        explicit = ca.Function("explicit_roots", [y], [ca.vertcat(*[
+        explicit = ca.Function("explicit_roots", [y], [ca.densify(ca.vertcat(*[
             r for i, body in enumerate(chain.bodies) if body.sliding is not None and body.sliding.roots_state
-            for r in body.sliding.explicit_roots(y[i])])])
+            for r in body.sliding.explicit_roots(y[i])]))])
+    inertia_cse, bias_cse = cse(ca.densify(inertia)), cse(ca.densify(bias))
     return LagrangianDynamics(
-        inertia=ca.Function("inertia", [y] + extra, [cse(ca.densify(inertia))]),
-        bias=ca.Function("bias", [y, yd] + extra, [cse(ca.densify(bias))]),
-        coriolis=ca.Function("coriolis", [y, yd] + extra, [ca.densify(coriolis)]),
-        inertia_dot=ca.Function("inertia_dot", [y, yd] + extra, [ca.densify(inertia_dot)]),
-        energy=ca.Function("energy", [y, yd] + extra, [ca.vertcat(kinetic, strain, gravity_potential)]),
-        placements=ca.Function("placements", [y] + extra, [ca.vertcat(*frames)]),
+        inertia=ca.Function("inertia", [y] + extra, [inertia_cse]),
+        bias=ca.Function("bias", [y, yd] + extra, [bias_cse]),
+        inertia_bias=ca.Function("inertia_bias", [y, yd] + extra, [inertia_cse, bias_cse]),
+        energy=ca.Function("energy", [y, yd] + extra, [ca.densify(ca.vertcat(kinetic, strain, gravity_potential))]),
+        placements=ca.Function("placements", [y] + extra, [ca.densify(ca.vertcat(*frames))]),
         roots=beta.numel(), explicit_roots=explicit,
-        root_rates=ca.Function("root_rates", [y, yd, beta], [root_slopes @ yd]) if extra else None,
+        root_rates=ca.Function("root_rates", [y, yd, beta], [ca.densify(root_slopes @ yd)]) if extra else None,
+        inertia_rates=inertia_rates,
     )
 
 

@@ -67,6 +67,7 @@ class DecouplingControl:
         self.q_final = end.q[0]
         self.q_d = trajectory.evaluate(trajectory.start_time).q[0]
         self.q_m_d = self.q_d
+        self._reference: tuple[float, np.ndarray] | None = None
         self.lqr_gain = self._lqr_gain(Q, R) if lqr else None
 
     # ------------------------------------------------------------------ model
@@ -85,8 +86,8 @@ class DecouplingControl:
         M_rr, M_rf, M_ff = M[:n, :n], M[:n, n:], M[n:, n:]
         if self.m == 0:
             return M_rr, h[:n]
-        factor = scipy.linalg.cho_factor(M_ff)
-        S = scipy.linalg.cho_solve(factor, M_rf.T)                   # M_ff^-1 M_rf^T
+        factor = scipy.linalg.cho_factor(M_ff, check_finite=False)  # the model's M_ff: finite
+        S = scipy.linalg.cho_solve(factor, M_rf.T, check_finite=False)  # M_ff^-1 M_rf^T
         return M_rr - M_rf @ S, h[:n] - S.T @ h[n:]
 
     # ------------------------------------------------------------------ control law
@@ -96,12 +97,21 @@ class DecouplingControl:
         if self.lqr_gain is not None and t >= self.switch_time:
             dx = np.concatenate([y[:n] - self.q_final, y[n:], y_dot])
             return -self.lqr_gain @ dx
+        return -self.gp * y[:n] - self.gv * y_dot[:n] + self.reference_input(t)   # eq. 32 (G_p erratum)
+
+    def reference_input(self, t: float) -> np.ndarray:
+        """r(t) = q_r_ddot^d + G_v q_r_dot^d + G_p q_r^d (eq. 33) [rad/s^2 | m/s^2] (n,), the trajectory held at its
+        ends; the last time's value is kept (a Jacobian of the closed loop asks at one t for every column)."""
+        if self._reference is not None and self._reference[0] == t:
+            return self._reference[1]
         ref = self.trajectory.evaluate(min(max(t, self.trajectory.start_time), self.trajectory.end_time))
         q_d, qd_d, qdd_d = ref.q[0], ref.qd[0], ref.qdd[0]
         if t > self.trajectory.end_time:
-            qd_d, qdd_d = np.zeros(n), np.zeros(n)
+            qd_d, qdd_d = np.zeros(self.n), np.zeros(self.n)
         r = qdd_d + self.gv * qd_d + self.gp * q_d                   # eq. 33
-        return -self.gp * y[:n] - self.gv * y_dot[:n] + r              # eq. 32 (G_p erratum)
+        r.flags.writeable = False
+        self._reference = (t, r)
+        return r
 
     def state_torque(self, t: float, x: np.ndarray) -> np.ndarray:
         """Joint torques/forces Gamma (n,) [N m | N] at time t [s] and plant state x (eq. 31)."""

@@ -54,8 +54,8 @@ class FlexibleLinkPlant:
         self._forward_dynamics = (lambda y, y_dot, tau: forward_dynamics(self.chain, y, y_dot, tau))
         self.dynamics = chain_dynamics(self.chain)
         self._lagrangian = self.dynamics.lagrangian  # the recursion does not model sliding beams: the Lagrangian
-        if self._lagrangian is not None:
-            self._forward_dynamics = self._lagrangian.forward_dynamics
+        if self._lagrangian is not None:  # through the chain's recent (I, h), which a model-based controller shares
+            self._forward_dynamics = self._lagrangian_forward_dynamics
         n, m = self.n, self.m = robot.n, self.chain.m
         self.joint_names = robot.joint_names
         p = 2 * n + m
@@ -119,6 +119,12 @@ class FlexibleLinkPlant:
         Lagrangian with a sliding beam (:mod:`flexrobot_ros.flexible_links.chain_dynamics`)."""
         return self.dynamics.inertia_and_bias(y, y_dot)
 
+    def _lagrangian_forward_dynamics(self, y: np.ndarray, y_dot: np.ndarray, tau: np.ndarray,
+                                     beta: np.ndarray | None = None) -> np.ndarray:
+        """y_ddot = I^-1 (tau - h) of the chain's Lagrangian (at root states ``beta`` when it has them)."""
+        inertia, bias = self.dynamics.inertia_and_bias(y, y_dot, beta)
+        return np.linalg.solve(inertia, tau - bias)
+
     def bias(self, y: np.ndarray, y_dot: np.ndarray) -> np.ndarray:
         """h(y, y_dot) (n + m,) of :meth:`inertia_and_bias`."""
         return self.dynamics.bias(y, y_dot)
@@ -138,7 +144,7 @@ class FlexibleLinkPlant:
             return frame.placement
         i = parent - 1
         if self._lagrangian is not None:  # B_i in the world; a sliding beam's frames follow its deformed tip
-            values = np.array(self._lagrangian.placements(*self._lagrangian.arguments(y))).ravel()[12 * i:12 * i + 12]
+            values = self._lagrangian.evaluate("placements", *self._lagrangian.arguments(y))[0][12 * i:12 * i + 12]
             return pin.SE3(values[:9].reshape(3, 3, order="F"), values[9:]) * frame.placement
         state = self.chain.propagate(y, np.zeros(self.chain.size), with_dynamics=False)
         body = self.chain.bodies[i]
@@ -223,8 +229,8 @@ class FlexibleLinkPlant:
         out = np.empty(2 * p + r + 2)
         if r:  # seed 004 eqs. 45-47: the roots' rates, and the dynamics at the root states
             beta = x[2 * p:2 * p + r]
-            y_ddot = self._lagrangian.forward_dynamics(y, y_dot, tau, beta)
-            out[2 * p:2 * p + r] = np.array(self._lagrangian.root_rates(y, y_dot, beta)).ravel()
+            y_ddot = self._lagrangian_forward_dynamics(y, y_dot, tau, beta)
+            out[2 * p:2 * p + r] = self._lagrangian.rates_of_roots(y, y_dot, beta)
         else:
             y_ddot = self._forward_dynamics(y, y_dot, tau)
         qdd_m = rigid * y_ddot[:n] + elastic * (tau_m + spring - self._dm * qd_m) / self._b
