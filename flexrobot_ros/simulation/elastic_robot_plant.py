@@ -125,9 +125,10 @@ class ElasticRobotPlant:
         return out
 
     def _build_symbolic(self, compiled: bool) -> tuple:
-        """(derivative, pieces): ``derivative(x, tau_m, f, c) -> x_dot`` and ``pieces(x, tau_m, f, c, a) -> (M,
-        dr/dx, dr/dtau, dxdot/dx, dxdot/da, dxdot/dtau)`` at fixed accelerations a, each ``(packed input) ->
-        packed output`` (generated C with ``compiled``)."""
+        """(derivative, pieces, shapes, coulomb): ``derivative(x, tau_m, f, c) -> x_dot``, ``pieces(x, tau_m, f, c,
+        a) -> (M, dr/dx, dr/dtau, dxdot/dx, dxdot/da, dxdot/dtau)`` at fixed accelerations a (their ``shapes``),
+        ``coulomb(x) -> (M, Coulomb slope)``, each ``(packed input) -> packed output`` (generated C with
+        ``compiled``)."""
         F = self.model.functions
         size, n, L = self.model.size, self.n, self.layout.size
         x = ca.SX.sym("x", L)
@@ -149,16 +150,17 @@ class ElasticRobotPlant:
             ca.jacobian(at_a, x), ca.jacobian(at_a, F.a), ca.jacobian(at_a, F.u))))
         pieces = ca.Function("elastic_robot_plant_jacobian", [ca.vertcat(inputs, F.a)], [cse(pieces_out)])
         shapes = [(size, size), (size, L), (size, n), (L, L), (L, size), (L, n)]
+        slope = on_state(self.model.force_function(F.y, F.y_dot, 1.0)[2])
+        coulomb = ca.Function("elastic_robot_plant_coulomb", [x], [
+            cse(ca.vertcat(ca.vec(ca.densify(on_state(F.inertia_expression))), slope))])
+        functions = ((derivative, L + n + size + 1, L), (pieces, L + n + 2 * size + 1, pieces_out.numel()),
+                     (coulomb, L, size * size + size))
         if compiled:
-            evaluate = compiled_function(derivative, L + n + size + 1, L)
-            evaluate_pieces = compiled_function(pieces, L + n + 2 * size + 1, pieces_out.numel())
+            evaluate, evaluate_pieces, evaluate_coulomb = (compiled_function(*entry) for entry in functions)
         else:
-            def evaluate(v: np.ndarray) -> np.ndarray:
-                return np.array(derivative(v)).ravel()
-
-            def evaluate_pieces(v: np.ndarray) -> np.ndarray:
-                return np.array(pieces(v)).ravel()
-        return evaluate, evaluate_pieces, shapes
+            evaluate, evaluate_pieces, evaluate_coulomb = (
+                lambda v, function=function: np.array(function(v)).ravel() for function, _, _ in functions)
+        return evaluate, evaluate_pieces, shapes, evaluate_coulomb
 
     def _external_force(self, x: np.ndarray, wrenches: Sequence[FrameWrench]) -> np.ndarray:
         return self.model.wrench_force(x[self._pos], wrenches) if wrenches else np.zeros(self.model.size)
@@ -198,7 +200,7 @@ class ElasticRobotPlant:
         tau_m = np.asarray(tau_m, dtype=float)
         if self._symbolic is None:
             return self._difference_jacobian(x, tau_m, dtau_dx, wrenches, coulomb)
-        evaluate, evaluate_pieces, shapes = self._symbolic
+        evaluate, evaluate_pieces, shapes, _ = self._symbolic
         f = self._external_force(x, wrenches)
         head = np.concatenate([x, tau_m, f, [float(coulomb)]])
         a = evaluate(head)[self._vel]
@@ -244,8 +246,13 @@ class ElasticRobotPlant:
         model = self.model
         if not model.coulomb:
             return None
-        y, y_dot = self.coordinates(x)
-        block = -np.linalg.solve(model.inertia(y), np.diag(model.coulomb_slope(y_dot)))
+        if self._symbolic is None:
+            y, y_dot = self.coordinates(x)
+            inertia, slope = model.inertia(y), model.coulomb_slope(y_dot)
+        else:
+            values, size = self._symbolic[3](x), model.size
+            inertia, slope = values[:size * size].reshape(size, size, order="F"), values[size * size:]
+        block = -np.linalg.solve(inertia, np.diag(slope))
         v0 = self.layout["velocities"].start
         rows = self._vel - v0
         out = np.zeros((v0, v0))
