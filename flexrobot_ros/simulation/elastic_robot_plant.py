@@ -144,7 +144,7 @@ class ElasticRobotPlant:
         at_a = self._state_derivative(x, F.a, dissipative, applied)
         residual = on_state(F.residual)
         cse = getattr(ca, "cse", lambda e: e)  # common subexpressions (CasADi >= 3.6)
-        derivative = ca.Function("elastic_robot_plant", [inputs], [cse(x_dot)])
+        derivative = ca.Function("elastic_robot_plant", [inputs], [cse(ca.densify(x_dot))])
         pieces_out = ca.vertcat(*(ca.vec(ca.densify(v)) for v in (
             on_state(F.inertia_expression), ca.jacobian(residual, x), ca.jacobian(residual, F.u),
             ca.jacobian(at_a, x), ca.jacobian(at_a, F.a), ca.jacobian(at_a, F.u))))
@@ -152,7 +152,7 @@ class ElasticRobotPlant:
         shapes = [(size, size), (size, L), (size, n), (L, L), (L, size), (L, n)]
         slope = on_state(self.model.force_function(F.y, F.y_dot, 1.0)[2])
         coulomb = ca.Function("elastic_robot_plant_coulomb", [x], [
-            cse(ca.vertcat(ca.vec(ca.densify(on_state(F.inertia_expression))), slope))])
+            cse(ca.densify(ca.vertcat(ca.vec(on_state(F.inertia_expression)), slope)))])
         functions = ((derivative, L + n + size + 1, L), (pieces, L + n + 2 * size + 1, pieces_out.numel()),
                      (coulomb, L, size * size + size))
         if compiled:
