@@ -40,6 +40,7 @@ import pinocchio as pin
 
 from flexrobot_ros.errors import ModelError
 from flexrobot_ros.flexible_links.chain_dynamics import chain_dynamics
+from flexrobot_ros.flexible_links.elastic_robot_functions import ElasticRobotFunctions, force_function
 from flexrobot_ros.flexible_links.flexible_chain import FlexibleLinkChain
 from flexrobot_ros.flexible_links.link_specs import build_beams, build_sliding_beams, hub_inertias, link_joints
 from flexrobot_ros.model.extended_model import extended_model
@@ -47,7 +48,7 @@ from flexrobot_ros.model.extended_model import extended_model
 #: One external wrench: (frame id of :meth:`ElasticRobot.frame_id`, [f; m] (6,) [N, N m], world axes, at the
 #: frame's origin).
 Wrench = tuple[int, np.ndarray]
-#: Central-difference step of the frame Jacobians and of :meth:`ElasticRobot.linearize` [rad | m | m/s].
+#: Central-difference step of the frame Jacobians [rad | m].
 STEP = 1e-6
 
 
@@ -116,6 +117,15 @@ class ElasticRobot:
         self.input_map = np.zeros((self.size, n))  # S (size, n): motor torques -> generalized forces
         self.input_map[self.q_index[rigid], np.flatnonzero(rigid)] = 1.0
         self.input_map[self.motor_index, e] = 1.0
+        self.force_function = force_function(self)
+        self._functions: ElasticRobotFunctions | None = None
+
+    @property
+    def functions(self) -> ElasticRobotFunctions:
+        """The CasADi path (:mod:`.elastic_robot_functions`), built on first use (about a second)."""
+        if self._functions is None:
+            self._functions = ElasticRobotFunctions(self)
+        return self._functions
 
     # ------------------------------------------------------------------ coordinates
     def coordinates(self, q: np.ndarray, q_m: np.ndarray | None = None, q_e: np.ndarray | None = None,
@@ -175,39 +185,16 @@ class ElasticRobot:
 
     def elastic_force(self, y: np.ndarray) -> np.ndarray:
         """f_el(y) (size,) = dV_el/dy: joint springs, extra springs, beam strain."""
-        f = np.zeros(self.size)
-        s = self.spring_torque(y)
-        f[self.q_index[self.elastic_joints]] = self._w * s
-        f[self.motor_index] = -s
-        f[self.qe_index] = self._ke * y[self.qe_index]
-        f[self.eta] = self.beam_stiffness @ y[self.eta]
-        return f
+        return np.array(self.force_function(y, np.zeros(self.size), 0.0)[0]).ravel()
 
     def dissipative_force(self, y_dot: np.ndarray, coulomb: bool = True) -> np.ndarray:
         """f_d(y_dot) (size,): viscous friction, transmission and extra dampers, modal damping, and (``coulomb``)
         the smoothed Coulomb friction; y_dot . f_d >= 0 is the dissipated power [W]."""
-        f = np.zeros(self.size)
-        e, qe = self.q_index[self.elastic_joints], self.qe_index
-        qd, qd_m = y_dot[self.q_index], y_dot[self.motors]
-        g = self._dg * (self._w * qd[self.elastic_joints] - qd_m)
-        f[self.q_index] = self._d * qd
-        f[e] += self._w * g
-        f[self.motor_index] = self._dm * qd_m - g
-        f[qe] = self._de * y_dot[qe]
-        f[self.eta] = self.beam_damping @ y_dot[self.eta]
-        if coulomb and self.coulomb:
-            f[self.q_index] += self._cl * np.tanh(qd / self.width)
-            f[self.motor_index] += self._cm * np.tanh(qd_m / self.width)
-        return f
+        return np.array(self.force_function(np.zeros(self.size), y_dot, float(coulomb))[1]).ravel()
 
     def coulomb_slope(self, y_dot: np.ndarray) -> np.ndarray:
         """d(f_d)/d(y_dot) of the smoothed Coulomb friction alone (size,), a diagonal [N m s/rad | N s/m]."""
-        out = np.zeros(self.size)
-        if self.coulomb:
-            qd, qd_m = y_dot[self.q_index], y_dot[self.motors]
-            out[self.q_index] = self._cl / self.width * (1.0 - np.tanh(qd / self.width) ** 2)
-            out[self.motor_index] = self._cm / self.width * (1.0 - np.tanh(qd_m / self.width) ** 2)
-        return out
+        return np.array(self.force_function(np.zeros(self.size), y_dot, 1.0)[2]).ravel()
 
     # ------------------------------------------------------------------ frames and wrenches
     def frame_id(self, name: str) -> int:
@@ -292,14 +279,14 @@ class ElasticRobot:
     # ------------------------------------------------------------------ equilibrium and linearization
     def static_equilibrium(self, q: np.ndarray, iterations: int = 30) -> np.ndarray:
         """y at rest (size,) with the joints at ``q`` (n,): q_e and eta where their springs carry gravity (Newton
-        steps on their rows of h + f_el), q_m where the joint springs carry the joint rows (W q + t / (K W))."""
+        steps on their rows of h + f_el, exact Jacobian), q_m where the joint springs carry the joint rows (W q + t / (K W))."""
         q = np.asarray(q, dtype=float)
         self.chain.check_free_lengths(self.coordinates(q)[:self.na])
         y, zero = self.coordinates(q), np.zeros(self.size)
         free = np.concatenate([self.qe_index, np.arange(self.eta.start, self.eta.stop)]).astype(int)
         for _ in range(iterations if len(free) else 0):
             residual = (self.bias(y, zero) + self.elastic_force(y))[free]
-            jacobian = self._difference(lambda v: self.bias(v, zero) + self.elastic_force(v), y)[np.ix_(free, free)]
+            jacobian = np.array(self.functions.linearization(y)[2])[np.ix_(free, free)]
             step = np.linalg.solve(jacobian, -residual)
             y[free] += step
             if np.max(np.abs(step)) < 1e-14 * max(1.0, np.max(np.abs(y[free]))):
@@ -317,23 +304,10 @@ class ElasticRobot:
         out[self.elastic_joints] = -self.spring_torque(y)
         return out
 
-    def _difference(self, function: Any, x: np.ndarray) -> np.ndarray:
-        columns = []
-        for k in range(len(x)):
-            plus, minus = x.copy(), x.copy()
-            plus[k] += STEP
-            minus[k] -= STEP
-            columns.append((function(plus) - function(minus)) / (2 * STEP))
-        return np.array(columns).T
-
     def linearize(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(M, D, K) (size, size) of the free robot (zero motor torques' slope) about the rest state y: M(y),
-        D = d(h + f_d)/d(y_dot), K = d(h + f_el)/dy, central differences (step :data:`STEP`) of the same terms;
-        Coulomb friction left out (its smoothed slope at rest is a modelling artefact, not a damping)."""
-        zero = np.zeros(self.size)
-        K = self._difference(lambda v: self.bias(v, zero) + self.elastic_force(v), y)
-        D = self._difference(lambda v: self.bias(y, v) + self.dissipative_force(v, coulomb=False), zero)
-        return self.inertia(y), D, K
-
+        D = d(h + f_d)/d(y_dot), K = d(h + f_el)/dy, exact (CasADi, :mod:`.elastic_robot_functions`); Coulomb
+        friction left out (its smoothed slope at rest is a modelling artefact, not a damping)."""
+        return tuple(np.array(v) for v in self.functions.linearization(y))
 
 __all__ = ["ElasticRobot", "Outputs", "STEP", "Wrench"]

@@ -7,7 +7,7 @@ rows: :meth:`ElasticRobot.static_equilibrium`)::
 
     M_bar = M(y*),   K_bar = d(h + f_el)/dy (y*, 0) + K_P,   D_bar = d(h + f_d)/dy_dot (y*, 0) + K_D
 
-(central differences of the model's own terms, :meth:`ElasticRobot.linearize`). The PD law ``tau = K_P (q_m^d -
+(exact derivatives of the model's own terms, CasADi, :meth:`ElasticRobot.linearize`). The PD law ``tau = K_P (q_m^d -
 q_m) - K_D qd_m`` adds K_P, K_D on the motor row of an elastic joint and on the joint row of a rigid one. Coulomb
 friction is left out (a linearization about rest has no Coulomb damping).
 

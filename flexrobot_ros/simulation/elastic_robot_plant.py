@@ -10,6 +10,11 @@ A rigid joint's motor entries repeat its joint's (``q_m = q``, ``qd_m = qd``) so
 layout. Dissipated power ``y_dot . f_d`` (viscous and Coulomb friction, transmission, extra and modal damping); input
 power ``y_dot . (S tau_m + J^T w)``. Energy: kinetic (links, beams, rotors), elastic (joint springs, extra springs,
 beam strain), gravitational.
+Two evaluations of the same derivative: ``path="casadi"`` (default) the CasADi functions of
+:mod:`flexrobot_ros.flexible_links.elastic_robot_functions` composed into the state derivative, with the exact
+Jacobian (implicit-function rule, wrench slopes by central differences of ``J^T w``), ``compiled=True`` as generated C
+cached in the package's code cache; ``path="numeric"`` the DeNOC recursion with a central-difference Jacobian (the
+reference the CasADi path is tested against, ``bench/elastic_robot.py``).
 Output columns added by :meth:`extra_columns`: ``q_e.<name>`` [rad | m], and ``deflection.<link>.y`` / ``.z`` [m],
 the tip deflection of each flexible link on a revolute joint in its beam frame.
 """
@@ -18,9 +23,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+import casadi as ca
 import numpy as np
 
 from flexrobot_ros.errors import ModelError, SimulationError
+from flexrobot_ros.flexible_links.compiled_dynamics import compiled_function
 from flexrobot_ros.flexible_links.elastic_robot import ElasticRobot
 from flexrobot_ros.model import FlexibleRobot
 from flexrobot_ros.simulation.controllers import PDGravityCompensation, _gains
@@ -38,11 +45,13 @@ class ElasticRobotPlant:
     """The composed elastic robot as a Plant (one pinocchio Data inside: one plant per thread)."""
 
     def __init__(self, robot: FlexibleRobot, method: str | None = None, modes: int | None = None,
-                 elements: int | None = None, compiled: bool = False):
-        if compiled:
-            raise SimulationError(f"robot {robot.name}: --compiled is not available for the composed elastic-robot "
-                                  "model (extra elasticities or Coulomb friction with flexible links or rigid joints)")
+                 elements: int | None = None, compiled: bool = False, path: str = "casadi"):
+        if path not in ("casadi", "numeric"):
+            raise SimulationError(f"robot {robot.name}: path: expected 'casadi' or 'numeric', got {path!r}")
+        if compiled and path != "casadi":
+            raise SimulationError(f"robot {robot.name}: compiled=True needs path='casadi'")
         self.robot = robot
+        self.path = path
         self.model = ElasticRobot(robot, method=method, modes=modes, elements=elements)
         model = self.model
         n, ne, m = robot.n, model.ne, model.m
@@ -63,6 +72,7 @@ class ElasticRobotPlant:
         self._pos[np.arange(model.eta.start, model.eta.stop)] = 2 * n + ne + np.arange(m)
         self._vel = self._pos + p
         self._rigid = np.flatnonzero(model.rigid)
+        self._symbolic = self._build_symbolic(compiled) if path == "casadi" else None
         self.deflection_links = [(link, body) for link in robot.flexible_links for body in model.chain.bodies
                                  if body.beam is not None and body.beam.name == link]
 
@@ -98,6 +108,63 @@ class ElasticRobotPlant:
         """Motor angles (n,) holding ``q`` at rest with q_e and eta at their static equilibrium (rigid joints: q)."""
         return self.model.motor_positions(self.model.static_equilibrium(np.asarray(q, dtype=float)))
 
+    # ------------------------------------------------------------------ CasADi path
+    def _state_derivative(self, x: ca.SX, y_ddot: ca.SX, dissipative: ca.SX, applied: ca.SX) -> ca.SX:
+        """x_dot of the module docstring's layout from the accelerations and the two powers' forces."""
+        model, lay = self.model, self.layout
+        p = lay["velocities"].start
+        y_dot = x[self._vel.tolist()]
+        out = ca.SX.zeros(lay.size)
+        out[:p] = x[p:2 * p]
+        out[self._vel.tolist()] = y_ddot
+        for j in self._rigid:
+            out[lay["qd_m"].start + j] = y_ddot[model.q_index[j]]
+            out[lay["q_m"].start + j] = y_dot[model.q_index[j]]
+        out[lay["dissipated"].start] = ca.dot(y_dot, dissipative)
+        out[lay["work_in"].start] = ca.dot(y_dot, applied)
+        return out
+
+    def _build_symbolic(self, compiled: bool) -> tuple:
+        """(derivative, pieces, shapes, coulomb): ``derivative(x, tau_m, f, c) -> x_dot``, ``pieces(x, tau_m, f, c,
+        a) -> (M, dr/dx, dr/dtau, dxdot/dx, dxdot/da, dxdot/dtau)`` at fixed accelerations a (their ``shapes``),
+        ``coulomb(x) -> (M, Coulomb slope)``, each ``(packed input) -> packed output`` (generated C with
+        ``compiled``)."""
+        F = self.model.functions
+        size, n, L = self.model.size, self.n, self.layout.size
+        x = ca.SX.sym("x", L)
+        y, y_dot = x[self._pos.tolist()], x[self._vel.tolist()]
+        substitute = [F.y, F.y_dot]
+        values = [y, y_dot]
+
+        def on_state(expression: ca.SX) -> ca.SX:
+            return ca.substitute([expression], substitute, values)[0]
+        inputs = ca.vertcat(x, F.u, F.f, F.c)
+        dissipative, applied = on_state(F.dissipative_expression), on_state(F.applied_expression)
+        x_dot = self._state_derivative(x, on_state(F.y_ddot), dissipative, applied)
+        at_a = self._state_derivative(x, F.a, dissipative, applied)
+        residual = on_state(F.residual)
+        cse = getattr(ca, "cse", lambda e: e)  # common subexpressions (CasADi >= 3.6)
+        derivative = ca.Function("elastic_robot_plant", [inputs], [cse(ca.densify(x_dot))])
+        pieces_out = ca.vertcat(*(ca.vec(ca.densify(v)) for v in (
+            on_state(F.inertia_expression), ca.jacobian(residual, x), ca.jacobian(residual, F.u),
+            ca.jacobian(at_a, x), ca.jacobian(at_a, F.a), ca.jacobian(at_a, F.u))))
+        pieces = ca.Function("elastic_robot_plant_jacobian", [ca.vertcat(inputs, F.a)], [cse(pieces_out)])
+        shapes = [(size, size), (size, L), (size, n), (L, L), (L, size), (L, n)]
+        slope = on_state(self.model.force_function(F.y, F.y_dot, 1.0)[2])
+        coulomb = ca.Function("elastic_robot_plant_coulomb", [x], [
+            cse(ca.densify(ca.vertcat(ca.vec(on_state(F.inertia_expression)), slope)))])
+        functions = ((derivative, L + n + size + 1, L), (pieces, L + n + 2 * size + 1, pieces_out.numel()),
+                     (coulomb, L, size * size + size))
+        if compiled:
+            evaluate, evaluate_pieces, evaluate_coulomb = (compiled_function(*entry) for entry in functions)
+        else:
+            evaluate, evaluate_pieces, evaluate_coulomb = (
+                lambda v, function=function: np.array(function(v)).ravel() for function, _, _ in functions)
+        return evaluate, evaluate_pieces, shapes, evaluate_coulomb
+
+    def _external_force(self, x: np.ndarray, wrenches: Sequence[FrameWrench]) -> np.ndarray:
+        return self.model.wrench_force(x[self._pos], wrenches) if wrenches else np.zeros(self.model.size)
+
     # ------------------------------------------------------------------ plant protocol
     def _derivative(self, x: np.ndarray, tau_m: np.ndarray, wrenches: Sequence[FrameWrench],
                     coulomb: bool) -> np.ndarray:
@@ -121,14 +188,47 @@ class ElasticRobotPlant:
 
     def derivative(self, x: np.ndarray, tau_m: np.ndarray, wrenches: Sequence[FrameWrench] = ()) -> np.ndarray:
         """``xdot`` for motor torques ``tau_m`` (n,) [N m | N] and external wrenches (module docstring)."""
-        return self._derivative(x, np.asarray(tau_m, dtype=float), wrenches, True)
+        tau_m = np.asarray(tau_m, dtype=float)
+        if self._symbolic is None:
+            return self._derivative(x, tau_m, wrenches, True)
+        return self._symbolic[0](np.concatenate([x, tau_m, self._external_force(x, wrenches), [1.0]]))
 
     def jacobian(self, x: np.ndarray, tau_m: np.ndarray, dtau_dx: np.ndarray,
                  wrenches: Sequence[FrameWrench] = (), coulomb: bool = True) -> np.ndarray:
-        """d(xdot)/dx by central differences of the state derivative (the torque law's slope ``dtau_dx``
-        included; ``coulomb=False`` leaves the smoothed Coulomb slopes out)."""
-        size = self.layout.size
+        """d(xdot)/dx (the torque law's slope ``dtau_dx`` (n, size) included; ``coulomb=False`` leaves the smoothed
+        Coulomb slopes out): exact on the CasADi path (module docstring), central differences on the numeric one."""
         tau_m = np.asarray(tau_m, dtype=float)
+        if self._symbolic is None:
+            return self._difference_jacobian(x, tau_m, dtau_dx, wrenches, coulomb)
+        evaluate, evaluate_pieces, shapes, _ = self._symbolic
+        f = self._external_force(x, wrenches)
+        head = np.concatenate([x, tau_m, f, [float(coulomb)]])
+        a = evaluate(head)[self._vel]
+        values, start, pieces = evaluate_pieces(np.concatenate([head, a])), 0, []
+        for rows, cols in shapes:
+            pieces.append(values[start:start + rows * cols].reshape(rows, cols, order="F"))
+            start += rows * cols
+        M, r_x, r_tau, s_x, s_a, s_tau = pieces
+        if wrenches:  # d(J^T w)/dy enters the residual with a minus sign
+            r_x = r_x - self._wrench_slope(x, wrenches)
+        slopes = np.linalg.solve(M, -np.hstack([r_x, r_tau]))
+        size = self.layout.size
+        return s_x + s_a @ slopes[:, :size] + (s_tau + s_a @ slopes[:, size:]) @ dtau_dx
+
+    def _wrench_slope(self, x: np.ndarray, wrenches: Sequence[FrameWrench]) -> np.ndarray:
+        """d(J^T w)/dx (size, state size), central differences over the position block."""
+        out = np.zeros((self.model.size, self.layout.size))
+        for k in range(self.layout["velocities"].start):
+            step = 1e-7 * max(1.0, abs(x[k]))
+            plus, minus = x.copy(), x.copy()
+            plus[k] += step
+            minus[k] -= step
+            out[:, k] = (self._external_force(plus, wrenches) - self._external_force(minus, wrenches)) / (2 * step)
+        return out
+
+    def _difference_jacobian(self, x: np.ndarray, tau_m: np.ndarray, dtau_dx: np.ndarray,
+                             wrenches: Sequence[FrameWrench], coulomb: bool) -> np.ndarray:
+        size = self.layout.size
         out = np.zeros((size, size))
         for k in range(size - 2):
             step = 1e-7 * max(1.0, abs(x[k]))
@@ -146,8 +246,13 @@ class ElasticRobotPlant:
         model = self.model
         if not model.coulomb:
             return None
-        y, y_dot = self.coordinates(x)
-        block = -np.linalg.solve(model.inertia(y), np.diag(model.coulomb_slope(y_dot)))
+        if self._symbolic is None:
+            y, y_dot = self.coordinates(x)
+            inertia, slope = model.inertia(y), model.coulomb_slope(y_dot)
+        else:
+            values, size = self._symbolic[3](x), model.size
+            inertia, slope = values[:size * size].reshape(size, size, order="F"), values[size * size:]
+        block = -np.linalg.solve(inertia, np.diag(slope))
         v0 = self.layout["velocities"].start
         rows = self._vel - v0
         out = np.zeros((v0, v0))
