@@ -88,6 +88,8 @@ class PrescribedJointInverseDynamics:
         # the deformation dynamics x' = [eta'; eta''] of x = [eta; eta'] with the joints' [q; q'; q''], as generated
         # C: the integrator calls it tens of thousands of times (CasADi's own evaluation of the Lagrangian takes
         # ~1 ms per call); Radau forms its Jacobian by differences of these calls
+        if m == 0:  # no flexible link: nothing to integrate
+            return
         joints, x = ca.SX.sym("joints", 3 * n), ca.SX.sym("x", 2 * m)
         values = ca.vertcat(joints[:n], x[:m], joints[n:2 * n], x[m:], joints[2 * n:], ca.SX.zeros(m))
         lower, coupling = ca.substitute([residual[n:], inertia[n:, n:]], [ca.vertcat(y, yd, ydd)], [values])
@@ -100,6 +102,9 @@ class PrescribedJointInverseDynamics:
     # ------------------------------------------------------------------ deformation dynamics
     def static_deflection(self, q0: np.ndarray) -> np.ndarray:
         """eta (m,) of the beams at rest at the joint position ``q0`` (n,): ``h_e(q0, 0, eta, 0) = 0``."""
+        if self.m == 0:
+            return np.zeros(0)
+
         def lower_rows(eta: np.ndarray) -> np.ndarray:
             return np.array(self._static(np.r_[q0, eta])[0]).ravel()
 
@@ -119,8 +124,8 @@ class PrescribedJointInverseDynamics:
         samples, q, q' and q'' are each the quintic Hermite interpolant of their value and two derivatives."""
         m = self.m
         start = np.r_[self.static_deflection(q[0]), np.zeros(m)]
-        if len(t) < 2:
-            return start[None, :m], start[None, m:], 0
+        if len(t) < 2 or m == 0:
+            return np.repeat(start[None, :m], len(t), axis=0), np.zeros((len(t), m)), 0
         joints = BPoly.from_derivatives(t, np.stack([np.c_[q, qd, qdd], np.c_[qd, qdd, q3], np.c_[qdd, q3, q4]],
                                                     axis=1))
 
