@@ -34,10 +34,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                     "follow a link trajectory, written as a CSV or NPZ time series.")
     parser.add_argument("robot", help="shipped robot name or path to a flexibility YAML")
     parser.add_argument("--trajectory", type=Path, required=True, help="trajectory YAML (poly9 profile or waypoints)")
-    parser.add_argument("--method", choices=METHODS, default="sdrnea",
+    parser.add_argument("--method", choices=METHODS,
                         help="inverse-dynamics algorithm: sdrnea: generated C code, compiled once per robot and "
-                             "cached (default); ejnea: numeric recursion; dae: robots with extra elasticities "
-                             "(BDF or optimization, after Moberg & Hanssen)")
+                             "cached (default for elastic joints on rigid links); ejnea: numeric recursion; dae: "
+                             "robots with extra elasticities (BDF or optimization, after Moberg & Hanssen); "
+                             "prescribed: any robot, the flexible links' deformations integrated along the joint "
+                             "motion (default for robots with flexible links or rigid joints); rigid: the rigid-robot "
+                             "baseline (links and joints rigid, motor reference = link reference)")
     parser.add_argument("--rate", type=float, default=1000.0, help="sampling rate [Hz] (default 1000)")
     parser.add_argument("--out", type=Path, required=True, help="output time series (.csv or .npz)")
     parser.add_argument("--plot", type=Path, help="also write a PNG figure (q, deflection, tau, tau_m)")

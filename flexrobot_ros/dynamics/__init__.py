@@ -3,8 +3,9 @@ extended model's statics (:mod:`.elastic_equilibrium`) and DAE inverse dynamics 
 
 Main entry point: :func:`feedforward` (link trajectory -> motor references q_m and motor torques tau_m).
 
-May import: errors, yaml_files, lazy and model (the physics layer); never control, modal, simulation,
-identification, oma, runtime, nodes or commands.
+May import: errors, yaml_files, lazy, compiled_code, model and flexible_links (the physics layer: the feedforward of
+robots with flexible links or rigid joints); never control, modal, simulation, identification, oma, runtime, nodes
+or commands.
 """
 from flexrobot_ros.lazy import lazy_package
 

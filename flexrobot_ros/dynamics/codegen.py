@@ -7,14 +7,13 @@ CasADi function and a JSON sidecar (operation counts, sizes) in the cache direct
 ``~/.cache/flexrobot_ros``, under a name keyed by a sha256 of every model number, the generator version, the
 CasADi version and the compiler flags. Later calls (in any process) load the shared library directly.
 
-Calls: the generated C file gets two extra entry points, ``ff_eval_bound()``, which evaluates one sample
-between buffers whose pointers were bound once with ``ff_bind`` (about 1 µs per call from Python, against
-~17 µs through ``casadi.external``, see FACTS), and ``ff_batch(x, y, count)``, a C loop over samples. Without a
+Calls: the generated C file gets the two extra entry points of :mod:`flexrobot_ros.compiled_code`,
+``ff_eval_bound()`` (one sample between bound buffers, about 1 µs per call from Python) and ``ff_batch(x, y,
+count)``, a C loop over samples. Without a
 working compiler, CasADi's own evaluation is used instead (slower, same numbers) and a warning says so.
 """
 from __future__ import annotations
 
-import ctypes
 import json
 import os
 import shutil
@@ -30,78 +29,14 @@ import casadi as cs
 import numpy as np
 import pinocchio as pin
 
+from flexrobot_ros.compiled_code import CFLAGS, WRAPPER, bound_library, cache_dir
 from flexrobot_ros.dynamics.flexible_joint import JointFlexibility
 from flexrobot_ros.dynamics.sdrnea import (GENERATOR_VERSION, OperationCounts, output_names, pack_inputs,
                                           sdrnea_function)
 from flexrobot_ros.dynamics.serial_chain import SerialChain, TorqueDerivatives
 
-#: Compiler flags; -O1 compiles large straight-line functions several times faster than -O2 for similar speed
-#: (bench/feedforward.py prints both when asked).
-CFLAGS = ("-O1", "-shared", "-fPIC")
-
-_WRAPPER = """
-
-/* --- flexrobot_ros wrapper: bound single-sample call and batched loop --- */
-static const casadi_real* ff_x = 0;
-static casadi_real* ff_y = 0;
-
-CASADI_SYMBOL_EXPORT void ff_bind(const casadi_real* x, casadi_real* y) {{ ff_x = x; ff_y = y; }}
-
-CASADI_SYMBOL_EXPORT int ff_eval_bound(void) {{
-  const casadi_real* arg[{sz_arg}];
-  casadi_real* res[{sz_res}];
-  casadi_int iw[{sz_iw}];
-  casadi_real w[{sz_w}];
-  arg[0] = ff_x;
-  res[0] = ff_y;
-  return {name}(arg, res, iw, w, 0);
-}}
-
-CASADI_SYMBOL_EXPORT int ff_batch(const casadi_real* x, casadi_real* y, long count) {{
-  const casadi_real* arg[{sz_arg}];
-  casadi_real* res[{sz_res}];
-  casadi_int iw[{sz_iw}];
-  casadi_real w[{sz_w}];
-  long k;
-  for (k = 0; k < count; ++k) {{
-    arg[0] = x + k * {n_in};
-    res[0] = y + k * {n_out};
-    if ({name}(arg, res, iw, w, 0)) return 1;
-  }}
-  return 0;
-}}
-"""
-
 _LOADED: dict[str, "CompiledSdrnea"] = {}
-_LIBRARIES: dict[str, tuple[ctypes.CDLL, np.ndarray, np.ndarray, Any]] = {}
 _LOCK = threading.RLock()
-
-
-def _bound_library(path: Path, n_in: int, n_out: int) -> tuple[ctypes.CDLL, np.ndarray, np.ndarray, Any]:
-    """The loaded library with its input/output buffers bound once (``ff_bind``).
-
-    The dynamic loader returns one handle per library path, so the bound pointers (static in the C code) are
-    shared by everyone who loads it: keep exactly one buffer pair, with its lock, per library.
-    """
-    key = str(path)
-    with _LOCK:
-        if key not in _LIBRARIES:
-            lib = ctypes.CDLL(key)
-            lib.ff_bind.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
-            lib.ff_bind.restype = None
-            lib.ff_eval_bound.argtypes = []
-            lib.ff_eval_bound.restype = ctypes.c_int
-            lib.ff_batch.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_long]
-            lib.ff_batch.restype = ctypes.c_int
-            x, y = np.zeros(n_in), np.zeros(n_out)
-            lib.ff_bind(x.ctypes.data, y.ctypes.data)
-            _LIBRARIES[key] = (lib, x, y, threading.Lock())
-        return _LIBRARIES[key]
-
-
-def cache_dir() -> Path:
-    """``$FLEXROBOT_CACHE`` or ``~/.cache/flexrobot_ros``."""
-    return Path(os.environ.get("FLEXROBOT_CACHE") or Path.home() / ".cache" / "flexrobot_ros")
 
 
 def cache_key(chain: SerialChain, flexibility: JointFlexibility | None) -> str:
@@ -135,7 +70,7 @@ class CompiledSdrnea:
         self.backend = "c" if library is not None else "casadi"
         self.n_in, self.n_out = 5 * n, len(outputs) * n
         if library is not None:
-            self._lib, self._x, self._y, self._lock = _bound_library(library, self.n_in, self.n_out)
+            self._lib, self._x, self._y, self._lock = bound_library(library, self.n_in, self.n_out)
             self._eval_bound = self._lib.ff_eval_bound
             self._batch = self._lib.ff_batch
 
@@ -243,7 +178,7 @@ def _compile(function: cs.Function, meta: dict[str, Any], stem: Path) -> Path | 
         generator = cs.CodeGenerator(source.name, {"with_header": False})
         generator.add(function)
         generator.generate(tmp + os.sep)
-        text = source.read_text() + _WRAPPER.format(
+        text = source.read_text() + WRAPPER.format(
             name=meta["name"], sz_arg=max(sz_arg, 1), sz_res=max(sz_res, 1), sz_iw=max(sz_iw, 1),
             sz_w=max(sz_w, 1), n_in=5 * meta["n"], n_out=len(meta["outputs"]) * meta["n"])
         source.write_text(text)

@@ -5,9 +5,16 @@ time derivatives (SDRNEA compiled code by default, or EJNEA), then the motor sid
 eqs. 4.7-4.10 (:mod:`.flexible_joint`). Feeding tau_m as motor torque and q_m, qd_m as references of a motor PD makes
 the elastic robot follow the link trajectory exactly (up to model error); :func:`rigid_feedforward` is the
 rigid-joint baseline (thesis eq. 4.5) for comparisons.
+
+Robots with flexible links or rigid joints (method 'prescribed', their default): the link deformations are
+integrated along the prescribed joint motion and the joint torques follow
+(:mod:`flexrobot_ros.flexible_links.prescribed_joint_inverse_dynamics`); elastic joints among them get their motor
+side as above, rigid joints take the joint torque directly (tau_m = tau + D qd, q_m = q: the simulator's rigid
+joint). The inversion is in joint space: the joints follow q(t), the beams vibrate as that motion makes them.
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import warnings
 from typing import Any
@@ -17,27 +24,36 @@ import pinocchio as pin
 
 from flexrobot_ros.dynamics.codegen import CompiledSdrnea, load_sdrnea
 from flexrobot_ros.dynamics.ejnea import Ejnea
-from flexrobot_ros.dynamics.feedforward_names import METHODS
+from flexrobot_ros.dynamics.feedforward_names import DEFAULT_GENERAL_METHOD, DEFAULT_METHOD, METHODS
 from flexrobot_ros.dynamics.feedforward_result import FeedforwardResult
 from flexrobot_ros.dynamics.flexible_joint import JointFlexibility, motor_side, rigid_motor_side
 from flexrobot_ros.dynamics.serial_chain import SerialChain
 from flexrobot_ros.dynamics.trajectory import Trajectory, TrajectorySamples, load_trajectory
 from flexrobot_ros.errors import ModelError, TrajectoryError
+from flexrobot_ros.flexible_links.link_specs import chain_from_robot
+from flexrobot_ros.flexible_links.prescribed_joint_inverse_dynamics import PrescribedJointInverseDynamics
+from flexrobot_ros.flexible_links.tip_deflections import deflection_links, tip_deflections
 from flexrobot_ros.model.flexible_robot import angle_or_length
 
 
-def check_supported(robot: Any) -> None:
-    """Raise :class:`ModelError` naming the robot when it has rigid joints or flexible links: the feedforward
-    (EJNEA / SDRNEA / DAE and the rigid baseline, thesis eqs. 4.5-4.10) inverts finite joint stiffnesses of a chain
-    of rigid links."""
+def general(robot: Any) -> bool:
+    """Whether ``robot`` has rigid joints or flexible links (methods 'prescribed' and 'rigid' only)."""
+    return bool(list(getattr(robot, "rigid_joints", ())) or list(getattr(robot, "flexible_links", ())))
+
+
+def check_supported(robot: Any, method: str = DEFAULT_METHOD) -> None:
+    """Raise :class:`ModelError` naming the robot when it has rigid joints or flexible links: methods 'sdrnea',
+    'ejnea' and 'dae' (thesis eqs. 4.7-4.10, seed 002) invert finite joint stiffnesses of a chain of rigid links;
+    'prescribed' and 'rigid' take any robot."""
+    if method in ("prescribed", "rigid") or not general(robot):
+        return
     rigid, links = list(getattr(robot, "rigid_joints", ())), list(getattr(robot, "flexible_links", ()))
-    if rigid or links:
-        parts = ([f"rigid joints ({', '.join(rigid)}: no finite stiffness to invert)"] if rigid else []) + \
-                ([f"flexible links ({', '.join(links)})"] if links else [])
-        raise ModelError(
-            f"robot {robot.name!r}: the feedforward supports elastic joints on rigid links only; not supported: "
-            f"{' and '.join(parts)}. Simulate it with 'flexrobot simulate' (rigid-model torques: "
-            "flexrobot_ros.flexible_links.inverse_dynamics)")
+    parts = ([f"rigid joints ({', '.join(rigid)}: no finite stiffness to invert)"] if rigid else []) + \
+            ([f"flexible links ({', '.join(links)})"] if links else [])
+    raise ModelError(
+        f"robot {robot.name!r}: method {method!r} supports elastic joints on rigid links only; robot has "
+        f"{' and '.join(parts)}: use method 'prescribed' (its default: the link deformations integrated along the "
+        "joint motion) or 'rigid' (the rigid-robot baseline)")
 
 
 def compiled_feedforward(robot: Any) -> CompiledSdrnea:
@@ -49,8 +65,9 @@ def compiled_feedforward(robot: Any) -> CompiledSdrnea:
     return load_sdrnea(SerialChain.from_model(robot.model), JointFlexibility.from_robot(robot))
 
 
-def feedforward(robot: Any, trajectory: Trajectory | TrajectorySamples | str | os.PathLike, method: str = "sdrnea", *,
-                rate_hz: float = 1000.0, t: Any = None, check_limits: bool = True) -> FeedforwardResult:
+def feedforward(robot: Any, trajectory: Trajectory | TrajectorySamples | str | os.PathLike, method: str | None = None,
+                *, rate_hz: float = 1000.0, t: Any = None, check_limits: bool = True,
+                link_model: dict[str, Any] | None = None) -> FeedforwardResult:
     """Motor references and torques that make ``robot`` (a FlexibleRobot) follow ``trajectory``.
 
     Args:
@@ -60,14 +77,27 @@ def feedforward(robot: Any, trajectory: Trajectory | TrajectorySamples | str | o
             :func:`~flexrobot_ros.dynamics.trajectory.load_trajectory`).
         method: 'sdrnea' (compiled generated code, cached per robot), 'ejnea' (numeric recursion) or 'dae' (the
             extended flexible-joint model's inverse dynamics as a DAE, seed 002: a BDF step of 1 / ``rate_hz``,
-            :mod:`flexrobot_ros.dynamics.dae.dae_feedforward`; ``trajectory`` may also be a CartesianLine).
+            :mod:`flexrobot_ros.dynamics.dae.dae_feedforward`; ``trajectory`` may also be a CartesianLine) for
+            elastic joints on rigid links; 'prescribed' for any robot (the deformations of flexible links
+            integrated along the joint motion; the result's ``deflections`` and ``eta`` predict them); 'rigid', the
+            rigid-robot baseline (:func:`rigid_feedforward`). None: 'sdrnea', or 'prescribed' for robots with
+            flexible links or rigid joints.
+        link_model: ``method``/``modes``/``elements`` overrides of the flexible links' discretization (as the
+            simulator's plant takes them), for method 'prescribed'.
         check_limits: raise :class:`TrajectoryError` when a sample leaves the URDF position limits
             (:meth:`FlexibleRobot.limit_violation`) and warn (``RuntimeWarning``) when a speed exceeds the URDF
             velocity limit.
     """
+    if method is None:
+        method = DEFAULT_GENERAL_METHOD if general(robot) else DEFAULT_METHOD
     if method not in METHODS:
         raise TrajectoryError(f"method: {method!r}; expected one of {METHODS}")
-    check_supported(robot)
+    check_supported(robot, method)
+    if method == "rigid":
+        return rigid_feedforward(robot, trajectory, rate_hz=rate_hz, t=t, check_limits=check_limits)
+    if method == "prescribed":
+        return prescribed_feedforward(robot, trajectory, rate_hz=rate_hz, t=t, check_limits=check_limits,
+                                      link_model=link_model)
     if method == "dae":
         from flexrobot_ros.dynamics.dae.dae_feedforward import dae_feedforward, feedforward_result
 
@@ -94,20 +124,79 @@ def feedforward(robot: Any, trajectory: Trajectory | TrajectorySamples | str | o
     return _result(robot, samples, link, motor, method)
 
 
-def rigid_feedforward(robot: Any, trajectory: Trajectory | TrajectorySamples, *, rate_hz: float = 1000.0,
-                      t: Any = None, check_limits: bool = True) -> FeedforwardResult:
-    """The rigid-joint feedforward (thesis eq. 4.5: q_m = W q, tau_m = B W qdd + tau_fm + W^-1 (tau + tau_f)).
+def rigid_feedforward(robot: Any, trajectory: Trajectory | TrajectorySamples | str | os.PathLike, *,
+                      rate_hz: float = 1000.0, t: Any = None, check_limits: bool = True) -> FeedforwardResult:
+    """The rigid-robot feedforward: the URDF's links rigid, the joints rigid (thesis eq. 4.5: q_m = W q,
+    tau_m = B W qdd + tau_fm + W^-1 (tau + tau_f) on elastic joints; q_m = q, tau_m = tau + D qd on rigid ones).
 
-    The baseline a flexible-joint feedforward is compared with; dtau and ddtau are still reported (EJNEA).
+    The baseline a flexible feedforward is compared with; dtau and ddtau are still reported (EJNEA), and the
+    predicted tip deflections of flexible links are zero.
     """
-    check_supported(robot)
     samples = _samples(robot, trajectory, rate_hz, t, check_limits)
     chain = SerialChain.from_model(robot.model)
     torques = Ejnea(chain)(samples.q, samples.qd, samples.qdd, samples.q3, samples.q4)
-    side = rigid_motor_side(JointFlexibility.from_robot(robot), samples.q, samples.qd, samples.qdd, torques.tau)
     link = {"tau": torques.tau, "dtau": torques.dtau, "ddtau": torques.ddtau}
-    motor = {"q_m": side.q_m, "qd_m": side.qd_m, "qdd_m": side.qdd_m, "tau_m": side.tau_m}
-    return _result(robot, samples, link, motor, "rigid")
+    deflections = {}
+    if getattr(robot, "flexible_links", None):
+        links = chain_from_robot(robot)
+        deflections = _deflection_columns(robot, links, samples.q, np.zeros((samples.t.size, links.m)))
+    return _result(robot, samples, link, _motor_side(robot, samples, link, rigid_model=True), "rigid",
+                   deflections)
+
+
+def prescribed_feedforward(robot: Any, trajectory: Trajectory | TrajectorySamples | str | os.PathLike, *,
+                           rate_hz: float = 1000.0, t: Any = None, check_limits: bool = True,
+                           link_model: dict[str, Any] | None = None) -> FeedforwardResult:
+    """Joint-space feedforward of any robot (module docstring): link deformations integrated along the joint
+    motion, joint torques from them (:class:`PrescribedJointInverseDynamics`), then the motor side per joint."""
+    samples = _samples(robot, trajectory, rate_hz, t, check_limits)
+    chain = chain_from_robot(robot, **(link_model or {}))
+    if chain.sliding:
+        chain.check_free_lengths(samples.q.min(axis=0))
+        chain.check_free_lengths(samples.q.max(axis=0))
+    motion = PrescribedJointInverseDynamics(chain)(samples.t, samples.q, samples.qd, samples.qdd, samples.q3,
+                                                   samples.q4)
+    link = {"tau": motion.tau, "dtau": motion.dtau, "ddtau": motion.ddtau}
+    result = _result(robot, samples, link, _motor_side(robot, samples, link, rigid_model=False), "prescribed",
+                     _deflection_columns(robot, chain, samples.q, motion.eta) if robot.flexible_links else {})
+    return dataclasses.replace(result, eta=motion.eta)
+
+
+def _deflection_columns(robot: Any, chain: Any, q: np.ndarray, eta: np.ndarray) -> dict[str, np.ndarray]:
+    """``deflection.<link>.y`` / ``.z`` [m] (z for links bending both ways), as the simulator's plant writes them."""
+    links = deflection_links(robot, chain)
+    values = tip_deflections(chain, links, q, eta)
+    columns = {}
+    for k, (link, i) in enumerate(links):
+        body = chain.bodies[i]
+        columns[f"deflection.{link}.y"] = values[:, k, 0]
+        if (body.sliding.planes == 2) if body.sliding is not None else body.beam.m_z:
+            columns[f"deflection.{link}.z"] = values[:, k, 1]
+    return columns
+
+
+def _motor_side(robot: Any, samples: TrajectorySamples, link: dict[str, np.ndarray],
+                rigid_model: bool) -> dict[str, np.ndarray]:
+    """q_m, qd_m, qdd_m, tau_m per joint: elastic joints by thesis eqs. 4.7-4.10 (``rigid_model``: eq. 4.5), rigid
+    joints (``robot.rigid_joints``) q_m = q and tau_m = tau + D qd (the torque acts on the joint)."""
+    rigid = np.array([name in getattr(robot, "rigid_joints", ()) for name in robot.joint_names], dtype=bool)
+    motor = {"q_m": samples.q.copy(), "qd_m": samples.qd.copy(), "qdd_m": samples.qdd.copy(),
+             "tau_m": link["tau"] + np.asarray(robot.link_damping, dtype=float) * samples.qd}
+    elastic = ~rigid
+    if not elastic.any():
+        return motor
+    flexibility = JointFlexibility(**{name: np.asarray(getattr(JointFlexibility.from_robot(robot), name))[elastic]
+                                      for name in JointFlexibility.__dataclass_fields__}) if rigid.any() else \
+        JointFlexibility.from_robot(robot)
+    columns = [samples.q[:, elastic], samples.qd[:, elastic], samples.qdd[:, elastic]]
+    if rigid_model:
+        side = rigid_motor_side(flexibility, *columns, link["tau"][:, elastic])
+    else:
+        side = motor_side(flexibility, *columns, samples.q3[:, elastic], link["tau"][:, elastic],
+                          link["dtau"][:, elastic], link["ddtau"][:, elastic])
+    for name in motor:
+        motor[name][:, elastic] = getattr(side, name)
+    return motor
 
 
 #: What a drive may already add to the torque command it receives (``drive_compensates``): nothing, or the gravity
@@ -193,6 +282,7 @@ def _check_limits(robot: Any, samples: TrajectorySamples) -> None:
 
 
 def _result(robot: Any, samples: TrajectorySamples, link: dict[str, np.ndarray], motor: dict[str, np.ndarray],
-            method: str) -> FeedforwardResult:
+            method: str, deflections: dict[str, np.ndarray] | None = None) -> FeedforwardResult:
     return FeedforwardResult(t=samples.t, q=samples.q, qd=samples.qd, qdd=samples.qdd, q3=samples.q3,
-                             q4=samples.q4, **link, **motor, joint_names=tuple(robot.joint_names), method=method)
+                             q4=samples.q4, **link, **motor, joint_names=tuple(robot.joint_names), method=method,
+                             deflections=deflections or {})

@@ -1,7 +1,12 @@
 """Names of the feedforward's methods and result quantities, importable without the numerical libraries (the
 command line lists them in ``flexrobot feedforward --help``); :mod:`flexrobot_ros.dynamics.feedforward` uses them."""
 
-#: Feedforward methods: SDRNEA generated code, EJNEA numeric, DAE (robots with extra elasticities, seed 002).
-METHODS = ("sdrnea", "ejnea", "dae")
+#: Feedforward methods: SDRNEA generated code, EJNEA numeric, DAE (robots with extra elasticities, seed 002) for
+#: elastic joints on rigid links; 'prescribed' (any robot: flexible links, rigid joints; the link deformations
+#: integrated along the prescribed joint motion, issue 25); 'rigid' (the baseline: links and joints rigid).
+METHODS = ("sdrnea", "ejnea", "dae", "prescribed", "rigid")
+#: What each robot gets without a method: elastic joints on rigid links, and robots with flexible links or rigid
+#: joints.
+DEFAULT_METHOD, DEFAULT_GENERAL_METHOD = "sdrnea", "prescribed"
 #: Quantities of a result, in column order, each (samples, n).
 QUANTITIES = ("q", "qd", "qdd", "q3", "q4", "tau", "dtau", "ddtau", "q_m", "qd_m", "qdd_m", "tau_m")

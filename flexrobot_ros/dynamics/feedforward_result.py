@@ -2,7 +2,7 @@
 torques and their derivatives, motor references and motor torques, sampled in time."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -15,7 +15,11 @@ class FeedforwardResult:
 
     t [s]; link trajectory q, qd, qdd, q3 (jerk), q4 (snap); link torques tau [N·m or N] and their time
     derivatives dtau, ddtau; motor references q_m [rad], qd_m [rad/s], qdd_m [rad/s²] and motor torque tau_m
-    [N·m] (after the gear); ``method`` is 'sdrnea', 'ejnea', 'dae' or 'rigid'.
+    [N·m] (after the gear); ``method`` is 'sdrnea', 'ejnea', 'dae', 'prescribed' or 'rigid'. For robots with
+    flexible links, ``deflections`` holds the predicted tip deflection of each (method 'prescribed'; zero for
+    'rigid') as the simulator names it, ``deflection.<link>.y`` / ``.z`` (samples,) [m] (beam axes, z only for links
+    bending both ways), and ``eta`` (samples, m) the elastic coordinates; a rigid joint's motor reference is its
+    joint reference (q_m = q) and its motor torque acts on the joint directly.
     """
 
     t: np.ndarray
@@ -33,8 +37,10 @@ class FeedforwardResult:
     tau_m: np.ndarray
     joint_names: tuple[str, ...]
     method: str
+    deflections: dict[str, np.ndarray] = field(default_factory=dict)
+    eta: np.ndarray | None = None
 
     def columns(self) -> dict[str, np.ndarray]:
-        """Columns ``<quantity>.<joint>`` (samples,) for :func:`flexrobot_ros.timeseries.write_timeseries`."""
-        return {f"{name}.{joint}": getattr(self, name)[:, j]
-                for name in QUANTITIES for j, joint in enumerate(self.joint_names)}
+        """Columns ``<quantity>.<joint>`` (samples,), then the ``deflections``, for :func:`flexrobot_ros.timeseries.write_timeseries`."""
+        return {**{f"{name}.{joint}": getattr(self, name)[:, j]
+                   for name in QUANTITIES for j, joint in enumerate(self.joint_names)}, **self.deflections}

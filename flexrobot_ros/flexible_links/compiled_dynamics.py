@@ -5,7 +5,7 @@ step needs one call per sample. This module generates C from the CasADi Lagrangi
 model: equal to the recursion to round-off, see test_flexible_links_dynamics.py) after common-subexpression
 elimination, compiles it once with the system C compiler (``-O1``; 10-20 s for the Canadarm) and caches the library
 in the package's code cache (``$FLEXROBOT_CACHE`` or ``~/.cache/flexrobot_ros``) under a sha256 of the generated
-function. Calls go through the bound-buffer entry point of :mod:`flexrobot_ros.dynamics.codegen` (a few
+function. Calls go through the bound-buffer entry point of :mod:`flexrobot_ros.compiled_code` (a few
 microseconds of overhead). Without a compiler, CasADi's own evaluation is used (slower, same numbers).
 
 * :class:`CompiledForwardDynamics`: ``y_ddot = I(y)^-1 (tau - h(y, y_dot))``;
@@ -30,7 +30,7 @@ from typing import Callable
 import casadi as ca
 import numpy as np
 
-from flexrobot_ros.dynamics.codegen import _WRAPPER, CFLAGS, _bound_library, cache_dir
+from flexrobot_ros.compiled_code import CFLAGS, WRAPPER, bound_library, cache_dir
 from flexrobot_ros.flexible_links.beam_elements import ClampedBeamMesh
 from flexrobot_ros.flexible_links.flexible_chain import FlexibleLinkChain
 from flexrobot_ros.flexible_links.lagrangian import lagrangian_dynamics
@@ -58,7 +58,7 @@ def compiled_function(function: ca.Function, n_in: int, n_out: int) -> Callable[
     library = _library(function, cache_dir() / f"{function.name()}_{key}", n_in, n_out)
     if library is None:
         return lambda x: np.array(function(x)).ravel()
-    lib, buffer_in, buffer_out, lock = _bound_library(library, n_in, n_out)
+    lib, buffer_in, buffer_out, lock = bound_library(library, n_in, n_out)
 
     def evaluate(x: np.ndarray) -> np.ndarray:
         with lock:
@@ -84,7 +84,7 @@ def _library(function: ca.Function, stem: Path, n_in: int, n_out: int) -> Path |
         generator = ca.CodeGenerator(source.name, {"with_header": False})
         generator.add(function)
         generator.generate(tmp + os.sep)
-        source.write_text(source.read_text() + _WRAPPER.format(
+        source.write_text(source.read_text() + WRAPPER.format(
             name=function.name(), sz_arg=max(function.sz_arg(), 1), sz_res=max(function.sz_res(), 1),
             sz_iw=max(function.sz_iw(), 1), sz_w=max(function.sz_w(), 1), n_in=n_in, n_out=n_out))
         target = Path(tmp) / "lib.so"

@@ -36,7 +36,8 @@ import pinocchio as pin
 from flexrobot_ros.errors import ModelError, SimulationError
 from flexrobot_ros.flexible_links.chain_dynamics import chain_dynamics
 from flexrobot_ros.flexible_links.denoc import forward_dynamics
-from flexrobot_ros.flexible_links.link_specs import chain_from_robot, link_joints
+from flexrobot_ros.flexible_links.link_specs import chain_from_robot
+from flexrobot_ros.flexible_links.tip_deflections import deflection_links, tip_deflections
 from flexrobot_ros.model import FlexibleRobot
 from flexrobot_ros.simulation.controllers import PDGravityCompensation, _gains
 from flexrobot_ros.simulation.elastic_robot_plant import ElasticRobotPlant, needs_elastic_robot
@@ -83,10 +84,7 @@ class FlexibleLinkPlant:
         if np.any(robot.link_coulomb) or np.any(robot.motor_coulomb):
             raise SimulationError(f"robot {robot.name}: Coulomb friction is not simulated with flexible links")
         self._compiled_derivative = self._compile_derivative() if compiled else None
-        joints = link_joints(robot.model)
-        self.deflection_links = [(link, self.chain.bodies.index(next(b for b in self.chain.bodies
-                                                                     if b.name == robot.model.names[joints[link]])))
-                                 for link in robot.flexible_links]
+        self.deflection_links = deflection_links(robot, self.chain)
 
     # ------------------------------------------------------------------ helpers
     def frame_id(self, name: str) -> int:
@@ -293,18 +291,9 @@ class FlexibleLinkPlant:
     # ------------------------------------------------------------------ outputs
     def tip_deflections(self, states: np.ndarray) -> np.ndarray:
         """(samples, links, 2) tip deflections w_y, w_z [m] of the flexible links (beam axes)."""
-        n = self.n
-        out = np.zeros((len(states), len(self.deflection_links), 2))
-        for k, (_, i) in enumerate(self.deflection_links):
-            body = self.chain.bodies[i]
-            rows = states[:, n + body.eta.start:n + body.eta.stop]
-            if body.sliding is not None:  # the tip shapes follow the free length d = q_i
-                for j, (eta, d) in enumerate(zip(rows, states[:, i])):
-                    w = body.sliding.tip_values(eta, d)[0]
-                    out[j, k, :len(w)] = w
-            else:
-                out[:, k] = rows @ body.beam.tip_deflection[1:].T
-        return out
+        n, m = self.n, self.m
+        states = np.asarray(states)
+        return tip_deflections(self.chain, self.deflection_links, states[:, :n], states[:, n:n + m])
 
     def deformed_tip_transforms(self, x: np.ndarray) -> tuple:
         """tf entries ``<link>`` -> ``<link>/deformed_tip``: each flexible link's deformed end frame (beam axes) in

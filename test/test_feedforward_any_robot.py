@@ -1,0 +1,117 @@
+"""Issue 25: the feedforward of every robot the package loads. Joint-space inversion of flexible-link robots
+(link deformations integrated along the prescribed joint motion, flexible_links/prescribed_joint_inverse_dynamics.py)
+against the rigid-robot baseline in the simulator (seed 003 eq. 44 on the Canadarm, seed 004 section 5 on the RRP),
+and checks of the inverse dynamics by independent means: the forward dynamics of the simulator's plant (DeNOC
+recursion, seed 003 section 5) open loop, pinocchio's rnea, and the EJNEA path for robots without flexible links."""
+import numpy as np
+import pinocchio as pin
+import pytest
+from scipy.interpolate import BPoly
+
+from flexrobot_ros.dynamics import Poly9Trajectory, feedforward, load_trajectory
+from flexrobot_ros.errors import ModelError
+from flexrobot_ros.model import load_robot
+from flexrobot_ros.model.loader import share_directory
+from flexrobot_ros.simulation import AccurateIntegration, FeedforwardPD, Simulation, TorqueInput
+from flexrobot_ros.simulation.flexible_link_plant import FlexibleLinkPlant
+
+CANADARM = share_directory() / "config" / "canadarm_trajectory.yaml"
+
+
+@pytest.fixture(scope="module")
+def canadarm():
+    return load_robot("canadarm")
+
+
+@pytest.fixture(scope="module")
+def canadarm_feedforwards(canadarm):
+    """Seed 003 eq. 44 (section 7.1) at 1 kHz: joint-space ('prescribed') and rigid-robot feedforward."""
+    return {method: feedforward(canadarm, CANADARM, method, rate_hz=1000.0) for method in ("prescribed", "rigid")}
+
+
+def run_with_pd(robot, plant, result, duration):
+    """The feedforward result through the simulator under the robot's shipped motor PD about its motor reference."""
+    controller = FeedforwardPD(robot, result.tau_m, result.q_m, result.qd_m, times=result.t)
+    return Simulation(plant, controller, q0=result.q[0], rate=1000.0).run(duration)
+
+
+def joint_error(output, result):
+    """max over joints and time of |q - q_ref(t)| [rad] (reference held at its end after the motion)."""
+    reference = np.array([np.interp(output.t, result.t, result.q[:, j]) for j in range(result.q.shape[1])]).T
+    return np.abs(output.q - reference).max()
+
+
+def test_canadarm_joint_space_feedforward_tracks_20x_better_than_rigid(canadarm, canadarm_feedforwards):
+    """Acceptance (a): seed 003 eq. 44 on the Canadarm (three flexible links, rigid joints), feedforward + the
+    shipped PD (K_P = 2e4 N m/rad, K_D = 2e3 N m s/rad) in the simulator (fixed step, 1 kHz) over the motion's 10 s:
+    the worst joint error with the joint-space feedforward is at least 20x smaller than with the rigid-robot one.
+    Eq. 44 does not end at rest (joint 1 at 0.15 rad/s at 10 s), so there is no "after" with a held reference: the
+    tip deflections are printed over the motion and over its last second for both; joint-space inversion does not
+    control the tip (the undamped beams vibrate as the motion makes them, by the feedforward's own prediction)."""
+    plant = FlexibleLinkPlant(canadarm, compiled=True)
+    errors, tips = {}, {}
+    for method, result in canadarm_feedforwards.items():
+        output = run_with_pd(canadarm, plant, result, 10.0)
+        errors[method] = joint_error(output, result)
+        deflection = np.linalg.norm(plant.tip_deflections(output.states), axis=2).max(axis=1)
+        tips[method] = (deflection.max(), deflection[output.t >= 9.0].max())
+        print(f"canadarm {method}: max |q - q_ref| = {errors[method]:.3e} rad; max tip deflection "
+              f"{1e3 * tips[method][0]:.2f} mm over the motion, {1e3 * tips[method][1]:.2f} mm over its last second")
+    print(f"ratio rigid / prescribed: {errors['rigid'] / errors['prescribed']:.1f}x")
+    assert errors["prescribed"] * 20.0 <= errors["rigid"]
+    prescribed = canadarm_feedforwards["prescribed"]
+    predicted = max(np.abs(values).max() for values in prescribed.deflections.values())
+    assert tips["prescribed"][0] == pytest.approx(predicted, rel=0.05)  # the feedforward predicts the deflection
+
+
+def test_canadarm_open_loop_torques_reproduce_the_joint_motion(canadarm, canadarm_feedforwards):
+    """Acceptance (c): the joint-space torques fed open loop (no feedback) to the simulator's plant, whose forward
+    dynamics is the DeNOC recursion (not the Lagrangian the inversion differentiates), integrated by DOP853
+    (rtol 1e-10): the joints follow eq. 44 to 1e-5 rad over its 10 s, and the beams' tip deflections match the
+    prediction to 1e-3 of their peak. The torque between samples: the quintic Hermite interpolant of tau, dtau,
+    ddtau (scipy). The rigid-robot torques drift by orders of magnitude more."""
+    result = canadarm_feedforwards["prescribed"]
+    torque = BPoly.from_derivatives(result.t, np.stack([result.tau_m, result.dtau, result.ddtau], axis=1))
+    plant = FlexibleLinkPlant(canadarm)
+    output = Simulation(plant, TorqueInput(canadarm, lambda t: torque(min(t, result.t[-1]))), q0=result.q[0],
+                        rate=100.0, mode="accurate", accurate=AccurateIntegration("DOP853", 1e-10, 1e-12)).run(10.0)
+    reference = result.q[::10]
+    error = np.abs(output.q - reference).max()
+    print(f"open loop: max |q - q_eq44| = {error:.2e} rad")
+    assert error < 1e-5
+    simulated = plant.tip_deflections(output.states)[:, :, 0]
+    predicted = np.array([result.deflections[f"deflection.{link}.y"][::10] for link in ("link1", "link2", "link3")]).T
+    assert np.abs(simulated - predicted).max() < 1e-3 * np.abs(predicted).max()
+
+
+def test_rigid_method_is_pinocchio_rnea_for_flexible_link_robots(canadarm):
+    """`--method rigid` on a robot with flexible links and rigid joints: the URDF's rigid robot (pinocchio's rnea,
+    called here), motor reference = link reference, motor torque = joint torque (no joint friction on the Canadarm)."""
+    result = feedforward(canadarm, CANADARM, "rigid", rate_hz=50.0)
+    model = canadarm.model
+    data = model.createData()
+    expected = np.array([pin.rnea(model, data, q, qd, qdd) for q, qd, qdd in zip(result.q, result.qd, result.qdd)])
+    np.testing.assert_allclose(result.tau, expected, rtol=0, atol=1e-9 * np.abs(expected).max())
+    np.testing.assert_array_equal(result.q_m, result.q)
+    np.testing.assert_allclose(result.tau_m, result.tau, rtol=0, atol=1e-12)
+    assert all(not np.any(values) for values in result.deflections.values())
+
+
+@pytest.mark.parametrize("name", ["lwr4", "scompi", "planar_2r"])
+def test_prescribed_equals_ejnea_without_flexible_links(name):
+    """For robots without flexible links the joint-space inversion (the Lagrangian of the chain, differentiated by
+    CasADi) gives the torques of the existing path: tau, dtau, ddtau and the motor side of thesis eqs. 4.7-4.10
+    equal EJNEA's (and SDRNEA's, test_sdrnea.py) to 1e-9 of their peak."""
+    robot = load_robot(name)
+    trajectory = Poly9Trajectory(np.zeros(robot.n), np.linspace(0.3, -0.4, robot.n), 0.8)
+    new, old = feedforward(robot, trajectory, "prescribed", rate_hz=100.0), feedforward(robot, trajectory, "ejnea",
+                                                                                        rate_hz=100.0)
+    for quantity in ("tau", "dtau", "ddtau", "q_m", "qd_m", "qdd_m", "tau_m"):
+        a, b = getattr(new, quantity), getattr(old, quantity)
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-9 * max(1.0, np.abs(b).max()), err_msg=quantity)
+
+
+def test_elastic_only_methods_refuse_flexible_links_with_a_clear_error(canadarm):
+    for method in ("sdrnea", "ejnea", "dae"):
+        with pytest.raises(ModelError, match="canadarm.*flexible links .*method 'prescribed'"):
+            feedforward(canadarm, CANADARM, method, rate_hz=10.0)
