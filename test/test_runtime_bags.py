@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import re
 import subprocess
 import sys
 import textwrap
@@ -100,7 +101,10 @@ def test_cli_record_mcap_and_info(tmp_path):
     with contextlib.redirect_stdout(printed):
         assert cli.main(["bag", "info", str(tmp_path / "bag")]) == 0
     text = printed.getvalue()
-    assert "Storage id:        mcap" in text and f"Messages:          {COUNT * 6}" in text
+    # the recorder's own node announces its parameters (use_sim_time) on /parameter_events, as rclpy's does
+    events = re.search(r"Topic: /parameter_events +\| Type: rcl_interfaces/msg/ParameterEvent \| Count: (\d+) ", text)
+    assert "Storage id:        mcap" in text
+    assert f"Messages:          {COUNT * 6 + (int(events.group(1)) if events else 0)}" in text
     for typename in peer.TYPES:
         topic = "/test_" + typename.rsplit("/", 1)[1].lower()
         assert any(topic in line and typename in line and f"Count: {COUNT} " in line + " "
