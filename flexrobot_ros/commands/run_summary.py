@@ -1,13 +1,13 @@
 """What a ``flexrobot simulate`` run tracked, for its closing line and its JSON summary.
 
 A set-point run (the motor PD holding ``--set-point``) reports max |q_m - q_m^d| [rad] from that set point. A run
-along a trajectory (``--open-loop FILE``, ``--controller decoupling --trajectory FILE``) reports the largest link-side
-error max |q - q_d(t)| from the trajectory (held at its final pose after its end), in rad over the revolute joints and
-in m over the prismatic ones. Robots with flexible links also report their largest tip deflection [m].
+along a trajectory (``--open-loop FILE``, ``--controller decoupling --trajectory FILE``, ``--feedforward FILE``) reports
+the largest link-side error max |q - q_d(t)| from the trajectory (held at its final pose after its end), in rad over
+the revolute joints and in m over the prismatic ones. Robots with flexible links also report their largest tip deflection [m].
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
@@ -17,17 +17,22 @@ if TYPE_CHECKING:
     from flexrobot_ros.simulation.simulation import SimulationOutput
 
 
+def held(trajectory: Trajectory) -> Callable[[np.ndarray], np.ndarray]:
+    """The link positions [rad | m] (len(times), n) of ``trajectory`` at times [s], held at its ends."""
+    return lambda times: trajectory.evaluate(np.clip(times, trajectory.start_time, trajectory.end_time)).q
+
+
 def tracking(robot: FlexibleRobot, output: SimulationOutput, q_m_d: np.ndarray,
-             trajectory: Trajectory | None) -> dict[str, Any]:
-    """The summary fields: ``max_motor_deviation_rad`` (set point, ``trajectory`` None) or ``max_trajectory_error_rad``
-    and, with prismatic joints, ``max_trajectory_error_m``; ``max_tip_deflection_m`` and ``max_tip_deflection_link``
-    for flexible links."""
+             reference: Callable[[np.ndarray], np.ndarray] | None) -> dict[str, Any]:
+    """The summary fields: ``max_motor_deviation_rad`` (set point, ``reference`` None) or ``max_trajectory_error_rad``
+    and, with prismatic joints, ``max_trajectory_error_m`` from ``reference``, the link positions [rad | m]
+    (len(times), n) at times [s] (e.g. :func:`held`); ``max_tip_deflection_m`` and ``max_tip_deflection_link`` for
+    flexible links."""
     out: dict[str, Any] = {}
-    if trajectory is None:
+    if reference is None:
         out["max_motor_deviation_rad"] = float(np.abs(output.q_m - q_m_d).max())
     else:
-        times = np.clip(output.t, trajectory.start_time, trajectory.end_time)
-        error = np.abs(output.q - trajectory.evaluate(times).q).max(axis=0)
+        error = np.abs(output.q - reference(output.t)).max(axis=0)
         for kind, unit in (("revolute", "rad"), ("prismatic", "m")):
             joints = [i for i, joint in enumerate(robot.joint_types) if joint == kind]
             if joints:

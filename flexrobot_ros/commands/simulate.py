@@ -26,6 +26,16 @@ time series gains ``deflection.<link>.y`` (and ``.z``) [m], the links' tip defle
 drives the joints with the rigid model's torques along a trajectory file (seed 003 section 7.1)::
 
     flexrobot simulate canadarm --open-loop config/canadarm_trajectory.yaml --duration 10 --out canadarm.csv
+
+``--feedforward FILE`` runs a feedforward file (the CSV/NPZ ``flexrobot feedforward --out`` writes) through the
+simulator under the motor PD (``--kp``/``--kd``, default the robot's shipped gains) about its motor reference,
+``tau_m = tau_ff + K_P (q_m^ref - q_m) + K_D (qd_m^ref - qd_m)``, from the file's first pose, for the file's span
+unless ``--duration`` says otherwise (references held at their last samples after it); the time series gains
+``error.<joint>`` = q - q_ref(t) [rad | m], and the closing line reports the worst joint error [rad | m] and the
+largest tip deflection [mm]::
+
+    flexrobot feedforward canadarm --trajectory config/canadarm_trajectory.yaml --out canadarm_ff.csv
+    flexrobot simulate canadarm --feedforward canadarm_ff.csv --compiled --out canadarm_tracking.csv
 """
 from __future__ import annotations
 
@@ -41,7 +51,7 @@ import numpy as np
 from flexrobot_ros.commands.arguments import (LINK_MODELS, CommandError, add_deprecated, add_link_model_arguments,
                                               add_vector, gains, output_directory, output_file, vector, within_limits)
 from flexrobot_ros.commands.progress import Progress
-from flexrobot_ros.commands.run_summary import describe, tracking
+from flexrobot_ros.commands.run_summary import describe, held, tracking
 from flexrobot_ros.errors import SimulationError
 from flexrobot_ros.simulation.excitation import RectangularPulse
 from flexrobot_ros.simulation.integrators import ACCURATE_METHODS, AccurateIntegration, FixedStepIntegration
@@ -70,7 +80,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                help="motor PD stiffness K_P [N m/rad]: one value or one per joint (default: the YAML's)")
     add_vector(parser, "--kd", metavar="KD",
                help="motor PD damping K_D [N m s/rad]: one value or one per joint (default: the YAML's)")
-    parser.add_argument("--duration", type=float, default=3.0, help="simulated time [s] (default 3)")
+    parser.add_argument("--duration", type=float,
+                        help="simulated time [s] (default 3, or the span of the --feedforward file)")
     parser.add_argument("--rate", type=float, default=1000.0, help="output sample rate [Hz] (default 1000)")
     parser.add_argument("--impact", action="append", default=[], metavar="FRAME,FX,FY,FZ,T0,T1",
                         help="rectangular force pulse [N] in world axes at a frame during [T0, T1) s; 'FRAME,FX,FY,FZ,"
@@ -98,6 +109,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         help="drive the joints open loop with the rigid-model torques (pinocchio inverse dynamics of "
                              "the URDF) along a trajectory YAML, instead of holding --q0 (e.g. the Canadarm's "
                              "config/canadarm_trajectory.yaml: the motion of the DeNOC paper's Canadarm run)")
+    parser.add_argument("--feedforward", type=Path, metavar="FILE",
+                        help="track a feedforward file (the CSV/NPZ of flexrobot feedforward --out) with the motor PD "
+                             "(--kp/--kd, default the robot's) about its motor reference, from its first pose; writes "
+                             "error.<joint> = q - q_ref(t) [rad | m] and reports the worst joint error and, for "
+                             "flexible links, the largest tip deflection [mm]")
     parser.add_argument("--compiled", action="store_true",
                         help="flexible-link robots: generated C for the link dynamics (compiled once per model, "
                              "~20 s, then cached; about 10x faster than the Python recursion)")
@@ -266,11 +282,13 @@ def run(args: argparse.Namespace) -> int:
     else:
         output_file(args.out, "--out")
     output_file(args.plot, "--plot", (".png",))
-    if not args.duration > 0 or not args.rate > 0:
-        raise SimulationError(f"--duration {args.duration:g} s and --rate {args.rate:g} Hz must be positive")
-    impacts = [parse_impact(text) for text in args.impact]
-    for note in check_impacts(impacts, args.duration):
-        print(f"flexrobot simulate: warning: {note}", file=sys.stderr)
+    if args.feedforward is not None:
+        given = [option for option, value in (("--q0", args.q0), ("--set-point", args.set_point),
+                                              ("--open-loop", args.open_loop), ("--trajectory", args.trajectory))
+                 if value is not None] + (["--controller decoupling"] if args.controller == "decoupling" else [])
+        if given:
+            raise CommandError(f"--feedforward {args.feedforward} starts at the file's first pose and tracks its "
+                               f"motor reference with the PD: {', '.join(given)} would conflict")
     if args.open_loop:
         given = [option for option, value in (("--q0", args.q0), ("--set-point", args.set_point), ("--kp", args.kp),
                                               ("--kd", args.kd)) if value is not None]
@@ -278,6 +296,17 @@ def run(args: argparse.Namespace) -> int:
             raise SimulationError(f"--open-loop starts at the trajectory's first pose and applies its torques without "
                                   f"feedback: {', '.join(given)} would have no effect")
     robot = load_robot(args.robot, tool=args.tool)
+    recorded = None  # the feedforward file tracked, or None
+    if args.feedforward is not None:
+        from flexrobot_ros.commands.feedforward_file import read_feedforward
+
+        recorded = read_feedforward(args.feedforward, robot.joint_names)
+    duration = args.duration if args.duration is not None else (recorded.duration if recorded else 3.0)
+    if not duration > 0 or not args.rate > 0:
+        raise SimulationError(f"--duration {duration:g} s and --rate {args.rate:g} Hz must be positive")
+    impacts = [parse_impact(text) for text in args.impact]
+    for note in check_impacts(impacts, duration):
+        print(f"flexrobot simulate: warning: {note}", file=sys.stderr)
     if args.compiled and not (robot.flexible_links or robot.rigid_joints):
         raise SimulationError(f"--compiled: generated code is for flexible-link robots; robot {robot.name} has none")
     for impact in impacts:
@@ -290,17 +319,19 @@ def run(args: argparse.Namespace) -> int:
     if any(value is not None for value in link_model.values()) and not robot.flexible_links:
         raise CommandError(f"robot {robot.name}: --link-model/--link-modes/--link-elements need flexible links")
     decoupling = args.controller == "decoupling"
-    if not (args.open_loop or decoupling):  # the poses held; the others start on their trajectory
+    if not (args.open_loop or decoupling or recorded):  # the poses held; the others start on their trajectory
         within_limits(robot, q0, "--q0" if args.q0 is not None else "--q0 (default: zeros)")
         within_limits(robot, q_d, "--set-point")
-    reference = None  # the trajectory a run tracks (open loop, decoupling), or None for a set point
+    # the link positions [rad | m] a run tracks, a function of time [s] (open loop, decoupling, --feedforward), or None
+    reference = None
     if decoupling != (args.trajectory is not None):
         raise CommandError("--controller decoupling tracks --trajectory FILE: give both or neither")
     fixed = FixedStepIntegration(substeps=args.substeps)
     with progress.stage(f"building the plant of {robot.name}", "--compiled: generated C, compiled on first use in "
                         "~20-30 s, then cached" if args.compiled else ""):
         plant, controller = flexible_link_controller(robot, q_d, kp, kd, args.compiled,
-                                                     hold=not (args.open_loop or decoupling), **link_model)
+                                                     hold=not (args.open_loop or decoupling or recorded),
+                                                     **link_model)
     if decoupling:
         from flexrobot_ros.dynamics.trajectory import load_trajectory
         from flexrobot_ros.simulation.decoupling_control import DecouplingControl
@@ -311,28 +342,38 @@ def run(args: argparse.Namespace) -> int:
             raise CommandError(f"--controller decoupling starts on the trajectory and needs a flexible-link robot with "
                                f"rigid joints; {', '.join(given) or 'robot ' + robot.name + ' has no flexible links'} "
                                "would have no effect")
-        reference = load_trajectory(args.trajectory)
-        controller = DecouplingControl(plant, reference)
-        q0 = controller.q_d
+        trajectory = load_trajectory(args.trajectory)
+        controller = DecouplingControl(plant, trajectory)
+        q0, reference = controller.q_d, held(trajectory)
     elif args.open_loop:
-        controller, reference = open_loop_controller(robot, args.open_loop, fixed.evaluation_times(
-            args.rate, args.duration) if args.mode == "fixed" else None)
-        q0 = reference.evaluate([reference.start_time]).q[0]
+        controller, trajectory = open_loop_controller(robot, args.open_loop, fixed.evaluation_times(
+            args.rate, duration) if args.mode == "fixed" else None)
+        q0, reference = trajectory.evaluate([trajectory.start_time]).q[0], held(trajectory)
         controller.q_d, controller.q_m_d = q0, q0 * robot.transmission  # references of the plot
+    elif recorded is not None:
+        from flexrobot_ros.simulation.controllers import FeedforwardPD
+
+        controller = FeedforwardPD(robot, recorded.tau_m, recorded.q_m, recorded.qd_m, times=recorded.t, kp=kp, kd=kd)
+        q0, reference = recorded.q[0], recorded.reference
+        controller.q_d, controller.q_m_d = q0, recorded.q_m[0]  # references of the plot
     elif controller is None:
         controller = PDGravityCompensation.create(robot, q_d, kp=kp, kd=kd)
     simulation = Simulation(plant or robot, controller, q0=q0, rate=args.rate, mode=args.mode,
                             fixed=fixed,
                             accurate=AccurateIntegration(args.solver, args.rtol, args.atol), excitations=impacts)
     start = time.perf_counter()
-    output = run_with_progress(simulation, args.duration, progress)
+    output = run_with_progress(simulation, duration, progress)
     wall = time.perf_counter() - start
     if out_format == "bag":
         topics = list(dict.fromkeys(args.bag_topics or BAG_TOPICS))
         path = write_bag(args.out, output, args.storage or "sqlite3", topics)
         progress.wrote(f"rosbag2 bag ({', '.join(topics)})", path)
     else:
-        path = write_timeseries(args.out, output.t, output.columns(energy=args.energy))
+        columns = output.columns(energy=args.energy)
+        if recorded is not None:
+            error = output.q - recorded.reference(output.t)
+            columns.update({f"error.{joint}": error[:, j] for j, joint in enumerate(robot.joint_names)})
+        path = write_timeseries(args.out, output.t, columns)
         progress.wrote("time series", path)
     if args.plot:
         plot_output(output, controller.q_d, controller.q_m_d, impacts, Path(args.plot),

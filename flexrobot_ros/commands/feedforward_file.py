@@ -1,0 +1,57 @@
+"""A feedforward file read back for ``flexrobot simulate ROBOT --feedforward FILE``: the CSV or NPZ time series that
+``flexrobot feedforward --out`` writes (:meth:`flexrobot_ros.dynamics.feedforward_result.FeedforwardResult.columns`),
+as the references of the motor PD (:class:`flexrobot_ros.simulation.controllers.FeedforwardPD`) and the link
+reference the tracking error is measured from."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from flexrobot_ros.commands.arguments import CommandError
+from flexrobot_ros.timeseries import read_timeseries
+
+#: Columns ``<quantity>.<joint>`` a simulation under feedforward + PD needs, per joint.
+NEEDED = ("q", "q_m", "qd_m", "tau_m")
+
+
+@dataclass(frozen=True)
+class FeedforwardFile:
+    """The samples of a feedforward file, (samples, n) each in the robot's joint order, times shifted to start at 0.
+
+    t [s]; q the link reference [rad | m]; q_m [rad | m], qd_m [rad/s | m/s] the motor reference; tau_m [N m | N]
+    the motor torque (after the gear)."""
+
+    path: Path
+    t: np.ndarray
+    q: np.ndarray
+    q_m: np.ndarray
+    qd_m: np.ndarray
+    tau_m: np.ndarray
+
+    @property
+    def duration(self) -> float:
+        """Span of the file [s]."""
+        return float(self.t[-1])
+
+    def reference(self, times: np.ndarray) -> np.ndarray:
+        """Link reference q [rad | m] at ``times`` [s] (len(times), n): linear between samples, held at the ends."""
+        times = np.asarray(times, dtype=float)
+        return np.stack([np.interp(times, self.t, self.q[:, j]) for j in range(self.q.shape[1])], axis=1)
+
+
+def read_feedforward(path: Path, joint_names: tuple[str, ...] | list[str]) -> FeedforwardFile:
+    """The feedforward file at ``path`` for a robot with joints ``joint_names``; a clear error naming
+    ``--feedforward`` when the file is not a feedforward of that robot (missing columns, fewer than two samples)."""
+    t, columns = read_timeseries(path)
+    missing = [f"{quantity}.{joint}" for quantity in NEEDED for joint in joint_names
+               if f"{quantity}.{joint}" not in columns]
+    if missing:
+        raise CommandError(f"--feedforward {path}: not a feedforward of joints {list(joint_names)} (written by "
+                           f"flexrobot feedforward --out): missing columns {missing}")
+    if t.size < 2:
+        raise CommandError(f"--feedforward {path}: {t.size} sample(s); a feedforward needs at least two")
+    arrays = {quantity: np.stack([columns[f"{quantity}.{joint}"] for joint in joint_names], axis=1)
+              for quantity in NEEDED}
+    return FeedforwardFile(path=Path(path), t=t - t[0], **arrays)
