@@ -117,27 +117,29 @@ def test_simulate_summary_reports_what_the_open_loop_run_tracked(tmp_path, capsy
     assert "(0.0x real time)" not in line
 
 
-def test_feedforward_refuses_rigid_joints_and_flexible_links(tmp_path, capsys):
-    """The feedforward inverts finite joint stiffnesses of rigid links (thesis eqs. 4.5-4.10): the Canadarm (rigid
-    joints, flexible links) and a flexible link on an elastic joint get one error naming the robot and what is not
-    supported, from the CLI and from every API entry point (before: 'stiffness: non-finite value [inf, inf, inf]')."""
+def test_elastic_joint_methods_refuse_flexible_links_naming_the_methods_that_work(tmp_path, capsys):
+    """EJNEA, SDRNEA and the DAE invert finite joint stiffnesses of rigid links (thesis eqs. 4.5-4.10): asked for the
+    Canadarm (rigid joints, flexible links) or a flexible link on an elastic joint they give one error naming the
+    robot, what they do not support and the methods that do ('prescribed', 'rigid'), from the CLI and from every API
+    entry point (before: 'stiffness: non-finite value [inf, inf, inf]'); no output file is written."""
     import pytest
 
-    from flexrobot_ros.dynamics import compiled_feedforward, feedforward, rigid_feedforward
+    from flexrobot_ros.dynamics import compiled_feedforward, feedforward
     from flexrobot_ros.errors import ModelError
     from flexrobot_ros.model import load_robot
 
     trajectory = "config/canadarm_trajectory.yaml"
-    assert main(["feedforward", "canadarm", "--trajectory", trajectory, "--out", str(tmp_path / "ff.csv")]) != 0
+    assert main(["feedforward", "canadarm", "--trajectory", trajectory, "--method", "ejnea",
+                 "--out", str(tmp_path / "ff.csv")]) != 0
     message = capsys.readouterr().err
     assert "robot 'canadarm'" in message and "rigid joints (joint1, joint2, joint3" in message
     assert "flexible links (link1, link2, link3)" in message and "inf" not in message.replace("finite", "")
+    assert "'prescribed'" in message and "'rigid'" in message
     assert not (tmp_path / "ff.csv").exists()
     robot = load_robot("canadarm")
-    for call in (lambda: feedforward(robot, trajectory), lambda: feedforward(robot, trajectory, "ejnea"),
-                 lambda: feedforward(robot, trajectory, "dae"), lambda: rigid_feedforward(robot, trajectory),
-                 lambda: compiled_feedforward(robot)):
-        with pytest.raises(ModelError, match="robot 'canadarm'.*not supported: rigid joints"):
+    for call in (lambda: feedforward(robot, trajectory, "sdrnea"), lambda: feedforward(robot, trajectory, "ejnea"),
+                 lambda: feedforward(robot, trajectory, "dae"), lambda: compiled_feedforward(robot)):
+        with pytest.raises(ModelError, match="robot 'canadarm'.*rigid joints .*flexible links .*'prescribed'"):
             call()
     # an elastic joint carrying a flexible link: only the flexible link is named
     path = one_link_robot(tmp_path)
@@ -145,5 +147,6 @@ def test_feedforward_refuses_rigid_joints_and_flexible_links(tmp_path, capsys):
                                                                "{stiffness: 2000.0, reflected_inertia: 1.0}"))
     elastic = load_robot(str(path))
     assert not elastic.rigid_joints
-    with pytest.raises(ModelError, match=r"robot 'one'.*not supported: flexible links \(arm\)\. Simulate"):
+    with pytest.raises(ModelError, match=r"robot 'one'.*has flexible links \(arm\): use method 'prescribed'") as error:
         feedforward(elastic, trajectory, "ejnea")
+    assert "rigid joints" not in str(error.value)
