@@ -121,7 +121,8 @@ def run(tmp_path_factory):
                            "excitation.type": "none", "real_time_factor": 2.0},
         "modal_monitor_node": {},
         "feedforward_node": {"method": "ejnea"},
-        "calibration_node": {"poses": np.concatenate(CALIBRATION_POSES).tolist(), "output_directory": str(folder),
+        "calibration_node": {"use_sim_time": True,  # as the bring-up runs it beside a simulator publishing /clock
+                             "poses": np.concatenate(CALIBRATION_POSES).tolist(), "output_directory": str(folder),
                              "record_s": RECORD_S, "excitation.wrench": IMPACT},
     }
     with Harness() as harness, node_processes(specs, output):

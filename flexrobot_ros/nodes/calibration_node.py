@@ -300,12 +300,16 @@ class CalibrationNode:
                                f"{p['settle_s']:g} s within {p['timeout_s']:g} s ({seen})")
 
     def excite(self) -> None:
-        """Start the record at the newest encoder sample, then excite (``excitation.type``)."""
+        """Start the record at the newest encoder sample, or with ``use_sim_time`` at the simulated time of
+        ``/clock`` if later (on a busy machine the received samples lag the simulator, whose excitation starts at its
+        own time: a record from the last received sample would hold less of the response), then excite
+        (``excitation.type``)."""
         p = self.settings
         with self.lock:
             if self.stamp is None:
                 raise CalibrationError(f"no encoder samples on {self.node.resolve_name('motor_states')}")
-            self.record_from, self.samples = self.stamp, []
+            start = max(self.stamp, self.node.now()) if self.node.use_sim_time else self.stamp
+            self.record_from, self.samples = start, []
         if p["excitation.type"] == "service":
             name = p["excitation.service"]
             client = self.clients.get(name) or self.clients.setdefault(

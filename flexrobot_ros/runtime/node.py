@@ -184,6 +184,11 @@ class Node(abc.ABC):
     def now(self) -> float:
         """Current time of the node's clock [s] (wall clock since the epoch, or ``/clock`` with sim time)."""
 
+    @property
+    @abc.abstractmethod
+    def use_sim_time(self) -> bool:
+        """Whether the node's time follows ``/clock`` (its ``use_sim_time`` parameter)."""
+
     def stamp(self, seconds: float | None = None) -> Any:
         """``builtin_interfaces/Time`` of ``seconds`` (default: :meth:`now`) for message headers."""
         return time_message(self.types, self.now() if seconds is None else seconds)

@@ -168,6 +168,10 @@ class RclpyNode(Node):
     def now(self) -> float:
         return self.ros_node.get_clock().now().nanoseconds * 1e-9
 
+    @property
+    def use_sim_time(self) -> bool:
+        return bool(self.ros_node.get_parameter("use_sim_time").value)
+
     def stamp(self, seconds: float | None = None) -> Any:
         if seconds is None:
             return self.ros_node.get_clock().now().to_msg()
