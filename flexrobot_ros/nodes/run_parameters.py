@@ -24,10 +24,10 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import yaml
 
 from flexrobot_ros.runtime import QOS_LATCHED
+from flexrobot_ros.runtime.messages import message_to_dict
 
 #: The topic of the run parameters (absolute: one per graph).
 TOPIC = "/flexrobot/bringup_parameters"
@@ -42,17 +42,10 @@ def file_sha256(path: Path | None) -> str:
 
 def run_parameters(node: Any, robot: Any) -> dict[str, Any]:
     """The document a node publishes (see the module docstring); ``robot`` is its FlexibleRobot or None."""
-    values = {name: _plain(value) for name, value in node.parameters.items()}
+    values = {name: message_to_dict(value) for name, value in node.parameters.items()}  # numpy, tuples: plain
     path = getattr(robot, "yaml_path", None)
     return {"node": node.fully_qualified_name, "robot": values.get("robot", ""), "tool": values.get("tool", False),
             "robot_yaml": {"path": str(path or ""), "sha256": file_sha256(path)}, "parameters": values}
-
-
-def _plain(value: Any) -> Any:
-    """A parameter value as YAML's plain types: sequences as lists, numpy scalars and arrays as Python numbers."""
-    if isinstance(value, (tuple, list, np.ndarray)):
-        return [_plain(item) for item in value]
-    return value.item() if isinstance(value, np.generic) else value
 
 
 def _compared(document: dict[str, Any]) -> dict[str, Any]:
