@@ -40,6 +40,7 @@ import pinocchio as pin
 
 from flexrobot_ros.errors import ModelError
 from flexrobot_ros.flexible_links.chain_dynamics import chain_dynamics
+from flexrobot_ros.flexible_links.deformed_frames import deformed_frame_placement
 from flexrobot_ros.flexible_links.elastic_robot_functions import ElasticRobotFunctions, force_function
 from flexrobot_ros.flexible_links.flexible_chain import FlexibleLinkChain
 from flexrobot_ros.flexible_links.link_specs import build_beams, build_sliding_beams, hub_inertias, link_joints
@@ -207,23 +208,10 @@ class ElasticRobot:
     def frame_placement(self, y: np.ndarray, frame_id: int) -> pin.SE3:
         """World placement of a frame, following the deformed tip when the frame sits at a beam's end (or on a
         sliding beam's link)."""
-        frame = self.model.frames[frame_id]
-        parent = frame.parentJoint if hasattr(frame, "parentJoint") else frame.parent
-        if parent == 0:
-            return frame.placement
-        i, z = parent - 1, y[:self.chain.size]
         lagrangian = self.chain_dynamics.lagrangian
-        if lagrangian is not None:
-            values = np.array(lagrangian.placements(*lagrangian.arguments(z))).ravel()[12 * i:12 * i + 12]
-            return pin.SE3(values[:9].reshape(3, 3, order="F"), values[9:]) * frame.placement
-        state = self.chain.propagate(z, np.zeros(self.chain.size), with_dynamics=False)
-        body = self.chain.bodies[i]
-        if body.beam is not None:
-            tip = body.beam.undeformed_tip()
-            if np.linalg.norm(tip.translation - frame.placement.translation) < 1e-9 * max(1.0, body.beam.length):
-                D = body.beam.tip_motion(state.eta[i], np.zeros(body.m))[0]
-                return state.placements[i] * tip * D * tip.inverse() * frame.placement
-        return state.placements[i] * frame.placement
+        placements = None if lagrangian is None else \
+            (lambda z: np.array(lagrangian.placements(*lagrangian.arguments(z))))
+        return deformed_frame_placement(self.model, self.chain, frame_id, y[:self.chain.size], placements)
 
     def frame_jacobian(self, y: np.ndarray, frame_id: int) -> np.ndarray:
         """J (6, size): [linear velocity of the frame's origin; angular velocity], world axes, per unit y_dot

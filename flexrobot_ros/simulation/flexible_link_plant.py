@@ -35,6 +35,7 @@ import pinocchio as pin
 
 from flexrobot_ros.errors import ModelError, SimulationError
 from flexrobot_ros.flexible_links.chain_dynamics import chain_dynamics
+from flexrobot_ros.flexible_links.deformed_frames import deformed_frame_placement
 from flexrobot_ros.flexible_links.denoc import forward_dynamics
 from flexrobot_ros.flexible_links.link_specs import chain_from_robot
 from flexrobot_ros.flexible_links.tip_deflections import deflection_links, tip_deflections
@@ -136,22 +137,9 @@ class FlexibleLinkPlant:
 
     def frame_placement(self, y: np.ndarray, frame_id: int) -> pin.SE3:
         """World placement of a frame, following the deformed tip when the frame sits at a beam's end."""
-        frame = self.robot.model.frames[frame_id]
-        parent = frame.parentJoint if hasattr(frame, "parentJoint") else frame.parent
-        if parent == 0:
-            return frame.placement
-        i = parent - 1
-        if self._lagrangian is not None:  # B_i in the world; a sliding beam's frames follow its deformed tip
-            values = self._lagrangian.evaluate("placements", *self._lagrangian.arguments(y))[0][12 * i:12 * i + 12]
-            return pin.SE3(values[:9].reshape(3, 3, order="F"), values[9:]) * frame.placement
-        state = self.chain.propagate(y, np.zeros(self.chain.size), with_dynamics=False)
-        body = self.chain.bodies[i]
-        if body.beam is not None:
-            tip = body.beam.undeformed_tip()
-            if np.linalg.norm(tip.translation - frame.placement.translation) < 1e-9 * max(1.0, body.beam.length):
-                D = body.beam.tip_motion(state.eta[i], np.zeros(body.m))[0]
-                return state.placements[i] * tip * D * tip.inverse() * frame.placement
-        return state.placements[i] * frame.placement
+        placements = None if self._lagrangian is None else \
+            (lambda z: self._lagrangian.evaluate("placements", *self._lagrangian.arguments(z))[0])
+        return deformed_frame_placement(self.robot.model, self.chain, frame_id, y, placements)
 
     def external_force(self, y: np.ndarray, wrenches: Sequence[FrameWrench]) -> np.ndarray:
         """Generalized force (n + m,) of world-axes wrenches at frame origins (central-difference Jacobian)."""
@@ -362,9 +350,6 @@ def plant_for(robot: FlexibleRobot, **options):
     if robot.flexible_links or robot.rigid_joints:
         return FlexibleLinkPlant(robot, **options)
     return None
-
-
-
 
 
 @dataclass(frozen=True)
