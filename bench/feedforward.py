@@ -27,6 +27,7 @@ import pinocchio as pin
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from flexrobot_ros import compiled_code  # noqa: E402
 from flexrobot_ros.dynamics import codegen  # noqa: E402
 from flexrobot_ros.dynamics.ejnea import Ejnea  # noqa: E402
 from flexrobot_ros.dynamics.feedforward import compiled_feedforward  # noqa: E402
@@ -57,19 +58,19 @@ def compare_flags(robot) -> None:
 
     chain, flexibility = SerialChain.from_model(robot.model), JointFlexibility.from_robot(robot)
     x = np.random.default_rng(0).normal(size=(SAMPLES, 35))
-    original = codegen.CFLAGS
+    original = compiled_code.CFLAGS  # the flags compile_library passes to the compiler
     print("compiler flags (fresh cache each; compile = C generation + gcc):")
     for flags in (("-O1", "-shared", "-fPIC"), ("-O2", "-shared", "-fPIC")):
         folder = Path(tempfile.mkdtemp(prefix="ffbench"))
         try:
-            codegen.CFLAGS = flags
+            compiled_code.CFLAGS = flags
             start = time.perf_counter()
             compiled = codegen.load_sdrnea(chain, flexibility, directory=folder)
             elapsed = time.perf_counter() - start
             batch = best(lambda: compiled.evaluate_batch(x), number=3) / SAMPLES
             print(f"  {flags[0]}: generate + compile {elapsed:6.2f} s, batched {batch * 1e6:6.3f} us/sample")
         finally:
-            codegen.CFLAGS = original
+            compiled_code.CFLAGS = original
             shutil.rmtree(folder, ignore_errors=True)
 
 
@@ -106,7 +107,7 @@ def main() -> None:
     deviation = np.abs(check - ejnea_feedforward([q, qd, qdd, q3, q4]).tau_m).max()
 
     print(f"KUKA LWR4 (7 joints), thesis trajectory T = 3 s, {SAMPLES} samples; backend {compiled.backend}, "
-          f"gcc {' '.join(codegen.CFLAGS)}; CPU cores {os.cpu_count()}")
+          f"gcc {' '.join(compiled_code.CFLAGS)}; CPU cores {os.cpu_count()}")
     print(f"reference: one pin.rnea call (tau only) = {rnea * 1e6:.3f} us")
     print("per sample, tau + dtau + ddtau + q_m .. tau_m:")
     row("compiled SDRNEA, one bound ctypes call per sample", sdrnea_one, rnea)

@@ -13,10 +13,15 @@ from __future__ import annotations
 
 import ctypes
 import os
+import shutil
+import subprocess
+import tempfile
 import threading
+import warnings
 from pathlib import Path
 from typing import Any
 
+import casadi as ca
 import numpy as np
 
 #: Compiler flags; -O1 compiles large straight-line functions several times faster than -O2 for similar speed
@@ -83,9 +88,47 @@ def bound_library(path: Path, n_in: int, n_out: int) -> tuple[ctypes.CDLL, np.nd
         return _LIBRARIES[key]
 
 
+def compile_library(function: ca.Function, stem: Path, n_in: int, n_out: int, what: str,
+                    keep_source: bool = False) -> Path | None:
+    """``stem``.so: ``function`` (one input of ``n_in``, one output of ``n_out`` doubles) generated as C with
+    :data:`WRAPPER` and compiled with :data:`CFLAGS` (written atomically; ``keep_source``: ``stem``.c beside it).
+    None, with a RuntimeWarning naming ``what``, when there is no C compiler or compiling fails: the caller then
+    evaluates with CasADi."""
+    compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+    if not compiler:
+        warnings.warn(f"no C compiler found: {what} falls back to CasADi's evaluation (slower)", RuntimeWarning,
+                      stacklevel=3)
+        return None
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=stem.parent) as tmp:
+        source = Path(tmp) / f"{stem.name}.c"
+        generator = ca.CodeGenerator(source.name, {"with_header": False})
+        generator.add(function)
+        generator.generate(tmp + os.sep)
+        source.write_text(source.read_text() + WRAPPER.format(
+            name=function.name(), sz_arg=max(function.sz_arg(), 1), sz_res=max(function.sz_res(), 1),
+            sz_iw=max(function.sz_iw(), 1), sz_w=max(function.sz_w(), 1), n_in=n_in, n_out=n_out))
+        target = Path(tmp) / "lib.so"
+        try:
+            process = subprocess.run([compiler, *CFLAGS, "-o", str(target), str(source), "-lm"],
+                                     capture_output=True, text=True)
+            failure = process.stderr.strip()[:500] if process.returncode != 0 else ""
+        except OSError as error:
+            failure = str(error)
+        if failure or not target.exists():
+            warnings.warn(f"compiling {what} failed ({compiler}): {failure or 'no output'}; falling back to "
+                          "CasADi's evaluation (slower)", RuntimeWarning, stacklevel=3)
+            return None
+        if keep_source:
+            os.replace(source, stem.with_suffix(".c"))
+        library = stem.with_suffix(".so")
+        os.replace(target, library)
+    return library
+
+
 def cache_dir() -> Path:
     """``$FLEXROBOT_CACHE`` or ``~/.cache/flexrobot_ros``."""
     return Path(os.environ.get("FLEXROBOT_CACHE") or Path.home() / ".cache" / "flexrobot_ros")
 
 
-__all__ = ["CFLAGS", "WRAPPER", "bound_library", "cache_dir"]
+__all__ = ["CFLAGS", "WRAPPER", "bound_library", "cache_dir", "compile_library"]

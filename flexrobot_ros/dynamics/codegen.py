@@ -16,11 +16,8 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import subprocess
 import tempfile
 import threading
-import warnings
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -29,7 +26,7 @@ import casadi as cs
 import numpy as np
 import pinocchio as pin
 
-from flexrobot_ros.compiled_code import CFLAGS, WRAPPER, bound_library, cache_dir
+from flexrobot_ros.compiled_code import CFLAGS, bound_library, cache_dir, compile_library
 from flexrobot_ros.dynamics.flexible_joint import JointFlexibility
 from flexrobot_ros.dynamics.sdrnea import (GENERATOR_VERSION, OperationCounts, output_names, pack_inputs,
                                           sdrnea_function)
@@ -161,42 +158,10 @@ def _load_or_build(chain: SerialChain, flexibility: JointFlexibility | None, ste
         _atomic_write(meta_path, json.dumps(meta, indent=1).encode())
     compiled: Path | None = None
     if compile:
-        compiled = library if library.exists() else _compile(function, meta, stem)
+        compiled = library if library.exists() else compile_library(
+            function, stem, 5 * meta["n"], len(meta["outputs"]) * meta["n"], "SDRNEA code", keep_source=True)
     return CompiledSdrnea(chain.n, outputs, OperationCounts(**meta["operations"]),
                           OperationCounts(**meta["operations_total"]), function, compiled)
-
-
-def _compile(function: cs.Function, meta: dict[str, Any], stem: Path) -> Path | None:
-    compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
-    if not compiler:
-        warnings.warn("no C compiler found: SDRNEA falls back to CasADi's evaluation (slower)", RuntimeWarning,
-                      stacklevel=3)
-        return None
-    sz_arg, sz_res, sz_iw, sz_w = meta["sizes"]
-    with tempfile.TemporaryDirectory(dir=stem.parent) as tmp:
-        source = Path(tmp) / f"{stem.name}.c"
-        generator = cs.CodeGenerator(source.name, {"with_header": False})
-        generator.add(function)
-        generator.generate(tmp + os.sep)
-        text = source.read_text() + WRAPPER.format(
-            name=meta["name"], sz_arg=max(sz_arg, 1), sz_res=max(sz_res, 1), sz_iw=max(sz_iw, 1),
-            sz_w=max(sz_w, 1), n_in=5 * meta["n"], n_out=len(meta["outputs"]) * meta["n"])
-        source.write_text(text)
-        target = Path(tmp) / "lib.so"
-        try:
-            process = subprocess.run([compiler, *CFLAGS, "-o", str(target), str(source), "-lm"],
-                                     capture_output=True, text=True)
-            failure = process.stderr.strip()[:500] if process.returncode != 0 else ""
-        except OSError as error:
-            failure = str(error)
-        if failure or not target.exists():
-            warnings.warn(f"compiling SDRNEA code failed ({compiler}): {failure or 'no output'}; falling back to "
-                          "CasADi's evaluation (slower)", RuntimeWarning, stacklevel=3)
-            return None
-        os.replace(source, stem.with_suffix(".c"))
-        library = stem.with_suffix(".so")
-        os.replace(target, library)
-    return library
 
 
 def _atomic_write(path: Path, data: bytes) -> None:

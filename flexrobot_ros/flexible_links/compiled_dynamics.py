@@ -19,18 +19,12 @@ Canadarm, 8.7e-11 with 10 points, 3e-7 with 8); more modes get 4 more points per
 from __future__ import annotations
 
 import hashlib
-import os
-import shutil
-import subprocess
-import tempfile
-import warnings
-from pathlib import Path
 from typing import Callable
 
 import casadi as ca
 import numpy as np
 
-from flexrobot_ros.compiled_code import CFLAGS, WRAPPER, bound_library, cache_dir
+from flexrobot_ros.compiled_code import CFLAGS, bound_library, cache_dir, compile_library
 from flexrobot_ros.flexible_links.beam_elements import ClampedBeamMesh
 from flexrobot_ros.flexible_links.flexible_chain import FlexibleLinkChain
 from flexrobot_ros.flexible_links.lagrangian import lagrangian_dynamics
@@ -55,7 +49,10 @@ def compiled_function(function: ca.Function, n_in: int, n_out: int) -> Callable[
     and cached (CasADi's evaluation without a C compiler or when compiling fails)."""
     key = hashlib.sha256(function.serialize().encode() + ca.__version__.encode()
                          + " ".join(CFLAGS).encode()).hexdigest()[:24]
-    library = _library(function, cache_dir() / f"{function.name()}_{key}", n_in, n_out)
+    stem = cache_dir() / f"{function.name()}_{key}"
+    library = stem.with_suffix(".so")
+    if not library.exists():
+        library = compile_library(function, stem, n_in, n_out, function.name())
     if library is None:
         return lambda x: np.array(function(x)).ravel()
     lib, buffer_in, buffer_out, lock = bound_library(library, n_in, n_out)
@@ -67,35 +64,6 @@ def compiled_function(function: ca.Function, n_in: int, n_out: int) -> Callable[
                 raise FloatingPointError(f"compiled {function.name()} failed")
             return buffer_out.copy()
     return evaluate
-
-
-def _library(function: ca.Function, stem: Path, n_in: int, n_out: int) -> Path | None:
-    library = stem.with_suffix(".so")
-    if library.exists():
-        return library
-    compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
-    if not compiler:
-        warnings.warn(f"no C compiler: {function.name()} falls back to CasADi's evaluation", RuntimeWarning,
-                      stacklevel=4)
-        return None
-    stem.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=stem.parent) as tmp:
-        source = Path(tmp) / f"{stem.name}.c"
-        generator = ca.CodeGenerator(source.name, {"with_header": False})
-        generator.add(function)
-        generator.generate(tmp + os.sep)
-        source.write_text(source.read_text() + WRAPPER.format(
-            name=function.name(), sz_arg=max(function.sz_arg(), 1), sz_res=max(function.sz_res(), 1),
-            sz_iw=max(function.sz_iw(), 1), sz_w=max(function.sz_w(), 1), n_in=n_in, n_out=n_out))
-        target = Path(tmp) / "lib.so"
-        process = subprocess.run([compiler, *CFLAGS, "-o", str(target), str(source), "-lm"], capture_output=True,
-                                 text=True)
-        if process.returncode != 0 or not target.exists():
-            warnings.warn(f"compiling {function.name()} failed: {process.stderr.strip()[:300]}; falling back to "
-                          "CasADi's evaluation", RuntimeWarning, stacklevel=4)
-            return None
-        os.replace(target, library)
-    return library
 
 
 class CompiledForwardDynamics:
