@@ -49,6 +49,8 @@ def static_deflection(chain: FlexibleLinkChain, theta: np.ndarray, iterations: i
     for _ in range(iterations):
         y = np.concatenate([theta, eta])
         residual = dynamics.bias(y, np.zeros(chain.size))[rows]
+        if not np.any(residual):  # at equilibrium already (no gravity: the undeformed beams)
+            break
         jacobian = _jacobian(chain, y, np.zeros(chain.size), wrt_velocity=False)[rows, rows]
         step = np.linalg.solve(jacobian, -residual)
         eta = eta + step

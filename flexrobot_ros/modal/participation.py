@@ -55,13 +55,23 @@ def left_eigenvector(t_matrix: np.ndarray) -> np.ndarray:
 
 
 def modal_participation(robot: FlexibleRobot, result: ModalResult, frame: str | None = None,
-                        axes: str = "world") -> ModalParticipation:
-    """Participation of each mode of ``result`` at ``frame`` (default ``robot.tool_frame``), see module docstring."""
+                        axes: str = "world", jacobian: np.ndarray | None = None) -> ModalParticipation:
+    """Participation of each mode of ``result`` at ``frame`` (default ``robot.tool_frame``), see module docstring.
+
+    ``jacobian`` (6, coordinates) is ``J_z``, the frame's motion [m | rad] per unit of each coordinate of the
+    linearization (in ``axes``); by default the rigid-link frame Jacobian over q and zero over q_m (the [q; q_m]
+    coordinates of :func:`~flexrobot_ros.modal.modes.modal_analysis`). Robots with flexible links pass
+    :func:`~flexrobot_ros.modal.flexible_link_jacobian.flexible_link_frame_jacobian` (their tool also moves with the
+    beams' coordinates)."""
     lin = result.linearized
-    jacobian = frame_jacobian(robot, lin.q, frame, axes)
-    n = lin.n
-    j_z = np.zeros((6, 2 * n))
-    j_z[:, :n] = jacobian
+    if jacobian is None:
+        j_z = np.zeros((6, 2 * lin.n))
+        j_z[:, :lin.n] = frame_jacobian(robot, lin.q, frame, axes)
+    else:
+        j_z = np.asarray(jacobian, dtype=float)
+        if j_z.shape != (6, lin.M_bar.shape[0]):
+            raise ModalError(f"jacobian: shape {j_z.shape}; expected (6, {lin.M_bar.shape[0]}), one column per "
+                             "coordinate of the linearization")
     residues = np.empty((result.n_modes, 6, 6), dtype=complex)
     for k, (lam, u) in enumerate(zip(result.eigenvalues, result.mode_shapes.T)):
         t_matrix = lam**2 * lin.M_bar + lam * lin.D_bar + lin.K_bar
