@@ -92,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"wrote {args.out}: {len(result.t)} samples x {robot.n} joints of robot {robot.name} "
           f"({result.method}, {elapsed:.3f} s)" + (f", plot {args.plot}" if args.plot else ""))
     if shaping is not None:
-        modes = ", ".join(f"{m['kind']} at {m['frequency_hz']:.2f} Hz ({100 * m['damping_ratio']:.1f} %)"
+        modes = ", ".join(f"{m['kind']} at {m['frequency_hz']:.4g} Hz ({100 * m['damping_ratio']:.1f} %)"
                           for m in shaping.summary()["modes"])
         print(f"shaper {args.shaper}: {modes} (modes at the end pose); added move time {shaping.added_time_s:.3f} s")
     print(f"{'joint':<12}{'max|tau|':>10}    {'max|tau_m|':>10}    {'max|q_m-Wq|':>11}")

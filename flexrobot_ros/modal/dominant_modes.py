@@ -37,8 +37,8 @@ from flexrobot_ros.model import FlexibleRobot
 @dataclass(frozen=True)
 class DominantModes:
     """The selected modes along the poses: ``ranks`` (modes,) rank among the oscillating modes at the first pose by
-    frequency (0: lowest); ``frequencies_hz``, ``damping_ratios`` (fractions), ``participation`` (fractions) each (poses, modes);
-    ``poses`` (poses, n) [rad | m]; ``frame`` the frame of the participation."""
+    frequency (0: lowest); ``frequencies_hz``, ``damping_ratios`` (fractions), ``participation`` (fractions) each
+    (poses, modes); ``poses`` (poses, n) [rad | m]; ``frame`` the frame of the participation."""
 
     ranks: np.ndarray
     frequencies_hz: np.ndarray
