@@ -22,7 +22,7 @@ from flexrobot_ros.dynamics import Poly9Trajectory, feedforward
 from flexrobot_ros.dynamics.input_shaping import design_shaper
 from flexrobot_ros.dynamics.shaped_trajectory import ShapedTrajectory
 from flexrobot_ros.flexible_links.link_specs import chain_from_robot
-from flexrobot_ros.modal.dominant_modes import dominant_modes
+from flexrobot_ros.modal.dominant_modes import _follow, dominant_modes
 from flexrobot_ros.modal.flexible_link_jacobian import flexible_link_frame_jacobian
 from flexrobot_ros.modal.flexible_link_linearization import flexible_link_modes
 from flexrobot_ros.modal.frf import frame_jacobian
@@ -102,6 +102,17 @@ def test_dominant_mode_is_link_1_bending(robot):
         result = flexible_link_modes(robot, chain, q)
         shape = np.abs(result.mode_shapes[:, np.argmin(np.abs(result.frequencies_hz - modes.frequencies_hz[0, 0]))])
         assert np.argmax(shape) == robot.n  # eta_1 of link 1 (coordinates theta (3), eta (6))
+
+
+def test_modes_are_followed_by_eigenvalue():
+    """The rule that follows modes between poses (dominant_modes' docstring), on hand-made eigenvalues [1/s]: where
+    two frequencies cross, each mode keeps its damping (not its rank); a mode whose eigenvalue turned real (no
+    oscillating partner) is lost (-1) and stays lost."""
+    previous = np.array([-0.1 + 10.0j, -3.0 + 10.5j])
+    crossed = np.array([-3.0 + 10.2j, -0.1 + 10.3j])  # by frequency, as the modal analysis lists them
+    np.testing.assert_array_equal(_follow(previous, crossed, np.array([4, 5])), [5, 4])
+    np.testing.assert_array_equal(_follow(previous, crossed[1:], np.array([2])), [2, -1])
+    np.testing.assert_array_equal(_follow(np.array([np.nan, -0.1 + 10.3j]), crossed, np.array([0, 1])), [-1, 1])
 
 
 def test_zvd_shaping_reduces_canadarm_residual_vibration_10x(robot, plant, reference, shaping, baseline):
