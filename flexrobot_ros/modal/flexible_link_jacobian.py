@@ -10,7 +10,7 @@ through the joint springs. Its Jacobian::
 
 with ``x`` the frame's translation [m] and rotation [rad] in world axes (``axes='world'``, pinocchio's
 LOCAL_WORLD_ALIGNED) or in the frame's own axes (``'local'``), by central differences of the deformed placement
-(step 1e-7 in each coordinate, rad or modal amplitude; translation to ~1e-8 relative). It is what
+(step 1e-7 in each coordinate, rad or modal amplitude; rounding leaves about 1e-8 m per unit coordinate). It is what
 :func:`~flexrobot_ros.modal.participation.modal_participation` needs to weigh the link modes at the tool.
 """
 from __future__ import annotations
