@@ -41,6 +41,12 @@ def general(robot: Any) -> bool:
     return bool(list(getattr(robot, "rigid_joints", ())) or list(getattr(robot, "flexible_links", ())))
 
 
+def default_method(robot: Any) -> str:
+    """The method a robot gets when none is asked for: 'sdrnea' for elastic joints on rigid links, 'prescribed' for
+    robots with rigid joints or flexible links."""
+    return DEFAULT_GENERAL_METHOD if general(robot) else DEFAULT_METHOD
+
+
 def check_supported(robot: Any, method: str = DEFAULT_METHOD) -> None:
     """Raise :class:`ModelError` naming the robot when it has rigid joints or flexible links: methods 'sdrnea',
     'ejnea' and 'dae' (thesis eqs. 4.7-4.10, seed 002) invert finite joint stiffnesses of a chain of rigid links;
@@ -89,7 +95,7 @@ def feedforward(robot: Any, trajectory: Trajectory | TrajectorySamples | str | o
             velocity limit.
     """
     if method is None:
-        method = DEFAULT_GENERAL_METHOD if general(robot) else DEFAULT_METHOD
+        method = default_method(robot)
     if method not in METHODS:
         raise TrajectoryError(f"method: {method!r}; expected one of {METHODS}")
     check_supported(robot, method)
