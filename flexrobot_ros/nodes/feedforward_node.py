@@ -3,7 +3,8 @@
 Subscribes ``desired_trajectory`` (trajectory_msgs/JointTrajectory: positions, optional velocities and
 accelerations at each waypoint). The waypoints are joined by the C^4 spline of
 :func:`flexrobot_ros.dynamics.trajectory_from_joint_trajectory` and inverted sampled at ``output_rate_hz``, for
-every robot the package ships. ``target_space`` says what the waypoints are:
+every robot the core inverts (robots with extra elasticities and flexible links or rigid joints, mixed4 and
+moberg5_flexlink, are refused at start-up naming ``method``). ``target_space`` says what the waypoints are:
 
 - ``joint``: the link joints (``joint_names`` the robot's), through :func:`flexrobot_ros.dynamics.feedforward`, the
   entry of ``flexrobot feedforward`` (``method``: ``auto`` = ``sdrnea`` for elastic joints on rigid links and
@@ -38,13 +39,12 @@ std_msgs/Float64MultiArray [N m] on ``<ros2_control.controller>/commands`` (a fo
 points [% of the peak torque] (:func:`flexrobot_ros.dynamics.interpolation_error`), and a warning names the rate
 that keeps it under 1 %.
 
-``shaper`` (and ``shaper_frequency_error``) shapes each trajectory first (:func:`flexrobot_ros.shaping.
+``shaper`` (and ``shaper_frequency_error``) shapes each joint-space trajectory first (:func:`flexrobot_ros.shaping.
 shape_reference`); the diagnostics report the move time it adds.
 
-Parameters are live (method, target space, tool-space start joints, shaper, rate, limit check, the joint parameters ``model.*`` a calibration sets
-(:mod:`flexrobot_ros.nodes.live_model`; with ``sdrnea`` the code is generated for them when they change),
-``drive_compensates`` and ``ros2_control.positions`` apply to the
-next trajectory, the torque streams follow ``output_rate_hz`` and ``stream_torques`` now;
+Parameters are live (method, target space, tool-space start joints, shaper, rate, limit check, the joint parameters
+``model.*`` a calibration sets (:mod:`flexrobot_ros.nodes.live_model`; with ``sdrnea`` the code is generated for them
+when they change), ``drive_compensates`` and ``ros2_control.positions`` apply to the next trajectory, the torque streams follow ``output_rate_hz`` and ``stream_torques`` now;
 :meth:`FeedforwardNode._prepare`) except the model, ``robot``, ``tool`` and the ros2_control output, controller and
 joints (read-only: they choose the topics).
 """
