@@ -68,7 +68,7 @@ from flexrobot_ros.nodes.live_model import MODEL_PARAMETERS, live_robot
 from flexrobot_ros.nodes.live_parameters import LiveParameters, LiveTimer, changed_any, checked
 from flexrobot_ros.nodes.ros2_control import checked_topic, joint_order
 from flexrobot_ros.nodes.run_parameters import RunParameters
-from flexrobot_ros.runtime import ParameterSpec, run_node
+from flexrobot_ros.runtime import QOS_STREAM, ParameterSpec, run_node
 from flexrobot_ros.runtime.messages import time_seconds
 from flexrobot_ros.runtime.names import PREDICTED_DEFLECTIONS_TOPIC
 from flexrobot_ros.shaping import shape_reference
@@ -137,10 +137,13 @@ class FeedforwardNode:
         types = node.types
         self.motor_trajectory = Counted(node.create_publisher(types.trajectory_msgs.msg.JointTrajectory,
                                                               "motor_trajectory"))
-        self.motor_torque = Counted(node.create_publisher(types.sensor_msgs.msg.JointState, "motor_torque"))
-        self.link_torque = Counted(node.create_publisher(types.sensor_msgs.msg.JointState, "link_torque"))
+        # the streams catch up in bursts when a timer tick comes late (a busy machine): reliable with a history of
+        # ten seconds (QOS_STREAM, as the simulator's encoders) so a recorder loses none of a burst
+        self.motor_torque = Counted(node.create_publisher(types.sensor_msgs.msg.JointState, "motor_torque",
+                                                          QOS_STREAM))
+        self.link_torque = Counted(node.create_publisher(types.sensor_msgs.msg.JointState, "link_torque", QOS_STREAM))
         self.deflections = Counted(node.create_publisher(types.sensor_msgs.msg.JointState,
-                                                         PREDICTED_DEFLECTIONS_TOPIC))
+                                                         PREDICTED_DEFLECTIONS_TOPIC, QOS_STREAM))
         self.deformation: dict[str, np.ndarray] = {}
         output, controller = p["ros2_control.output"], p["ros2_control.controller"]
         self.controller_trajectory = self.commands = None
@@ -149,7 +152,7 @@ class FeedforwardNode:
                 types.trajectory_msgs.msg.JointTrajectory, checked_topic(controller, "joint_trajectory")))
         elif output == "commands":
             self.commands = Counted(node.create_publisher(types.std_msgs.msg.Float64MultiArray,
-                                                          checked_topic(controller, "commands")))
+                                                          checked_topic(controller, "commands"), QOS_STREAM))
         self.diagnostics = node.create_publisher(types.diagnostic_msgs.msg.DiagnosticArray, "diagnostics")
         node.create_subscription(types.trajectory_msgs.msg.JointTrajectory, "desired_trajectory",
                                  live.locked(self.on_desired))
