@@ -44,7 +44,7 @@ from flexrobot_ros.identification.matching import (
 from flexrobot_ros.identification.modal_data import ModalData, PoseModes
 from flexrobot_ros.identification.parameters import KIND_FIELDS, parse_parameters, resolve_bounds
 from flexrobot_ros.modal import linearize
-from flexrobot_ros.modal.held_modes import held_modes
+from flexrobot_ros.modal.held_modes import has_link_layer, held_modes
 from flexrobot_ros.model import FlexibleRobot
 
 #: Two local solutions are the same minimum when they differ by less than this fraction of the bound widths.
@@ -398,6 +398,11 @@ def identify_joint_parameters(
         raise IdentificationError(f"starts: expected at least 1 local solve, got {starts}")
     if residual not in RESIDUALS:
         raise IdentificationError(f"residual: expected one of {RESIDUALS}, got {residual!r}")
+    if has_link_layer(robot):
+        raise IdentificationError(
+            f"robot {robot.name}: k, d_f, d_fm are identified on the flexible-joint model (seed 000), which has no "
+            "flexible links or rigid joints; this robot's flexible links are identified by EI, zeta "
+            "(identify_link_parameters)")
     unknowns = parse_parameters(robot, parameters)
     check_pose_lengths(robot, data)
     check_counting(data, unknowns)

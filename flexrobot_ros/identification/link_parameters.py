@@ -66,7 +66,7 @@ class LinkParameter:
 
     @property
     def unit(self) -> str:
-        return "N m^2" if self.kind == "EI" else "1"
+        return "N m^2" if self.kind == "EI" else "fraction"
 
     def value_in(self, robot: FlexibleRobot) -> float:
         """The parameter's current value in ``robot``."""

@@ -255,7 +255,8 @@ class CalibrationNode:
             write_identified_yaml(
                 self.robot, result.identified, out,
                 f"self-calibration at {len(result.data.poses)} poses (modes in {files.get('modal_data')}), "
-                f"eigenvalue residuals, {p['identification.starts']} starts{kept_nominal}", by="calibration_node")
+                f"eigenvalue residuals, {p['identification.starts']} starts{kept_nominal}", by="calibration_node",
+                links=result.identified_links)
             files["calibrated_yaml"] = str(out)
             if kept:
                 files["backup"] = kept.rsplit(" ", 1)[-1]
