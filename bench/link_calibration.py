@@ -4,7 +4,7 @@
 Runs :func:`flexrobot_ros.identification.calibration.calibrate` in-process on the Canadarm (seed 003) as
 test/test_link_calibration.py does: a simulated "true" arm with every link's EI x 1.15 at N poses, each held under
 its PD law, struck at the tip (300 N along y0 for 20 ms) and recorded for S seconds of joint encoders at R Hz;
-SSI-cov (orders 2:40); identification of every link's EI (one start). The simulator is the Python recursion, or
+SSI-cov (orders 2:60); identification of every link's EI (one start). The simulator is the Python recursion, or
 with ``--compiled`` the compiled plant (generated C of the same model: its compile time, 10-35 s per EI value on
 this machine, is printed beside the rest). Printed: EI errors [%], the wall time of each part - building the plant,
 simulating the records, OMA, identification and report - as fractions of the total; the headline (last line) is the
@@ -54,7 +54,7 @@ class TimedArm:
         started = time.perf_counter()
         q_m = self.simulation.advance(self.record_s).q_m
         middle = time.perf_counter()
-        result = identify_modes(q_m - q_m.mean(axis=0), self.rate_hz, "ssi-cov", "2:40")
+        result = identify_modes(q_m - q_m.mean(axis=0), self.rate_hz, "ssi-cov", "2:60")
         self.simulate_s += middle - started
         self.oma_s += time.perf_counter() - middle
         return [MeasuredMode(m.frequency_hz, m.damping_ratio, np.asarray(m.shape)) for m in result.modes
@@ -64,7 +64,7 @@ class TimedArm:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--poses", type=int, default=3, help="calibration poses (the first N of 5)")
-    parser.add_argument("--record-s", type=float, default=8.0, help="record length per pose [s]")
+    parser.add_argument("--record-s", type=float, default=16.0, help="record length per pose [s]")
     parser.add_argument("--rate-hz", type=float, default=100.0, help="encoder sample rate [Hz]")
     parser.add_argument("--compiled", action="store_true", help="simulate with the compiled plant")
     args = parser.parse_args()
