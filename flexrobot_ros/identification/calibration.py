@@ -342,4 +342,5 @@ def calibrate(robot: FlexibleRobot, poses: Sequence[Sequence[float]], cell: Cali
 
 
 __all__ = ["CalibrationCell", "CalibrationOptions", "CalibrationResult", "ModeReport", "PoseFailure", "calibrate",
-           "measure_poses", "determined", "check_parameters", "identification_of", "mode_reports", "DETERMINED_FRACTION"]
+           "measure_poses", "determined", "check_parameters", "identification_of", "mode_reports",
+           "DETERMINED_FRACTION"]

@@ -4,7 +4,7 @@ and the eigenvalue residuals of the measured modes with their finite-difference 
 At a held pose the flexible-link linearization (:func:`~flexrobot_ros.modal.flexible_link_linearization.
 linearize_flexible_links`, coordinates ``z = [q (n), eta (m), q_m (e)]``) is::
 
-    M_bar = blockdiag(I(y*), B_e)        K_bar = dh/dy (y*, 0) + joint terms        D_bar = dh/dy_dot (y*, 0) + joint terms
+    M_bar = blockdiag(I(y*), B_e)      K_bar = dh/dy (y*, 0) + joint terms      D_bar = dh/dy_dot (y*, 0) + joint terms
 
 and the beams enter ``h`` through their strain ``K_b eta`` and modal damping ``D_b eta_dot`` only (the Coriolis
 terms are quadratic in the rates: no part of D_bar at rest). ``K_b`` of each bending plane is proportional to that
