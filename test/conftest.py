@@ -10,6 +10,11 @@ processes (it imports the loopback helpers ``runtime_peer`` or ``node_harness``)
 tests run one after another on one worker: their nodes never share a ROS domain or the machine with another DDS
 test. Each worker runs BLAS on one thread (so do the processes it starts): two workers with two BLAS threads each
 oversubscribe two cores. Without xdist nothing changes and ``pytest`` runs everything in one process.
+
+Generated C: the tests use the package's code cache as the user's commands do (``$FLEXROBOT_CACHE`` or
+~/.cache/flexrobot_ros; code is keyed by a hash of the generated function), so a run reuses what an earlier run or
+command compiled, and on a fresh machine each model is compiled once for all the workers and the processes the
+tests start (``compile_library`` locks per library: a process that needs a library another is compiling waits).
 """
 from __future__ import annotations
 
@@ -61,30 +66,6 @@ def pytest_xdist_make_scheduler(config, log):
             return work_unit(nodeid.split("::", 1)[0])
 
     return FileOrDdsScheduling(config, log)
-
-
-@pytest.fixture(scope="session", autouse=True)
-def session_code_cache(tmp_path_factory):
-    """Generated C goes to one directory per test run, shared by the xdist workers (their base temporary
-    directories sit side by side in the run's): each model is compiled once per run (``compile_library`` locks
-    per library, so a worker that needs a library another is compiling waits for it), the processes the tests
-    start inherit it, and no test reads or writes the user's cache (a fresh machine compiles what this one would)."""
-    base = tmp_path_factory.getbasetemp()
-    folder = (base.parent if "PYTEST_XDIST_WORKER" in os.environ else base) / "flexrobot_cache"
-    folder.mkdir(exist_ok=True)
-    previous = os.environ.get("FLEXROBOT_CACHE")
-    os.environ["FLEXROBOT_CACHE"] = str(folder)
-    yield folder
-    if previous is None:
-        os.environ.pop("FLEXROBOT_CACHE", None)
-    else:
-        os.environ["FLEXROBOT_CACHE"] = previous
-
-
-@pytest.fixture(scope="module")
-def cache_directory(session_code_cache):
-    """The run's generated-code directory (:func:`session_code_cache`), for the tests that look into it."""
-    return session_code_cache
 
 
 @pytest.fixture(scope="module")
