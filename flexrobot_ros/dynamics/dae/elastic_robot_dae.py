@@ -30,6 +30,7 @@ import numpy as np
 from flexrobot_ros.dynamics.dae.inverse_dae import DaeError, newton
 from flexrobot_ros.dynamics.dae.reference import as_reference
 from flexrobot_ros.dynamics.dae.symbolic import AXIS_INDEX, default_tool_axes
+from flexrobot_ros.dynamics.dae.tool_inverse_kinematics import ToolInverseKinematics
 from flexrobot_ros.flexible_links.elastic_robot import ElasticRobot
 
 
@@ -78,13 +79,8 @@ class ElasticRobotDae:
         self.newton_system = cs.Function(
             "elastic_robot_dae_newton", [x, xd, theta, h, c],
             [rows, cs.jacobian(rows, x) + c * cs.horzcat(cs.jacobian(rows, xd), cs.SX.zeros(rows.numel(), n))])
-        #: Tool-space inverse kinematics of the undeformed robot (eta = 0, q_e = 0): Gamma and its joint Jacobian.
-        q = cs.SX.sym("q", n)
-        rigid = cs.SX.zeros(s)
-        rigid[list(model.q_index)] = q
-        rigid[list(model.motor_index)] = cs.DM(robot.transmission[model.elastic_joints]) * q[list(model.elastic_joints)]
-        rigid_gamma = self.output(rigid)
-        self._rigid_output = cs.Function("rigid_output", [q], [rigid_gamma, cs.jacobian(rigid_gamma, q)])
+        #: Inverse kinematics of the undeformed (rigid) robot along the reference.
+        self.kinematics = ToolInverseKinematics(robot, self.tool_axes)
 
     @property
     def unknowns(self) -> int:
@@ -95,42 +91,10 @@ class ElasticRobotDae:
         """Tool reference (samples, n) [m] at times t [s]."""
         return self.reference.evaluate(np.atleast_1d(np.asarray(t, dtype=float)), 0)[0]
 
-    def inverse_kinematics(self, target: np.ndarray, guess: np.ndarray) -> np.ndarray:
-        """Joint positions q (n,) [rad | m] of the undeformed robot with Gamma = ``target`` [m]: damped least squares
-        (Levenberg-Marquardt, damping 1e-6 m^2 times the residual) from ``guess``, then Newton to round-off; the
-        result is the solution nearest ``guess`` along the descent (the branch, e.g. the elbow, of the guess)."""
-        q = np.array(guess, dtype=float)
-        for _ in range(100):
-            gamma, jacobian = (np.array(a) for a in self._rigid_output(q))
-            error = target - gamma.ravel()
-            if np.abs(error).max() < 1e-10:
-                break
-            damping = 1e-6 + float(error @ error)
-            q = q + jacobian.T @ np.linalg.solve(jacobian @ jacobian.T + damping * np.eye(self.n), error)
-        else:
-            raise DaeError(f"robot {self.robot.name}: no joint positions put the undeformed tool at "
-                           f"{np.round(target, 6).tolist()} m ({list(self.tool_axes)}) from {np.round(guess, 4).tolist()}"
-                           f": outside the workspace?")
-        try:
-            q, _ = newton(lambda p: (np.array(self._rigid_output(p)[0]).ravel() - target,
-                                     np.array(self._rigid_output(p)[1])), q, 1e-14, 20)
-        except DaeError as error:
-            raise DaeError(f"robot {self.robot.name}: the tool at {np.round(target, 6).tolist()} m is at a "
-                           f"singular pose of the undeformed robot ({error})") from None
-        return q
-
     def rigid_path(self, t: np.ndarray, guess: Any = None) -> np.ndarray:
-        """Joint positions (samples, n) of the undeformed robot along the reference at times t, each solved from
-        the previous one (the first from ``guess``, default :func:`default_guess`)."""
-        q = default_guess(self.robot) if guess is None else np.asarray(guess, dtype=float)
-        if q.shape != (self.n,):
-            raise DaeError(f"q_g_guess: expected {self.n} values for {list(self.robot.joint_names)}, got "
-                           f"{np.asarray(guess).tolist()}")
-        out = []
-        for target in self.theta(t):
-            q = self.inverse_kinematics(target, q)
-            out.append(q)
-        return np.array(out)
+        """Joint positions (samples, n) of the undeformed robot with its tool on the reference at times t
+        (:meth:`ToolInverseKinematics.path`, from ``guess``, default :func:`default_guess`)."""
+        return self.kinematics.path(self.reference, t, guess).q
 
     def rest_state(self, t: float, q_guess: np.ndarray) -> np.ndarray:
         """The consistent state x at rest at time t (v = 0, y' = v' = 0): static equilibrium with the deformed
@@ -176,14 +140,4 @@ class ElasticRobotSolution:
         return np.linalg.norm(gamma - self.dae.theta(self.t), axis=1)
 
 
-def default_guess(robot: Any) -> np.ndarray:
-    """The inverse kinematics' start when none is given: every joint 0.5 (rad | m) into its URDF range from the
-    middle (or 0.5 where the range is unbounded), away from the stretched-out singularity of serial arms."""
-    lower = np.asarray(robot.model.lowerPositionLimit, dtype=float)[:robot.n]
-    upper = np.asarray(robot.model.upperPositionLimit, dtype=float)[:robot.n]
-    bounded = np.isfinite(lower) & np.isfinite(upper) & (upper - lower < 1e10)
-    middle = np.where(bounded, 0.5 * (lower + upper), 0.0)
-    return np.where(bounded, np.minimum(middle + 0.5, 0.5 * (middle + upper)), 0.5)
-
-
-__all__ = ["ElasticRobotDae", "ElasticRobotSolution", "default_guess"]
+__all__ = ["ElasticRobotDae", "ElasticRobotSolution"]
