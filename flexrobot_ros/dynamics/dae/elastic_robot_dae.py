@@ -21,6 +21,7 @@ a position constraint of relative degree two in u: differential index 3 (one mor
 """
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -62,6 +63,8 @@ class ElasticRobotDae:
         gamma = cs.vertcat(*[point[AXIS_INDEX[a]] for a in self.tool_axes])
         #: Gamma(y) (n,) [m]: the controlled tool coordinates of the deformed robot.
         self.output = cs.Function("tool_output", [f.y], [gamma], ["y"], ["gamma"])
+        #: dGamma/dy (n, s).
+        self.output_jacobian = cs.Function("tool_output_jacobian", [f.y], [cs.jacobian(gamma, f.y)])
         dynamics = cs.Function("dynamics", [f.y, f.y_dot, f.a, f.u, f.f, f.c], [f.residual])
         x, xd = cs.SX.sym("x", 2 * s + n), cs.SX.sym("xd", 2 * s)
         theta, h = cs.SX.sym("theta", n), cs.SX.sym("h")
@@ -81,6 +84,16 @@ class ElasticRobotDae:
             [rows, cs.jacobian(rows, x) + c * cs.horzcat(cs.jacobian(rows, xd), cs.SX.zeros(rows.numel(), n))])
         #: Inverse kinematics of the undeformed (rigid) robot along the reference.
         self.kinematics = ToolInverseKinematics(robot, self.tool_axes)
+
+    def with_reference(self, reference: Any) -> "ElasticRobotDae":
+        """The same DAE along another reference of the same dimension (the CasADi functions take theta as an
+        input, so nothing is rebuilt)."""
+        reference = as_reference(reference)
+        if reference.dimension != self.n:
+            raise DaeError(f"reference has {reference.dimension} coordinates; {self.n} expected")
+        other = copy.copy(self)
+        other.reference = reference
+        return other
 
     @property
     def unknowns(self) -> int:

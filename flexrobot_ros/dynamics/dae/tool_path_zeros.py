@@ -14,7 +14,6 @@ the whole-trajectory optimization with pre-actuation.
 """
 from __future__ import annotations
 
-import casadi as cs
 import numpy as np
 
 from flexrobot_ros.dynamics.dae.elastic_robot_dae import ElasticRobotDae
@@ -29,8 +28,7 @@ def tool_zeros(dae: ElasticRobotDae, q: np.ndarray) -> ZeroAnalysis:
     u = model.holding_torque(y)
     zero = np.zeros(s)
     _, a_y, a_v, a_u = model.functions.acceleration_jacobian(y, zero, u, zero, 0.0)
-    f = model.functions
-    c = np.array(cs.Function("output_slope", [f.y], [cs.jacobian(dae.output(f.y), f.y)])(y))
+    c = np.array(dae.output_jacobian(y))
     A = np.block([[np.zeros((s, s)), np.eye(s)], [a_y, a_v]])
     B = np.vstack([np.zeros((s, model.n)), a_u])
     C = np.hstack([c, np.zeros((model.n, s))])

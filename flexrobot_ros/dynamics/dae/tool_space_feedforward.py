@@ -42,12 +42,14 @@ MIN_INTERVAL = 0.05
 class ToolSpaceFeedforward:
     """Result of :func:`tool_space_feedforward`: the ``solution``, the ``solver`` that ran and why (``reason``),
     the ``zeros`` [rad/s] at the path poses (``path_times`` [s], on the solution's time axis), the problem ``size``
-    (optimization), the ElasticRobot ``model``."""
+    (optimization), the ElasticRobot ``model`` and the ``reference`` solved (the line, moved later for
+    pre-actuation)."""
 
     solution: ElasticRobotSolution
     solver: str
     reason: str
     model: ElasticRobot
+    reference: CartesianLine
     zeros: list[ZeroAnalysis] = field(default_factory=list)
     path_times: np.ndarray = field(default_factory=lambda: np.zeros(0))
     size: ProblemSize | None = None
@@ -95,19 +97,19 @@ def tool_space_feedforward(robot: Any, reference: Any, *, solver: str = "auto", 
                    f"constants of the unstable zero at {unstable.real.min():.4g} rad/s)")
         path_times = path_times + (pre - start)
         reference = dataclasses.replace(reference, t0=pre)
-    dae = ElasticRobotDae(model, reference, probe.tool_axes)
+    dae = probe.with_reference(reference)
     steps = int(np.ceil((reference.t0 + duration + post) / h))
     if chosen == "bdf":
         solution = solve_elastic_robot_bdf(dae, steps, h, k, q_g_guess)
         if solution.diverged:
             reason += f"; the BDF solve stopped: {solution.message}"
-        return ToolSpaceFeedforward(solution=solution, solver="bdf", reason=reason, model=model, zeros=zeros,
-                                    path_times=path_times)
+        return ToolSpaceFeedforward(solution=solution, solver="bdf", reason=reason, model=model, reference=reference,
+                                    zeros=zeros, path_times=path_times)
     solution, size = solve_elastic_robot_optimization(dae, steps, h, k, q_g_guess)
     if solution.diverged:
         reason += f"; the optimization did not converge: {solution.message}"
-    return ToolSpaceFeedforward(solution=solution, solver="optimization", reason=reason, model=model, zeros=zeros,
-                                path_times=path_times, size=size)
+    return ToolSpaceFeedforward(solution=solution, solver="optimization", reason=reason, model=model,
+                                reference=reference, zeros=zeros, path_times=path_times, size=size)
 
 
 __all__ = ["MIN_INTERVAL", "SOLVERS", "TIME_CONSTANTS", "ToolSpaceFeedforward", "tool_space_feedforward"]
