@@ -12,18 +12,23 @@ numeric forward dynamics (the Rosenbrock matrix loses rank at a zero), the torqu
 """
 from __future__ import annotations
 
+import json
+
 import casadi as cs
 import numpy as np
 import pytest
 
+from flexrobot_ros.cli import main
 from flexrobot_ros.dynamics import feedforward
 from flexrobot_ros.dynamics.dae.dae_feedforward import dae_feedforward
-from flexrobot_ros.dynamics.dae.reference import CartesianLine
+from flexrobot_ros.dynamics.dae.reference import CartesianLine, tool_line_from_dict
 from flexrobot_ros.dynamics.dae.tool_space_feedforward import tool_space_feedforward
 from flexrobot_ros.dynamics.feedforward import tool_space_feedforward_result
 from flexrobot_ros.model import load_robot
 from flexrobot_ros.simulation import FeedforwardPD, Simulation
+from flexrobot_ros.errors import TrajectoryError
 from flexrobot_ros.simulation.elastic_robot_plant import ElasticRobotPlant
+from flexrobot_ros.timeseries import read_timeseries
 
 START, END, DURATION_S = [0.6, 0.3], [0.4, 0.6], 0.6
 STEP_S, ORDER = 4e-3, 3
@@ -156,3 +161,51 @@ def test_output_function_is_a_casadi_function_of_the_coordinates(solved):
         column = (np.array(dae.output(y + e)) - np.array(dae.output(y - e))).ravel() / (2 * step)
         np.testing.assert_allclose(jacobian[:, j], column, rtol=0, atol=1e-8)
     assert isinstance(dae.output, cs.Function)
+
+
+def test_cli_line_reports_the_solver_and_the_zeros(tmp_path, capsys):
+    """``flexrobot feedforward flexarm2 --line .. --duration .. --step .. --order .. --json``: method dae, the
+    optimization ran for the non-minimum-phase tip (unstable zeros listed [rad/s], Re > 0), the file holds the joint
+    columns and the predicted tip deflections; a tool-space --trajectory file gives the --line's rigid baseline."""
+    out = tmp_path / "ff.csv"
+    assert main(["feedforward", "flexarm2", "--line", "0.6,0.3", "0.4,0.6", "--duration", "0.6", "--step", "0.01",
+                 "--order", "2", "--out", str(out), "--json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["method"] == "dae" and payload["tool_space"]["solver"] == "optimization"
+    assert "non-minimum phase" in payload["tool_space"]["reason"]
+    assert payload["tool_space"]["unstable_zeros_rad_s"] and all(
+        re > 0 for re, _ in payload["tool_space"]["unstable_zeros_rad_s"])
+    _, columns = read_timeseries(out)
+    assert {"tau_m.joint1", "q_m.joint2", "deflection.link2.y"} <= set(columns)
+    line_file = tmp_path / "line.yaml"
+    line_file.write_text("line: {start: [0.6, 0.3], end: [0.4, 0.6], duration: 0.6}\n")
+    rigid_line, rigid_file = tmp_path / "rigid_line.csv", tmp_path / "rigid_file.csv"
+    assert main(["feedforward", "flexarm2", "--line", "0.6,0.3", "0.4,0.6", "--duration", "0.6", "--method",
+                 "rigid", "--rate", "100", "--out", str(rigid_line)]) == 0
+    assert main(["feedforward", "flexarm2", "--trajectory", str(line_file), "--method", "rigid", "--rate", "100",
+                 "--out", str(rigid_file)]) == 0
+    assert "rigid inverse kinematics and dynamics" in capsys.readouterr().out
+    a, b = read_timeseries(rigid_line)[1], read_timeseries(rigid_file)[1]
+    for name in a:
+        np.testing.assert_array_equal(a[name], b[name], err_msg=name)
+
+
+@pytest.mark.parametrize("arguments, message", [
+    (["--line", "0.6,0.3", "0.4,0.6"], "--duration"),
+    (["--line", "0.6,0.3", "0.4,0.6,0.1", "--duration", "0.3"], "two points of 2 or 3 coordinates"),
+    (["--line", "0.6,0.3", "0.4,0.6", "--duration", "0.6", "--method", "sdrnea"], "--method sdrnea"),
+    (["--line", "0.6,0.3", "0.4,0.6", "--duration", "0.3", "--step", "0"], "--step"),
+    ([], "either --trajectory FILE or --line"),
+])
+def test_cli_line_refuses_what_cannot_take_effect(tmp_path, capsys, arguments, message):
+    """Bad --line input: exit status 2 and one line naming the option."""
+    assert main(["feedforward", "flexarm2", *arguments, "--out", str(tmp_path / "x.csv")]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_tool_line_file_errors_name_the_field(tmp_path):
+    """A tool-space trajectory file with a bad field: the error names the file and the field."""
+    with pytest.raises(TrajectoryError, match=r"line.yaml: line.end: expected 2 or 3 numbers"):
+        tool_line_from_dict({"line": {"start": [0.6, 0.3], "end": [0.4], "duration": 0.3}}, "line.yaml")
+    with pytest.raises(TrajectoryError, match=r"line.yaml: line: unknown keys \['speed'\]"):
+        tool_line_from_dict({"line": {"start": [0, 0], "end": [1, 0], "duration": 1, "speed": 2}}, "line.yaml")

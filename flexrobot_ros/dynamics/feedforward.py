@@ -54,7 +54,9 @@ def check_supported(robot: Any, method: str = DEFAULT_METHOD) -> None:
     raise ModelError(
         f"robot {robot.name!r}: method {method!r} supports elastic joints on rigid links only; robot has "
         f"{' and '.join(parts)}: use method 'prescribed' (its default: the link deformations integrated along the "
-        "joint motion) or 'rigid' (the rigid-robot baseline)")
+        "joint motion) or 'rigid' (the rigid-robot baseline)"
+        + ("; method 'dae' takes a tool-space CartesianLine (flexrobot feedforward --line) on any robot"
+           if method == "dae" else ""))
 
 
 def compiled_feedforward(robot: Any) -> CompiledSdrnea:
