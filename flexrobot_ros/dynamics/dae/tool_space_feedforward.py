@@ -9,7 +9,8 @@ initial-value BDF (:mod:`.elastic_robot_bdf`); a zero in the right half-plane (a
 discretized-DAE optimization over the whole trajectory (:mod:`.elastic_robot_optimization`). The time axis starts
 at rest at t = 0; the motion starts after a pre-actuation interval of ``TIME_CONSTANTS`` time constants of the
 slowest unstable zero (1 / min Re z) and the solve ends ``TIME_CONSTANTS`` time constants of the slowest stable zero
-after it (at least ``MIN_INTERVAL`` each): seed 002 section 10.2 asks 2-3 time constants for its tolerance; six
+after it (at least ``MIN_INTERVAL`` each, at most the motion's duration: zeros on or near the imaginary axis, as
+undamped beams give, would ask for unbounded intervals; the reason says so): seed 002 section 10.2 asks 2-3 time constants for its tolerance; six
 leave e^-6 = 0.25 % of the unstable part at the start. A CartesianLine that starts earlier is moved later (the
 ``reason`` says by how much).
 """
@@ -90,8 +91,13 @@ def tool_space_feedforward(robot: Any, reference: Any, *, solver: str = "auto", 
     reason = describe_zeros(zeros, f"at all {len(zeros)} path poses") + ": " + (
         "initial-value BDF" if chosen == "bdf" else "discretized-DAE optimization over the whole trajectory") + (
         " (chosen automatically)" if solver == "auto" else " (requested)")
-    pre = max(TIME_CONSTANTS / unstable.real.min(), MIN_INTERVAL) if unstable.size and chosen != "bdf" else 0.0
-    post = max(TIME_CONSTANTS / np.abs(stable.real).min() if stable.size else 0.0, MIN_INTERVAL)
+    limit = max(duration, MIN_INTERVAL)
+    pre = _interval(unstable.real.min(), limit) if unstable.size and chosen != "bdf" else 0.0
+    post = _interval(np.abs(stable.real).min(), limit) if stable.size else MIN_INTERVAL
+    if unstable.size and chosen != "bdf" and pre == limit or stable.size and post == limit:
+        reason += (f"; a zero within {TIME_CONSTANTS / limit:.3g} rad/s of the imaginary axis (lightly damped zero "
+                   f"dynamics): the pre- and post-actuation intervals are capped at the motion's duration, "
+                   f"{limit:.4g} s, and the zero dynamics do not settle within them")
     if start < pre:
         reason += (f"; the motion moved from t = {start:.4g} s to {pre:.4g} s (pre-actuation: {TIME_CONSTANTS:g} time "
                    f"constants of the unstable zero at {unstable.real.min():.4g} rad/s)")
@@ -110,6 +116,12 @@ def tool_space_feedforward(robot: Any, reference: Any, *, solver: str = "auto", 
         reason += f"; the optimization did not converge: {solution.message}"
     return ToolSpaceFeedforward(solution=solution, solver="optimization", reason=reason, model=model,
                                 reference=reference, zeros=zeros, path_times=path_times, size=size)
+
+
+def _interval(rate: float, limit: float) -> float:
+    """TIME_CONSTANTS / ``rate`` [s] for a zero of real part magnitude ``rate`` [rad/s], within [MIN_INTERVAL,
+    ``limit``]."""
+    return float(np.clip(TIME_CONSTANTS / rate if rate > 0 else np.inf, MIN_INTERVAL, limit))
 
 
 __all__ = ["MIN_INTERVAL", "SOLVERS", "TIME_CONSTANTS", "ToolSpaceFeedforward", "tool_space_feedforward"]
