@@ -199,5 +199,6 @@ def _run_tool_space(args: argparse.Namespace, robot: Any, line: Any, rate: float
         slowest = zeros[np.argmin(zeros.real)]
         print(f"non-minimum-phase zeros [rad/s]: {zeros.size} over the path poses, real parts "
               f"{zeros.real.min():.4g} to {zeros.real.max():.4g} (slowest {slowest.real:.4g}{slowest.imag:+.4g}j)")
-    print(f"max |tau_m| [N m | N]: {', '.join(f'{name} {v:.4g}' for name, v in zip(result.joint_names, np.abs(result.tau_m).max(axis=0)))}")
+    peaks = np.abs(result.tau_m).max(axis=0)
+    print("max |tau_m| [N m | N]: " + ", ".join(f"{name} {v:.4g}" for name, v in zip(result.joint_names, peaks)))
     return 0

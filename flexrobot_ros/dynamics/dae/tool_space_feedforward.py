@@ -10,9 +10,9 @@ discretized-DAE optimization over the whole trajectory (:mod:`.elastic_robot_opt
 at rest at t = 0; the motion starts after a pre-actuation interval of ``TIME_CONSTANTS`` time constants of the
 slowest unstable zero (1 / min Re z) and the solve ends ``TIME_CONSTANTS`` time constants of the slowest stable zero
 after it (at least ``MIN_INTERVAL`` each, at most the motion's duration: zeros on or near the imaginary axis, as
-undamped beams give, would ask for unbounded intervals; the reason says so): seed 002 section 10.2 asks 2-3 time constants for its tolerance; six
-leave e^-6 = 0.25 % of the unstable part at the start. A CartesianLine that starts earlier is moved later (the
-``reason`` says by how much).
+undamped beams give, would ask for unbounded intervals; the reason says so). Seed 002 section 10.2 asks 2-3 time
+constants for its tolerance; six leave e^-6 = 0.25 % of the unstable part at the start. A CartesianLine that starts
+earlier is moved later (the ``reason`` says by how much).
 """
 from __future__ import annotations
 
