@@ -42,6 +42,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                              "the deformed tool moves along it (method dae, the default) or the rigid robot's "
                              "(method rigid)")
     parser.add_argument("--duration", type=float, metavar="T", help="duration of the --line motion [s]")
+    parser.add_argument("--tool-path", action="store_true",
+                        help="with a joint-space --trajectory: the deformed tool follows the path that trajectory "
+                             "traces with rigid links (method dae; rigid: the trajectory's rigid baseline)")
     parser.add_argument("--order", type=int, metavar="K",
                         help="BDF order of method dae (1-6; default 3 on robots with flexible links or rigid joints, "
                              "6 otherwise)")
@@ -77,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
     output_file(args.out, "--out", (".csv", ".npz"))
     output_file(args.plot, "--plot", (".png",))
     robot = load_robot(args.robot, tool=args.tool)
-    line = _tool_line(args)
+    line = _tool_line(args, robot)
     trajectory = load_trajectory(args.trajectory) if line is None else None
     if args.step is not None and not (args.step > 0 and args.step < float("inf")):
         raise CommandError(f"--step {args.step}: expected a BDF step > 0 [s]")
@@ -122,10 +125,12 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _tool_line(args: argparse.Namespace) -> Any:
-    """The CartesianLine of ``--line`` with ``--duration``, or of a tool-space ``--trajectory`` YAML; None for a
-    joint-space trajectory."""
+def _tool_line(args: argparse.Namespace, robot: Any) -> Any:
+    """The CartesianLine of ``--line`` with ``--duration`` or of a tool-space ``--trajectory`` YAML, the ToolPath of
+    a joint-space one with ``--tool-path``; None for a joint-space trajectory."""
     from flexrobot_ros.dynamics.dae.reference import CartesianLine, tool_line_from_dict
+    from flexrobot_ros.dynamics.feedforward import tool_path
+    from flexrobot_ros.dynamics.trajectory import trajectory_from_dict
     from flexrobot_ros.errors import TrajectoryError
     from flexrobot_ros.yaml_files import read_yaml
 
@@ -137,7 +142,11 @@ def _tool_line(args: argparse.Namespace) -> Any:
         document = read_yaml(args.trajectory, TrajectoryError, "the trajectory")
         if isinstance(document, dict) and "line" in document:
             return tool_line_from_dict(document, f"--trajectory {args.trajectory}")
+        if args.tool_path:
+            return tool_path(robot, trajectory_from_dict(document, source=str(args.trajectory)))
         return None
+    if args.tool_path:
+        raise CommandError("--tool-path takes the path of a joint-space --trajectory; --line is a tool path already")
     if args.duration is None or not (0 < args.duration < float("inf")):
         raise CommandError(f"--duration {args.duration}: --line needs the duration of the motion, > 0 [s]")
     start, end = (vector(value, "--line") for value in args.line)
@@ -147,8 +156,8 @@ def _tool_line(args: argparse.Namespace) -> Any:
 
 
 def _run_tool_space(args: argparse.Namespace, robot: Any, line: Any, rate: float) -> int:
-    """``--line`` / a tool-space file: method dae (the deformed tool on the line; zeros and solver reported) or
-    rigid (inverse kinematics and dynamics of the rigid robot)."""
+    """``--line``, a tool-space file or ``--tool-path``: method dae (the deformed tool on the line or path; zeros
+    and solver reported) or rigid (inverse kinematics and dynamics of the rigid robot)."""
     import numpy as np
 
     from flexrobot_ros.dynamics.feedforward import feedforward, general, tool_space_feedforward_result
@@ -168,6 +177,9 @@ def _run_tool_space(args: argparse.Namespace, robot: Any, line: Any, rate: float
         solved = tool_space_feedforward(robot, line, h=1.0 / rate, **({} if args.order is None else {"k": args.order}))
         result = tool_space_feedforward_result(robot, solved)
         solver, reason, zeros = solved.solver, solved.reason, solved.unstable_zeros()
+    elif not hasattr(line, "start"):
+        raise CommandError(f"--tool-path: robot {robot.name} has rigid links; its links following --trajectory put "
+                           "the tool on that path already (use the file without --tool-path)")
     else:
         from flexrobot_ros.dynamics.dae.dae_feedforward import dae_feedforward, feedforward_result
 
@@ -181,9 +193,10 @@ def _run_tool_space(args: argparse.Namespace, robot: Any, line: Any, rate: float
         from flexrobot_ros.dynamics.feedforward_plot import plot_feedforward
 
         plot_feedforward(result, args.plot, robot.transmission)
-    summary = {"line_start_m": line.start.tolist(), "line_end_m": line.end.tolist(), "duration_s": line.duration,
-               "solver": solver or "rigid inverse kinematics and dynamics", "reason": reason,
-               "unstable_zeros_rad_s": [[float(z.real), float(z.imag)] for z in zeros]}
+    ends = ({"line_start_m": line.start.tolist(), "line_end_m": line.end.tolist()} if hasattr(line, "start") else
+            {"tool_path_of": str(args.trajectory)})
+    summary = {**ends, "duration_s": line.duration, "solver": solver or "rigid inverse kinematics and dynamics",
+               "reason": reason, "unstable_zeros_rad_s": [[float(z.real), float(z.imag)] for z in zeros]}
     if args.json:
         payload = {"robot": robot.name, "tool": robot.tool is not None, "method": result.method,
                    "joint_names": list(result.joint_names), "t": result.t.tolist(),
@@ -192,7 +205,9 @@ def _run_tool_space(args: argparse.Namespace, robot: Any, line: Any, rate: float
         return 0
     print(f"wrote {args.out}: {len(result.t)} samples x {robot.n} joints of robot {robot.name} "
           f"({result.method}, {elapsed:.3f} s)" + (f", plot {args.plot}" if args.plot else ""))
-    print(f"tool line {line.start.tolist()} -> {line.end.tolist()} m in {line.duration:g} s: {summary['solver']}")
+    what = (f"tool line {line.start.tolist()} -> {line.end.tolist()} m" if hasattr(line, "start") else
+            f"tool path of {args.trajectory}")
+    print(f"{what} in {line.duration:g} s: {summary['solver']}")
     if reason:
         print(f"zeros along the path: {reason}")
     if zeros.size:

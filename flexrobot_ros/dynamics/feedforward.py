@@ -24,6 +24,7 @@ import pinocchio as pin
 
 from flexrobot_ros.dynamics.codegen import CompiledSdrnea, load_sdrnea
 from flexrobot_ros.dynamics.dae.reference import CartesianLine
+from flexrobot_ros.dynamics.dae.tool_path import ToolPath
 from flexrobot_ros.dynamics.ejnea import Ejnea
 from flexrobot_ros.dynamics.feedforward_names import DEFAULT_GENERAL_METHOD, DEFAULT_METHOD, METHODS
 from flexrobot_ros.dynamics.feedforward_result import FeedforwardResult
@@ -92,7 +93,8 @@ def feedforward(robot: Any, trajectory: Trajectory | TrajectorySamples | str | o
 
     A :class:`~flexrobot_ros.dynamics.dae.reference.CartesianLine` (tool-frame positions [m]) takes methods 'dae'
     and 'rigid' on any robot (:func:`tool_space_feedforward_result`; the joints' link reference from the rigid
-    robot's inverse kinematics for 'rigid').
+    robot's inverse kinematics for 'rigid'); so does a :class:`~flexrobot_ros.dynamics.dae.tool_path.ToolPath`
+    (:func:`tool_path`: the path a joint Trajectory traces with rigid links, for the deformed tool to follow).
         check_limits: raise :class:`TrajectoryError` when a sample leaves the URDF position limits
             (:meth:`FlexibleRobot.limit_violation`) and warn (``RuntimeWarning``) when a speed exceeds the URDF
             velocity limit.
@@ -101,7 +103,9 @@ def feedforward(robot: Any, trajectory: Trajectory | TrajectorySamples | str | o
         method = DEFAULT_GENERAL_METHOD if general(robot) else DEFAULT_METHOD
     if method not in METHODS:
         raise TrajectoryError(f"method: {method!r}; expected one of {METHODS}")
-    if isinstance(trajectory, CartesianLine):
+    if isinstance(trajectory, ToolPath):
+        _samples(robot, trajectory.trajectory, rate_hz, t, check_limits)  # joint count and limits, as for the others
+    if isinstance(trajectory, (CartesianLine, ToolPath)):
         return _tool_space(robot, trajectory, method, rate_hz, order, link_model)
     check_supported(robot, method)
     if method == "rigid":
@@ -161,9 +165,18 @@ def tool_space_feedforward_result(robot: Any, result: Any) -> FeedforwardResult:
                              joint_names=tuple(robot.joint_names), method="dae", deflections=deflections, eta=eta)
 
 
-def _tool_space(robot: Any, line: CartesianLine, method: str, rate_hz: float, order: int | None,
+def tool_path(robot: Any, trajectory: Trajectory) -> Any:
+    """The :class:`~flexrobot_ros.dynamics.dae.tool_path.ToolPath` of ``trajectory`` on ``robot``'s default tool
+    coordinates (x, y, z; the plane of motion of a planar two-joint arm)."""
+    from flexrobot_ros.dynamics.dae.symbolic import default_tool_axes
+    from flexrobot_ros.dynamics.dae.tool_inverse_kinematics import ToolInverseKinematics
+
+    return ToolPath(ToolInverseKinematics(robot, default_tool_axes(robot)), trajectory)
+
+
+def _tool_space(robot: Any, line: Any, method: str, rate_hz: float, order: int | None,
                 link_model: dict[str, Any] | None) -> FeedforwardResult:
-    """Methods 'dae' and 'rigid' along a tool-space line (see :func:`feedforward`)."""
+    """Methods 'dae' and 'rigid' along a tool-space line or path (see :func:`feedforward`)."""
     if method == "rigid":
         from flexrobot_ros.dynamics.dae.symbolic import default_tool_axes
         from flexrobot_ros.dynamics.dae.tool_inverse_kinematics import ToolInverseKinematics
@@ -174,6 +187,10 @@ def _tool_space(robot: Any, line: CartesianLine, method: str, rate_hz: float, or
     if method != "dae":
         raise TrajectoryError(f"method {method!r} along a tool-space line: expected 'dae' (the deformed tool on the "
                               "line) or 'rigid' (the rigid robot's inverse kinematics and dynamics)")
+    if isinstance(line, ToolPath) and not general(robot):
+        raise TrajectoryError(f"robot {robot.name!r} has rigid links: its tool follows the rigid tool path of a joint "
+                              "trajectory when the links follow the trajectory itself; give the Trajectory (methods "
+                              "sdrnea, ejnea, dae)")
     if general(robot):
         from flexrobot_ros.dynamics.dae.tool_space_feedforward import tool_space_feedforward
 

@@ -28,6 +28,7 @@ from flexrobot_ros.dynamics.dae.elastic_robot_dae import ElasticRobotDae, Elasti
 from flexrobot_ros.dynamics.dae.elastic_robot_optimization import solve_elastic_robot_optimization
 from flexrobot_ros.dynamics.dae.inverse_dae import DaeError
 from flexrobot_ros.dynamics.dae.reference import CartesianLine, as_reference
+from flexrobot_ros.dynamics.dae.tool_path import ToolPath
 from flexrobot_ros.dynamics.dae.tool_path_zeros import path_tool_zeros
 from flexrobot_ros.dynamics.dae.zero_dynamics import ZeroAnalysis, describe_zeros
 from flexrobot_ros.flexible_links.elastic_robot import ElasticRobot
@@ -50,7 +51,7 @@ class ToolSpaceFeedforward:
     solver: str
     reason: str
     model: ElasticRobot
-    reference: CartesianLine
+    reference: CartesianLine | ToolPath
     zeros: list[ZeroAnalysis] = field(default_factory=list)
     path_times: np.ndarray = field(default_factory=lambda: np.zeros(0))
     size: ProblemSize | None = None
@@ -68,17 +69,21 @@ def tool_space_feedforward(robot: Any, reference: Any, *, solver: str = "auto", 
                            q_g_guess: Any = None, tool_axes: Sequence[str] | None = None,
                            link_model: dict[str, Any] | None = None, path_points: int = 11) -> ToolSpaceFeedforward:
     """Solve ``robot``'s tool-space inverse dynamics along ``reference`` (a CartesianLine, positions [m] of the tool
-    frame's ``tool_axes``; module docstring) with BDF step ``h`` [s] and order ``k``. ``solver`` 'auto' (from the
+    frame's ``tool_axes``, or a ToolPath, the rigid tool path of a joint trajectory; module docstring) with BDF step ``h`` [s] and order ``k``. ``solver`` 'auto' (from the
     zeros), 'bdf' or 'optimization'; ``q_g_guess`` joint positions near the start that pick the inverse-kinematics
-    branch (default :func:`~flexrobot_ros.dynamics.dae.tool_inverse_kinematics.default_guess`); ``link_model``
+    branch (default: a ToolPath's first joint positions, else
+    :func:`~flexrobot_ros.dynamics.dae.tool_inverse_kinematics.default_guess`); ``link_model``
     ``method``/``modes``/``elements`` overrides of the flexible links' discretization."""
     if solver not in SOLVERS:
         raise DaeError(f"solver {solver!r}: expected one of {SOLVERS}")
     if not (np.isfinite(h) and h > 0):
         raise DaeError(f"step h = {h!r} s: expected > 0")
     reference = as_reference(reference)
-    if not isinstance(reference, CartesianLine):
-        raise DaeError(f"reference {type(reference).__name__}: the tool-space feedforward takes a CartesianLine")
+    if not isinstance(reference, (CartesianLine, ToolPath)):
+        raise DaeError(f"reference {type(reference).__name__}: the tool-space feedforward takes a CartesianLine or "
+                       "a ToolPath")
+    if q_g_guess is None and isinstance(reference, ToolPath):
+        q_g_guess = reference.trajectory.evaluate(np.array([reference.trajectory.start_time])).q[0]
     model = ElasticRobot(robot, **(link_model or {}))
     probe = ElasticRobotDae(model, reference, tool_axes)
     start, duration = reference.t0, reference.duration
