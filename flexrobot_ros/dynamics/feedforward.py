@@ -90,14 +90,14 @@ def feedforward(robot: Any, trajectory: Trajectory | TrajectorySamples | str | o
             simulator's plant takes them), for methods 'prescribed' and 'dae' on robots with flexible links.
         order: the BDF order k of method 'dae' (default 6 on elastic joints with rigid links, 3 on the general
             model).
+        check_limits: raise :class:`TrajectoryError` when a sample leaves the URDF position limits
+            (:meth:`FlexibleRobot.limit_violation`) and warn (``RuntimeWarning``) when a speed exceeds the URDF
+            velocity limit.
 
     A :class:`~flexrobot_ros.dynamics.dae.reference.CartesianLine` (tool-frame positions [m]) takes methods 'dae'
     and 'rigid' on any robot (:func:`tool_space_feedforward_result`; the joints' link reference from the rigid
     robot's inverse kinematics for 'rigid'); so does a :class:`~flexrobot_ros.dynamics.dae.tool_path.ToolPath`
     (:func:`tool_path`: the path a joint Trajectory traces with rigid links, for the deformed tool to follow).
-        check_limits: raise :class:`TrajectoryError` when a sample leaves the URDF position limits
-            (:meth:`FlexibleRobot.limit_violation`) and warn (``RuntimeWarning``) when a speed exceeds the URDF
-            velocity limit.
     """
     if method is None:
         method = DEFAULT_GENERAL_METHOD if general(robot) else DEFAULT_METHOD
