@@ -195,6 +195,8 @@ def test_cli_line_reports_the_solver_and_the_zeros(tmp_path, capsys):
     (["--line", "0.6,0.3", "0.4,0.6,0.1", "--duration", "0.3"], "two points of 2 or 3 coordinates"),
     (["--line", "0.6,0.3", "0.4,0.6", "--duration", "0.6", "--method", "sdrnea"], "--method sdrnea"),
     (["--line", "0.6,0.3", "0.4,0.6", "--duration", "0.3", "--step", "0"], "--step"),
+    (["--line", "0.6,0.3,0", "0.4,0.6,0", "--duration", "0.6", "--method", "rigid"],
+     "the tool reference has 3 coordinates; 2 expected (tool axes ['x', 'y'])"),
     ([], "either --trajectory FILE or --line"),
 ])
 def test_cli_line_refuses_what_cannot_take_effect(tmp_path, capsys, arguments, message):

@@ -61,6 +61,9 @@ class ToolInverseKinematics:
         """Joint samples along ``reference`` (``evaluate(t, 2)``: positions, rates, accelerations [m, m/s, m/s^2])
         at times t [s]; q, qd, qdd exact (module docstring), the jerk q3 and snap q4 by central differences of qdd
         (:func:`numpy.gradient`; the rigid inverse dynamics' tau uses neither)."""
+        if reference.dimension != len(self.axes):
+            raise DaeError(f"robot {self.robot.name}: the tool reference has {reference.dimension} coordinates; "
+                           f"{len(self.axes)} expected (tool axes {list(self.axes)})")
         t = np.asarray(t, dtype=float)
         theta, rate, acceleration = reference.evaluate(t, 2)
         q = default_guess(self.robot) if start is None else np.asarray(start, dtype=float)
