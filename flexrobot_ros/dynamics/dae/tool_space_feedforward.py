@@ -104,8 +104,9 @@ def tool_space_feedforward(robot: Any, reference: Any, *, solver: str = "auto", 
                    f"dynamics): the pre- and post-actuation intervals are capped at the motion's duration, "
                    f"{limit:.4g} s, and the zero dynamics do not settle within them")
     if start < pre:
-        reason += (f"; the motion moved from t = {start:.4g} s to {pre:.4g} s (pre-actuation: {TIME_CONSTANTS:g} time "
-                   f"constants of the unstable zero at {unstable.real.min():.4g} rad/s)")
+        why = ("the duration" if pre == limit else
+               f"{TIME_CONSTANTS:g} time constants of the unstable zero at {unstable.real.min():.4g} rad/s")
+        reason += f"; the motion moved from t = {start:.4g} s to {pre:.4g} s (pre-actuation: {why})"
         path_times = path_times + (pre - start)
         reference = dataclasses.replace(reference, t0=pre)
     dae = probe.with_reference(reference)
