@@ -78,8 +78,8 @@ def dae_feedforward(robot: Any, reference: Any, *, solver: str = "auto", h: floa
     ``h`` [s]; ``system`` 3, 2 or 1 (eqs. 17-19; default 2 for BDF, 1 for the optimization); ``t_end`` [s] (default:
     the motion end plus its start time, at least 0.1 s); ``q_g_guess`` actuated link positions near the start
     (default the reference itself for link-space references, the rigid robot's inverse kinematics of the start from
-    :func:`~flexrobot_ros.dynamics.dae.tool_inverse_kinematics.default_guess` for tool-space ones); ``elastic_bound`` [rad | m] where the BDF solve stops
-    (:func:`~flexrobot_ros.dynamics.dae.bdf_inverse.solve_bdf`).
+    :func:`~flexrobot_ros.dynamics.dae.tool_inverse_kinematics.default_guess` for tool-space ones);
+    ``elastic_bound`` [rad | m] where the BDF solve stops (:func:`~flexrobot_ros.dynamics.dae.bdf_inverse.solve_bdf`).
     """
     if solver not in SOLVERS:
         raise DaeError(f"solver {solver!r}: expected one of {SOLVERS}")

@@ -32,8 +32,8 @@ from flexrobot_ros.dynamics.dae.elastic_robot_dae import ElasticRobotDae, Elasti
 from flexrobot_ros.dynamics.dae.inverse_dae import DaeError
 
 #: Relative step size [-] below which the SQP iteration has converged, and the round-off floor [-] below which it
-#: has converged when the steps stop shrinking (halving).
-TOLERANCE, FLOOR = 1e-12, 1e-8
+#: has converged when the steps stop shrinking (halving), as :func:`~flexrobot_ros.dynamics.dae.inverse_dae.newton`.
+TOLERANCE, FLOOR = 1e-12, 1e-6
 
 
 def solve_elastic_robot_optimization(dae: ElasticRobotDae, steps: int, h: float, k: int = 3,

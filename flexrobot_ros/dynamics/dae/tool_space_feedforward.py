@@ -68,11 +68,11 @@ class ToolSpaceFeedforward:
 def tool_space_feedforward(robot: Any, reference: Any, *, solver: str = "auto", h: float = 2e-3, k: int = 3,
                            q_g_guess: Any = None, tool_axes: Sequence[str] | None = None,
                            link_model: dict[str, Any] | None = None, path_points: int = 11) -> ToolSpaceFeedforward:
-    """Solve ``robot``'s tool-space inverse dynamics along ``reference`` (a CartesianLine, positions [m] of the tool
-    frame's ``tool_axes``, or a ToolPath, the rigid tool path of a joint trajectory; module docstring) with BDF step ``h`` [s] and order ``k``. ``solver`` 'auto' (from the
-    zeros), 'bdf' or 'optimization'; ``q_g_guess`` joint positions near the start that pick the inverse-kinematics
-    branch (default: a ToolPath's first joint positions, else
-    :func:`~flexrobot_ros.dynamics.dae.tool_inverse_kinematics.default_guess`); ``link_model``
+    """Solve ``robot``'s tool-space inverse dynamics along ``reference`` (module docstring): a CartesianLine
+    (positions [m] of the tool frame's ``tool_axes``) or a ToolPath (the rigid tool path of a joint trajectory), with
+    BDF step ``h`` [s] and order ``k``. ``solver`` 'auto' (from the zeros), 'bdf' or 'optimization'; ``q_g_guess``
+    joint positions near the start that pick the inverse-kinematics branch (default: a ToolPath's first joint
+    positions, else :func:`~flexrobot_ros.dynamics.dae.tool_inverse_kinematics.default_guess`); ``link_model``
     ``method``/``modes``/``elements`` overrides of the flexible links' discretization."""
     if solver not in SOLVERS:
         raise DaeError(f"solver {solver!r}: expected one of {SOLVERS}")
