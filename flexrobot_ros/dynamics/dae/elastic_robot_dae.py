@@ -73,15 +73,16 @@ class ElasticRobotDae:
                           (self.output(y) - theta) / h**2)
         #: F(x, [y', v'], theta, h) (2 s + n,): the module docstring's rows.
         self.residual = cs.Function("elastic_robot_dae", [x, xd, theta, h], [rows])
+        rows_x, rows_xd = cs.jacobian(rows, x), cs.jacobian(rows, xd)
         #: (x, xd, theta, h) -> (F, dF/dx, dF/d[y', v']): the blocks of a stacked BDF system's Jacobian.
         self.jacobians = cs.Function("elastic_robot_dae_jacobians", [x, xd, theta, h],
-                                     [rows, cs.densify(cs.jacobian(rows, x)), cs.densify(cs.jacobian(rows, xd))])
+                                     [rows, cs.densify(rows_x), cs.densify(rows_xd)])
         c = cs.SX.sym("c")
         #: (x, xd, theta, h, c) -> (F, dF/dx + c dF/d[y', v'] padded with zero u columns): a BDF step's Newton matrix
         #: with c = alpha_0 / h.
         self.newton_system = cs.Function(
             "elastic_robot_dae_newton", [x, xd, theta, h, c],
-            [rows, cs.jacobian(rows, x) + c * cs.horzcat(cs.jacobian(rows, xd), cs.SX.zeros(rows.numel(), n))])
+            [rows, rows_x + c * cs.horzcat(rows_xd, cs.SX.zeros(rows.numel(), n))])
         #: Inverse kinematics of the undeformed (rigid) robot along the reference.
         self.kinematics = ToolInverseKinematics(robot, self.tool_axes)
 
@@ -106,7 +107,8 @@ class ElasticRobotDae:
 
     def rigid_path(self, t: np.ndarray, guess: Any = None) -> np.ndarray:
         """Joint positions (samples, n) of the undeformed robot with its tool on the reference at times t
-        (:meth:`ToolInverseKinematics.path`, from ``guess``, default :func:`default_guess`)."""
+        (:meth:`ToolInverseKinematics.path`, from ``guess``, default
+        :func:`~flexrobot_ros.dynamics.dae.tool_inverse_kinematics.default_guess`)."""
         return self.kinematics.path(self.reference, t, guess).q
 
     def rest_state(self, t: float, q_guess: np.ndarray) -> np.ndarray:
