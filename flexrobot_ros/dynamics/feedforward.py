@@ -23,6 +23,8 @@ import numpy as np
 import pinocchio as pin
 
 from flexrobot_ros.dynamics.codegen import CompiledSdrnea, load_sdrnea
+from flexrobot_ros.dynamics.dae.reference import CartesianLine
+from flexrobot_ros.dynamics.dae.tool_path import ToolPath
 from flexrobot_ros.dynamics.ejnea import Ejnea
 from flexrobot_ros.dynamics.feedforward_names import DEFAULT_GENERAL_METHOD, DEFAULT_METHOD, METHODS, TOOL_METHODS
 from flexrobot_ros.dynamics.feedforward_result import FeedforwardResult
@@ -66,7 +68,9 @@ def check_supported(robot: Any, method: str = DEFAULT_METHOD) -> None:
     raise ModelError(
         f"robot {robot.name!r}: method {method!r} supports elastic joints on rigid links only; robot has "
         f"{' and '.join(parts)}: use method 'prescribed' (its default: the link deformations integrated along the "
-        "joint motion) or 'rigid' (the rigid-robot baseline)")
+        "joint motion) or 'rigid' (the rigid-robot baseline)"
+        + ("; method 'dae' takes a tool-space CartesianLine (flexrobot feedforward --line) on any robot"
+           if method == "dae" else ""))
 
 
 def compiled_feedforward(robot: Any) -> CompiledSdrnea:
@@ -80,7 +84,7 @@ def compiled_feedforward(robot: Any) -> CompiledSdrnea:
 
 def feedforward(robot: Any, trajectory: Trajectory | TrajectorySamples | str | os.PathLike, method: str | None = None,
                 *, rate_hz: float = 1000.0, t: Any = None, check_limits: bool = True,
-                link_model: dict[str, Any] | None = None) -> FeedforwardResult:
+                link_model: dict[str, Any] | None = None, order: int | None = None) -> FeedforwardResult:
     """Motor references and torques that make ``robot`` (a FlexibleRobot) follow ``trajectory``.
 
     Args:
@@ -96,15 +100,26 @@ def feedforward(robot: Any, trajectory: Trajectory | TrajectorySamples | str | o
             rigid-robot baseline (:func:`rigid_feedforward`). None: 'sdrnea', or 'prescribed' for robots with
             flexible links or rigid joints.
         link_model: ``method``/``modes``/``elements`` overrides of the flexible links' discretization (as the
-            simulator's plant takes them), for method 'prescribed'.
+            simulator's plant takes them), for methods 'prescribed' and 'dae' on robots with flexible links.
+        order: the BDF order k of method 'dae' (default 6 on elastic joints with rigid links, 3 on the general
+            model).
         check_limits: raise :class:`TrajectoryError` when a sample leaves the URDF position limits
             (:meth:`FlexibleRobot.limit_violation`) and warn (``RuntimeWarning``) when a speed exceeds the URDF
             velocity limit.
+
+    A :class:`~flexrobot_ros.dynamics.dae.reference.CartesianLine` (tool-frame positions [m]) takes methods 'dae'
+    and 'rigid' on any robot (:func:`tool_space_feedforward_result`; the joints' link reference from the rigid
+    robot's inverse kinematics for 'rigid'); so does a :class:`~flexrobot_ros.dynamics.dae.tool_path.ToolPath`
+    (:func:`tool_path`: the path a joint Trajectory traces with rigid links, for the deformed tool to follow).
     """
     if method is None:
         method = default_method(robot)
     if method not in METHODS:
         raise TrajectoryError(f"method: {method!r}; expected one of {METHODS}")
+    if isinstance(trajectory, ToolPath):
+        _samples(robot, trajectory.trajectory, rate_hz, t, check_limits)  # joint count and limits, as for the others
+    if isinstance(trajectory, (CartesianLine, ToolPath)):
+        return _tool_space(robot, trajectory, method, rate_hz, order, link_model)
     check_supported(robot, method)
     if method == "rigid":
         return rigid_feedforward(robot, trajectory, rate_hz=rate_hz, t=t, check_limits=check_limits)
@@ -116,7 +131,8 @@ def feedforward(robot: Any, trajectory: Trajectory | TrajectorySamples | str | o
 
         if isinstance(trajectory, Trajectory):
             _samples(robot, trajectory, rate_hz, t, check_limits)  # joint count and limits, as for the others
-        return feedforward_result(robot, dae_feedforward(robot, trajectory, h=1.0 / rate_hz))
+        return feedforward_result(robot, dae_feedforward(robot, trajectory, h=1.0 / rate_hz,
+                                                         **({} if order is None else {"k": order})))
     if getattr(robot, "extended", None) is not None:
         warnings.warn(f"robot {robot.name} has extra elasticities / gear dampers; method {method!r} inverts the "
                       "flexible-joint model without them (use method 'dae' to cancel them)", RuntimeWarning,
@@ -135,6 +151,68 @@ def feedforward(robot: Any, trajectory: Trajectory | TrajectorySamples | str | o
                           torques.tau, torques.dtau, torques.ddtau)
         motor = {"q_m": side.q_m, "qd_m": side.qd_m, "qdd_m": side.qdd_m, "tau_m": side.tau_m}
     return _result(robot, samples, link, motor, method)
+
+
+def tool_space_feedforward_result(robot: Any, result: Any) -> FeedforwardResult:
+    """The :class:`FeedforwardResult` of a :class:`~flexrobot_ros.dynamics.dae.tool_space_feedforward.
+    ToolSpaceFeedforward` (method 'dae'): q, qd, qdd the joints of the solution (q3, q4 by differences of qdd),
+    tau the drive's torque on the joint (a rigid joint's u - D qd - f_c tanh(qd / v_c); an elastic joint's
+    K (q_m - W q) + D_g (qd_m - W qd)) with its derivatives by differences, q_m, qd_m, qdd_m the motors of elastic
+    joints and the joints of rigid ones, tau_m = u; ``eta`` and the predicted tip deflections of the solution."""
+    s, model = result.solution, result.model
+    t = s.t
+    grad = lambda y: np.gradient(y, t, axis=0)  # noqa: E731
+    q, qd, qdd = (values[:, model.q_index] for values in (s.y, s.v, s.a))
+    q_m, qd_m, qdd_m = q.copy(), qd.copy(), qdd.copy()
+    e = model.elastic_joints
+    q_m[:, e], qd_m[:, e], qdd_m[:, e] = (values[:, model.motors] for values in (s.y, s.v, s.a))
+    tau = s.u - robot.link_damping * qd - robot.link_coulomb * np.tanh(qd / robot.coulomb_width)
+    w = robot.transmission[e]
+    tau[:, e] = (robot.stiffness[e] * (q_m[:, e] - w * q[:, e])
+                 + model.ext.spring_damping[e] * (qd_m[:, e] - w * qd[:, e]))
+    dtau = grad(tau)
+    eta = s.y[:, model.eta]
+    deflections = _deflection_columns(robot, model.chain, s.y[:, :model.na], eta) if robot.flexible_links else {}
+    return FeedforwardResult(t=t, q=q, qd=qd, qdd=qdd, q3=grad(qdd), q4=grad(grad(qdd)), tau=tau, dtau=dtau,
+                             ddtau=grad(dtau), q_m=q_m, qd_m=qd_m, qdd_m=qdd_m, tau_m=s.u,
+                             joint_names=tuple(robot.joint_names), method="dae", deflections=deflections, eta=eta)
+
+
+def tool_path(robot: Any, trajectory: Trajectory) -> Any:
+    """The :class:`~flexrobot_ros.dynamics.dae.tool_path.ToolPath` of ``trajectory`` on ``robot``'s default tool
+    coordinates (x, y, z; the plane of motion of a planar two-joint arm)."""
+    from flexrobot_ros.dynamics.dae.symbolic import default_tool_axes
+    from flexrobot_ros.dynamics.dae.tool_inverse_kinematics import ToolInverseKinematics
+
+    return ToolPath(ToolInverseKinematics(robot, default_tool_axes(robot)), trajectory)
+
+
+def _tool_space(robot: Any, line: Any, method: str, rate_hz: float, order: int | None,
+                link_model: dict[str, Any] | None) -> FeedforwardResult:
+    """Methods 'dae' and 'rigid' along a tool-space line or path (see :func:`feedforward`)."""
+    if method == "rigid":
+        from flexrobot_ros.dynamics.dae.symbolic import default_tool_axes
+        from flexrobot_ros.dynamics.dae.tool_inverse_kinematics import ToolInverseKinematics
+
+        t = np.arange(int(np.floor((line.t0 + line.duration) * rate_hz + 1e-9)) + 1) / rate_hz
+        samples = ToolInverseKinematics(robot, default_tool_axes(robot)).path(line, t)
+        return rigid_feedforward(robot, samples)
+    if method != "dae":
+        raise TrajectoryError(f"method {method!r} along a tool-space line: expected 'dae' (the deformed tool on the "
+                              "line) or 'rigid' (the rigid robot's inverse kinematics and dynamics)")
+    if isinstance(line, ToolPath) and not general(robot):
+        raise TrajectoryError(f"robot {robot.name!r} has rigid links: its tool follows the rigid tool path of a joint "
+                              "trajectory when the links follow the trajectory itself; give the Trajectory (methods "
+                              "sdrnea, ejnea, dae)")
+    if general(robot):
+        from flexrobot_ros.dynamics.dae.tool_space_feedforward import tool_space_feedforward
+
+        return tool_space_feedforward_result(robot, tool_space_feedforward(
+            robot, line, h=1.0 / rate_hz, link_model=link_model, **({} if order is None else {"k": order})))
+    from flexrobot_ros.dynamics.dae.dae_feedforward import dae_feedforward, feedforward_result
+
+    return feedforward_result(robot, dae_feedforward(robot, line, h=1.0 / rate_hz,
+                                                     **({} if order is None else {"k": order})))
 
 
 def rigid_feedforward(robot: Any, trajectory: Trajectory | TrajectorySamples | str | os.PathLike, *,
