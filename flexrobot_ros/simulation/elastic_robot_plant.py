@@ -29,7 +29,9 @@ import numpy as np
 
 from flexrobot_ros.errors import ModelError, SimulationError
 from flexrobot_ros.flexible_links.compiled_dynamics import compiled_function
+from flexrobot_ros.flexible_links.deformed_links import beam_axes, deformed_tip_transforms
 from flexrobot_ros.flexible_links.elastic_robot import ElasticRobot
+from flexrobot_ros.flexible_links.tip_deflections import deflection_links, tip_deflections
 from flexrobot_ros.model import FlexibleRobot
 from flexrobot_ros.simulation.controllers import PDGravityCompensation, _gains
 from flexrobot_ros.simulation.plant import Energy, FrameWrench, StateLayout
@@ -75,8 +77,7 @@ class ElasticRobotPlant:
         self._vel = self._pos + p
         self._rigid = np.flatnonzero(model.rigid)
         self._symbolic = self._build_symbolic(compiled, compile_on_first_use) if path == "casadi" else None
-        self.deflection_links = [(link, body) for link in robot.flexible_links for body in model.chain.bodies
-                                 if body.beam is not None and body.beam.name == link]
+        self.deflection_links = deflection_links(robot, model.chain)  # (link, chain body index)
 
     # ------------------------------------------------------------------ helpers
     def frame_id(self, name: str) -> int:
@@ -296,21 +297,38 @@ class ElasticRobotPlant:
 
         return (position(step) - 2 * position(0.0) + position(-step)) / (step * step)
 
+    def _chain_coordinates(self, states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(q_a (samples, na), eta (samples, m)) of states (samples, state size): the chain's joint coordinates
+        (one per body) and beam coordinates."""
+        y = np.atleast_2d(states)[:, self._pos]
+        return y[:, :self.model.na], y[:, self.model.eta]
+
     def tip_deflections(self, states: np.ndarray) -> np.ndarray:
         """(samples, links, 2) tip deflections w_y, w_z [m] of the flexible links (beam axes), ``deflection_links``
         order."""
-        eta = np.asarray(states)[:, self.layout["eta"]]
-        return np.stack([eta[:, body.eta] @ body.beam.tip_deflection[1:].T for _, body in self.deflection_links],
-                        axis=1) if self.deflection_links else np.zeros((len(eta), 0, 2))
+        return tip_deflections(self.model.chain, self.deflection_links, *self._chain_coordinates(states))
+
+    def deformed_tip_transforms(self, x: np.ndarray) -> tuple:
+        """tf entries ``<link>`` -> ``<link>/deformed_tip``: each flexible link's deformed end frame in its link frame
+        (:func:`~flexrobot_ros.flexible_links.deformed_links.deformed_tip_transforms`)."""
+        q, eta = self._chain_coordinates(x)
+        return deformed_tip_transforms(self.model.chain, self.deflection_links, q[0], eta[0])
+
+    def beam_shapes(self, x: np.ndarray, points: int = 16) -> tuple:
+        """Each flexible link's deformed beam axis ``(link, (points, 3))`` [m] in the link frame, root to tip
+        (:func:`~flexrobot_ros.flexible_links.deformed_links.beam_axes`)."""
+        q, eta = self._chain_coordinates(x)
+        return beam_axes(self.model.chain, self.deflection_links, q[0], eta[0], points)
 
     def extra_columns(self, states: np.ndarray) -> dict[str, np.ndarray]:
         """``q_e.<name>`` [rad | m] and ``deflection.<link>.y`` / ``.z`` [m] (tip deflection in beam axes)."""
         states = np.asarray(states)
         columns = {f"q_e.{name}": states[:, self.layout["q_e"]][:, i] for i, name in enumerate(self.elastic_names)}
         values = self.tip_deflections(states)
-        for k, (link, body) in enumerate(self.deflection_links):
+        for k, (link, i) in enumerate(self.deflection_links):
             columns[f"deflection.{link}.y"] = values[:, k, 0]
-            if body.beam.m_z:
+            body = self.model.chain.bodies[i]
+            if (body.sliding.planes == 2) if body.sliding is not None else body.beam.m_z:
                 columns[f"deflection.{link}.z"] = values[:, k, 1]
         return columns
 
