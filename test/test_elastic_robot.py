@@ -16,8 +16,10 @@ import casadi as ca
 import numpy as np
 import pytest
 import scipy.linalg
+import yaml
 from scipy.optimize import brentq
 
+from flexrobot_ros.errors import ModelError
 from flexrobot_ros.flexible_links.compiled_dynamics import compiled_library
 from flexrobot_ros.flexible_links.elastic_robot import ElasticRobot
 from flexrobot_ros.model import load_robot
@@ -384,3 +386,28 @@ def test_casadi_path_equals_the_numeric_path(name):
         for coulomb in (True, False):
             J = numeric.jacobian(x, u, slope, coulomb=coulomb)
             assert np.max(np.abs(plant.jacobian(x, u, slope, coulomb=coulomb) - J)) <= 1e-5 * np.max(np.abs(J))
+
+
+@pytest.mark.parametrize("change, message", [
+    ("roots", r"mixed4_variant.yaml: flexible_links.link2.roots: integrated roots are not composed .*use roots: "
+              r"explicit"),
+    ("after", r"mixed4_variant.yaml: flexible_links.link2: an extra elasticity with side: after at the joint of a "
+              r"flexible link is not composed .*use side: before"),
+    ("before", None)])
+def test_uncomposed_combinations_are_refused_at_load_time(tmp_path, change, message):
+    """What the composed model cannot do yet is refused when the YAML is loaded, in one line naming the file, the
+    field and the alternative; the same elasticity inserted with side: before loads."""
+    document = yaml.safe_load((ROOT / "config" / "mixed4.yaml").read_text())
+    document["urdf"] = str(ROOT / "urdf" / "mixed4.urdf")
+    if change == "roots":
+        document["flexible_links"]["link2"]["roots"] = "integrated"
+    else:
+        document["extra_elasticities"].append({"joint": "joint2", "axis": "x", "stiffness": 1e5, "side": change})
+    path = tmp_path / "mixed4_variant.yaml"
+    path.write_text(yaml.safe_dump(document))
+    if message is None:
+        assert load_robot(path).extended.ne == 2
+        return
+    with pytest.raises(ModelError, match=message) as error:
+        load_robot(path)
+    assert "\n" not in str(error.value)
