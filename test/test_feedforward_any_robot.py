@@ -169,3 +169,17 @@ def test_rrp_joint_space_feedforward_tracks_20x_better_than_rigid():
     ratios = np.array(errors["rigid"]) / np.array(errors["prescribed"])
     print(f"ratio rigid / prescribed: {ratios[0]:.0f}x (rad), {ratios[1]:.0f}x (m)")
     assert np.all(ratios >= 20.0)
+
+
+@pytest.mark.parametrize("name", ["mixed4", "moberg5_flexlink"])
+def test_extra_elasticities_with_flexible_links_are_refused_by_every_method(name):
+    """Robots with gear dampers or extra elasticities and flexible links (their model is ElasticRobot's, which has no
+    inverse dynamics yet): every method, the default included, gives one error naming the robot and the combination,
+    before any sample is computed (before: the flexible-link chain's 'locks the extra elasticities' from inside
+    'prescribed', or EJNEA's refusal of flexible links)."""
+    robot = load_robot(name)
+    move = Poly9Trajectory(np.zeros(robot.n), np.full(robot.n, 0.1), 0.5)
+    for method in (None, "prescribed", "rigid", "sdrnea", "ejnea", "dae"):
+        with pytest.raises(ModelError, match=f"robot '{name}': no feedforward method supports extra elasticities or "
+                                             "gear dampers together with flexible links yet"):
+            feedforward(robot, move, method, rate_hz=50.0)

@@ -17,7 +17,7 @@ import time
 import warnings
 from pathlib import Path
 
-from flexrobot_ros.commands.arguments import output_file
+from flexrobot_ros.commands.arguments import LINK_MODELS, CommandError, add_link_model_arguments, output_file
 from flexrobot_ros.dynamics.feedforward_names import METHODS, QUANTITIES
 from flexrobot_ros.dynamics.shaper_names import DEFAULT_FREQUENCY_ERROR, SHAPERS
 from flexrobot_ros.timeseries import write_timeseries
@@ -52,11 +52,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--shaper-frequency-error", type=float, default=DEFAULT_FREQUENCY_ERROR, metavar="E",
                         help="relative frequency error the auto shaper is robust to (default 0.1: +-10 %%)")
     parser.add_argument("--json", action="store_true", help="print the arrays as JSON on stdout")
+    links = parser.add_argument_group("flexible links (robots with a flexible_links section; method prescribed)")
+    add_link_model_arguments(links)
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from flexrobot_ros.dynamics.feedforward import feedforward  # casadi, pinocchio, scipy: not for --help
+    from flexrobot_ros.dynamics.feedforward import default_method, feedforward  # casadi, pinocchio, scipy
     from flexrobot_ros.dynamics.trajectory import load_trajectory
     from flexrobot_ros.model import load_robot
     from flexrobot_ros.model.flexible_robot import torque_or_force
@@ -64,6 +66,14 @@ def run(args: argparse.Namespace) -> int:
     output_file(args.out, "--out", (".csv", ".npz"))
     output_file(args.plot, "--plot", (".png",))
     robot = load_robot(args.robot, tool=args.tool)
+    link_model = {"method": LINK_MODELS.get(args.link_model), "modes": args.modes, "elements": args.elements}
+    if any(value is not None for value in link_model.values()):
+        if not robot.flexible_links:
+            raise CommandError(f"robot {robot.name}: --link-model/--link-modes/--link-elements need flexible links")
+        if (args.method or default_method(robot)) != "prescribed":
+            raise CommandError(f"--link-model/--link-modes/--link-elements: the link discretization of method "
+                               f"'prescribed'; method {args.method or default_method(robot)!r} does not integrate "
+                               "the link deformations")
     trajectory = load_trajectory(args.trajectory)
     start = time.perf_counter()
     shaping = None
@@ -74,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
         trajectory = shaping.trajectory
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", RuntimeWarning)
-        result = feedforward(robot, trajectory, args.method, rate_hz=args.rate)
+        result = feedforward(robot, trajectory, args.method, rate_hz=args.rate, link_model=link_model)
     elapsed = time.perf_counter() - start
     for warning in caught:
         print(f"flexrobot feedforward: warning: {warning.message}", file=sys.stderr)

@@ -24,7 +24,7 @@ import pinocchio as pin
 
 from flexrobot_ros.dynamics.codegen import CompiledSdrnea, load_sdrnea
 from flexrobot_ros.dynamics.ejnea import Ejnea
-from flexrobot_ros.dynamics.feedforward_names import DEFAULT_GENERAL_METHOD, DEFAULT_METHOD, METHODS
+from flexrobot_ros.dynamics.feedforward_names import DEFAULT_GENERAL_METHOD, DEFAULT_METHOD, METHODS, TOOL_METHODS
 from flexrobot_ros.dynamics.feedforward_result import FeedforwardResult
 from flexrobot_ros.dynamics.flexible_joint import JointFlexibility, motor_side, rigid_motor_side
 from flexrobot_ros.dynamics.serial_chain import SerialChain
@@ -41,13 +41,26 @@ def general(robot: Any) -> bool:
     return bool(list(getattr(robot, "rigid_joints", ())) or list(getattr(robot, "flexible_links", ())))
 
 
+def default_method(robot: Any) -> str:
+    """The method a robot gets when none is asked for: 'sdrnea' for elastic joints on rigid links, 'prescribed' for
+    robots with rigid joints or flexible links."""
+    return DEFAULT_GENERAL_METHOD if general(robot) else DEFAULT_METHOD
+
+
 def check_supported(robot: Any, method: str = DEFAULT_METHOD) -> None:
     """Raise :class:`ModelError` naming the robot when it has rigid joints or flexible links: methods 'sdrnea',
     'ejnea' and 'dae' (thesis eqs. 4.7-4.10, seed 002) invert finite joint stiffnesses of a chain of rigid links;
-    'prescribed' and 'rigid' take any robot."""
+    'prescribed' and 'rigid' take any robot without extra elasticities (every method refuses a robot with extra
+    elasticities or gear dampers and flexible links or rigid joints: mixed4, moberg5_flexlink)."""
+    rigid, links = list(getattr(robot, "rigid_joints", ())), list(getattr(robot, "flexible_links", ()))
+    if general(robot) and getattr(robot, "extended", None) is not None:
+        raise ModelError(
+            f"robot {robot.name!r}: no feedforward method supports extra elasticities or gear dampers together with "
+            f"{'flexible links' if links else 'rigid joints'} yet ('prescribed' and 'rigid' integrate the "
+            "flexible-link chain, which has no extra elasticities; flexible_links.elastic_robot.ElasticRobot models "
+            "this robot for simulation and modal analysis)")
     if method in ("prescribed", "rigid") or not general(robot):
         return
-    rigid, links = list(getattr(robot, "rigid_joints", ())), list(getattr(robot, "flexible_links", ()))
     parts = ([f"rigid joints ({', '.join(rigid)}: no finite stiffness to invert)"] if rigid else []) + \
             ([f"flexible links ({', '.join(links)})"] if links else [])
     raise ModelError(
@@ -89,7 +102,7 @@ def feedforward(robot: Any, trajectory: Trajectory | TrajectorySamples | str | o
             velocity limit.
     """
     if method is None:
-        method = DEFAULT_GENERAL_METHOD if general(robot) else DEFAULT_METHOD
+        method = default_method(robot)
     if method not in METHODS:
         raise TrajectoryError(f"method: {method!r}; expected one of {METHODS}")
     check_supported(robot, method)
@@ -237,6 +250,74 @@ def interpolation_error(values: np.ndarray) -> np.ndarray:
     error = np.abs(np.diff(values, 2, axis=0)).max(axis=0) / 8.0
     peak = np.abs(values).max(axis=0)
     return np.divide(error, peak, out=np.zeros_like(error), where=peak > 0.0)
+
+
+def check_tool_space(robot: Any, method: str) -> tuple[str, ...]:
+    """The tool-point coordinates (``'x'``, ``'y'``, ``'z'`` of ``robot.tool_frame``'s origin in the base frame) a
+    tool-space target of ``robot`` gives, once ``method`` is known to invert tool space for ``robot``.
+
+    Raises:
+        ModelError: naming what tool space does not support yet: methods other than 'dae' (they invert joint-space
+            targets), robots with flexible links or rigid joints (the inverse DAE of seed 002 takes elastic joints on
+            rigid links), robots with other than 2 (planar: the plane's coordinates) or 3 actuators (x, y, z).
+    """
+    if method not in TOOL_METHODS:
+        raise ModelError(f"target space 'tool': method {method!r} inverts joint-space targets only; tool-space "
+                         f"targets run method {' or '.join(map(repr, TOOL_METHODS))} (seed 002's inverse DAE)")
+    if general(robot):
+        raise ModelError(f"target space 'tool': robot {robot.name!r} has flexible links or rigid joints; tool space "
+                         "covers elastic joints on rigid links (method 'dae') so far: use target space 'joint'")
+    from flexrobot_ros.dynamics.dae.symbolic import default_tool_axes
+
+    try:
+        return default_tool_axes(robot)
+    except ModelError:
+        raise ModelError(f"target space 'tool': robot {robot.name!r} has {robot.n} actuators; tool-space targets "
+                         "need 2 on a planar arm (the coordinates of its plane) or 3 (x, y, z)") from None
+
+
+def tool_feedforward(robot: Any, trajectory: Trajectory, method: str = "dae", *, start_joints: Any,
+                     rate_hz: float = 1000.0, check_limits: bool = True) -> FeedforwardResult:
+    """Motor references and torques that make ``robot``'s tool point follow ``trajectory`` (the tool-point
+    coordinates of :func:`check_tool_space`, in that order [m], base frame): the inverse DAE of seed 002 with
+    output = tool point (:func:`flexrobot_ros.dynamics.dae.dae_feedforward.dae_feedforward`, a BDF step of
+    1 / ``rate_hz`` [Hz]), from rest at the start; ``start_joints`` (n,) the link positions [rad | m] near the
+    start that choose the configuration (elbow) the solution follows. ``check_limits``: the link positions the
+    solution takes are checked against the URDF limits as in :func:`feedforward`.
+
+    Raises:
+        ModelError: tool space is not supported for ``robot`` or ``method`` (:func:`check_tool_space`).
+        TrajectoryError: ``start_joints`` has not n finite values; the DAE cannot be solved (DaeError).
+    """
+    axes = check_tool_space(robot, method)
+    start = np.asarray(start_joints, dtype=float).ravel()
+    if start.shape != (robot.n,) or not np.all(np.isfinite(start)):
+        raise TrajectoryError(f"start joints: {start.tolist()}; expected {robot.n} finite link positions [rad | m] "
+                              f"of {list(robot.joint_names)} near the start of the tool-space target")
+    from flexrobot_ros.dynamics.dae.dae_feedforward import dae_feedforward, feedforward_result
+
+    result = feedforward_result(robot, dae_feedforward(robot, trajectory, h=1.0 / rate_hz, q_g_guess=start,
+                                                       output="tool", tool_axes=axes))
+    if check_limits:
+        _check_limits(robot, result)
+    return result
+
+
+def predicted_deformation(robot: Any, result: FeedforwardResult) -> dict[str, np.ndarray]:
+    """The deformation ``result`` predicts along its samples, {name: (samples,)}: ``joint_deflection.<joint>``
+    = q_m - W q [rad | m] of each elastic joint (motor minus link, motor side: what ``flexrobot feedforward`` prints
+    as max|q_m-Wq|); ``eta.<k>`` the elastic coordinates of the flexible links (method 'prescribed': the chain's
+    eta, link after link in the ``flexible_links`` order, each link's [eta_y, eta_z]: modal amplitudes [m] or nodal
+    displacements [m] and rotations [rad]); ``deflection.<link>.y`` / ``.z`` the tip deflections [m] of
+    ``result.deflections`` (the columns of the CSV and the simulator)."""
+    rigid = set(getattr(robot, "rigid_joints", ()))
+    transmission = np.asarray(robot.transmission, dtype=float)
+    out = {f"joint_deflection.{joint}": result.q_m[:, j] - transmission[j] * result.q[:, j]
+           for j, joint in enumerate(result.joint_names) if joint not in rigid}
+    if result.eta is not None:
+        out.update({f"eta.{k}": result.eta[:, k] for k in range(result.eta.shape[1])})
+    out.update(result.deflections)
+    return out
 
 
 def _samples(robot: Any, trajectory: Trajectory | TrajectorySamples, rate_hz: float, t: Any,
