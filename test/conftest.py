@@ -63,11 +63,15 @@ def pytest_xdist_make_scheduler(config, log):
     return FileOrDdsScheduling(config, log)
 
 
-@pytest.fixture(scope="module")
-def cache_directory(tmp_path_factory):
-    """Generated code goes to one directory per test session (compiled once per model and session); test files
-    that compile SDRNEA code use it for all their tests with ``pytestmark = pytest.mark.usefixtures(...)``."""
-    folder = tmp_path_factory.getbasetemp() / "flexrobot_cache"
+@pytest.fixture(scope="session", autouse=True)
+def session_code_cache(tmp_path_factory):
+    """Generated C goes to one directory per test run, shared by the xdist workers (their base temporary
+    directories sit side by side in the run's): each model is compiled once per run (``compile_library`` locks
+    per library, so a worker that needs a library another is compiling waits for it), the processes the tests
+    start inherit it, and no test reads or writes the user's cache (a fresh machine compiles what this one would)."""
+    base = tmp_path_factory.getbasetemp()
+    folder = (base.parent if "PYTEST_XDIST_WORKER" in os.environ else base) / "flexrobot_cache"
+    folder.mkdir(exist_ok=True)
     previous = os.environ.get("FLEXROBOT_CACHE")
     os.environ["FLEXROBOT_CACHE"] = str(folder)
     yield folder
@@ -75,6 +79,12 @@ def cache_directory(tmp_path_factory):
         os.environ.pop("FLEXROBOT_CACHE", None)
     else:
         os.environ["FLEXROBOT_CACHE"] = previous
+
+
+@pytest.fixture(scope="module")
+def cache_directory(session_code_cache):
+    """The run's generated-code directory (:func:`session_code_cache`), for the tests that look into it."""
+    return session_code_cache
 
 
 @pytest.fixture(scope="module")

@@ -99,12 +99,12 @@ def workdir(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def environment(tmp_path_factory) -> dict[str, str]:
+def environment(session_code_cache) -> dict[str, str]:
     bin_dir = Path(sys.executable).parent
     if not (bin_dir / "flexrobot").exists():
         pytest.skip("the package is not installed beside this interpreter (scripts/test installs it)")
     return dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}", MPLBACKEND="Agg",
-                FLEXROBOT_CACHE=str(tmp_path_factory.getbasetemp() / "flexrobot_cache"))
+                FLEXROBOT_CACHE=str(session_code_cache))
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=[example.name for example in EXAMPLES])
