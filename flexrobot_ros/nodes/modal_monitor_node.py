@@ -26,6 +26,11 @@ beams' modes, which follow the pose, e.g. a sliding link's length). They are com
 along seed 004's section 5 motion they are within 5 % of the eigenvalues of the moving, deflected closed loop
 (``flexrobot modal --controller decoupling --trajectory``).
 
+A robot only the composed model simulates (flexible links or rigid joints with extra elasticities, gear dampers or
+Coulomb friction: mixed4, moberg5_flexlink) is analysed as ``flexrobot modal`` does it
+(:func:`flexrobot_ros.modal.elastic_robot_linearization.elastic_robot_modes`); its mode shapes run over the composed
+coordinates, labelled ``q.<joint>``, ``q_e.<name>``, ``eta.<k>``, ``q_m.<elastic joint>``.
+
 Service ``~/map`` (std_srvs/Trigger): a modal map over a ``map.points`` x ``map.points`` grid of the joints
 ``map.joints`` within +-``map.span`` of the current pose, written to ``map.directory`` (which must lie inside the
 read-only ``output_directory``) as an ``.npz``
@@ -118,7 +123,8 @@ class ModalMonitorNode:
         if needs_elastic_robot(self.robot):  # the composed model, y = [q_a (joints and q_e), eta, q_m]
             self.elastic_robot = ElasticRobot(self.robot)
             self.analysis = self._elastic_robot_modes
-            self.coordinates, self.joint_rows = elastic_robot_coordinates(self.elastic_robot), self.elastic_robot.q_index
+            self.coordinates = elastic_robot_coordinates(self.elastic_robot)
+            self.joint_rows = self.elastic_robot.q_index
         elif self.analysis is not modal_analysis:
             self.coordinates += [f"q_e.{name}" for name in self.robot.extended.elastic_names]
         elif self.robot.flexible_links or self.robot.rigid_joints:  # link-layer linearization, z = [q, eta, q_m]

@@ -14,8 +14,9 @@ Two evaluations of the same derivative: ``path="casadi"`` (default) the CasADi f
 :mod:`flexrobot_ros.flexible_links.elastic_robot_functions` composed into the state derivative, with the exact
 Jacobian (implicit-function rule, wrench slopes by central differences of ``J^T w``), ``compiled=True`` as generated C
 cached in the package's code cache (all three functions when the plant is built, or each at its first call with
-``compile_on_first_use=True``: a run that never asks for the Jacobian skips its compile, 10-40 s); ``path="numeric"`` the DeNOC recursion with a central-difference Jacobian (the
-reference the CasADi path is tested against, ``bench/elastic_robot.py``).
+``compile_on_first_use=True``: a run that never asks for the Jacobian skips its compile, 10-40 s);
+``path="numeric"`` the DeNOC recursion with a central-difference Jacobian (the reference the CasADi path is tested
+against, ``bench/elastic_robot.py``).
 Output columns added by :meth:`extra_columns`: ``q_e.<name>`` [rad | m], and ``deflection.<link>.y`` / ``.z`` [m],
 the tip deflection of each flexible link on a revolute joint in its beam frame.
 """
