@@ -23,7 +23,7 @@ import numpy as np
 import pinocchio as pin
 
 from flexrobot_ros.errors import ModelError
-from flexrobot_ros.model.extended_model import attach_extended, lock_urdf_elasticities
+from flexrobot_ros.model.extended_model import attach_extended, check_composable, lock_urdf_elasticities
 from flexrobot_ros.model.schema import FlexibilitySpec, ToolSpec, gains, joint_spec
 from flexrobot_ros.model.tool import merge_tool
 
@@ -335,7 +335,9 @@ def build_robot(spec: FlexibilitySpec, model: pin.Model, urdf_path: Path, yaml_p
         extra_elasticities=spec.extra_elasticities,
         rigid_joints=tuple(name for name, s in zip(joint_names, specs) if s.stiffness == float("inf")),
     )
-    return attach_extended(robot, spec, full_model, source)
+    robot = attach_extended(robot, spec, full_model, source)
+    check_composable(robot, source)
+    return robot
 
 
 def angle_or_length(kind: str) -> str:
