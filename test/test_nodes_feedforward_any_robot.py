@@ -128,7 +128,7 @@ def test_tool_space_on_moberg5_gives_the_dae_torques_of_the_core():
     ("scompi", {"target_space": "tool", "tool_space.start_joints": [0.0] * 6},
      r"parameter 'target_space'.*'scompi' has 6 actuators"),
     ("canadarm", {"method": "sdrnea"}, r"parameter 'method'.*'canadarm'.*method 'prescribed'"),
-    ("mixed4", {}, r"parameter 'method'.*'mixed4'.*extra elasticities"),
+    ("mixed4", {"method": "sdrnea"}, r"parameter 'method'.*'mixed4'.*method 'prescribed'"),
 ])
 def test_unsupported_target_spaces_and_methods_are_refused_naming_the_parameter(robot, parameters, message):
     with Harness() as harness:

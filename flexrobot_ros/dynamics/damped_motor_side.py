@@ -49,7 +49,8 @@ def damped_motor_side(params: JointFlexibility, spring_damping: Any, t: np.ndarr
     w, k = params.transmission, params.stiffness
     damping = np.asarray(spring_damping, dtype=float)
     load = link_load(params, qd, qdd, q3, tau, dtau, ddtau)
-    delta = [value / (w * k) for value in load]  # delta, delta', delta'' of the joints without a damper
+    compliance = 1.0 / (w * k)
+    delta = [compliance * value for value in load]  # delta, delta', delta'' of the joints without a damper (eq. 4.7)
     damped = np.flatnonzero(damping > 0.0)
     if damped.size:
         a = k[damped] / damping[damped]
