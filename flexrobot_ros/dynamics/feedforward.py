@@ -93,7 +93,8 @@ def feedforward(robot: Any, trajectory: Trajectory | TrajectorySamples | str | o
             extended flexible-joint model's inverse dynamics as a DAE, seed 002: a BDF step of 1 / ``rate_hz``,
             :mod:`flexrobot_ros.dynamics.dae.dae_feedforward`; ``trajectory`` may also be a CartesianLine) for
             elastic joints on rigid links; 'prescribed' for any robot (the deformations of flexible links
-            integrated along the joint motion; the result's ``deflections`` and ``eta`` predict them); 'rigid', the
+            integrated along the joint motion, with the extra elasticities of robots that have them; the result's
+            ``deflections`` and ``eta`` predict them); 'rigid', the
             rigid-robot baseline (:func:`rigid_feedforward`). None: 'sdrnea', or 'prescribed' for robots with
             flexible links or rigid joints.
         link_model: ``method``/``modes``/``elements`` overrides of the flexible links' discretization (as the
@@ -347,7 +348,8 @@ def tool_feedforward(robot: Any, trajectory: Trajectory, method: str = "dae", *,
 def predicted_deformation(robot: Any, result: FeedforwardResult) -> dict[str, np.ndarray]:
     """The deformation ``result`` predicts along its samples, {name: (samples,)}: ``joint_deflection.<joint>``
     = q_m - W q [rad | m] of each elastic joint (motor minus link, motor side: what ``flexrobot feedforward`` prints
-    as max|q_m-Wq|); ``eta.<k>`` the elastic coordinates of the flexible links (method 'prescribed': the chain's
+    as max|q_m-Wq|); ``q_e.<joint>`` [rad | m] the non-actuated elastic joints (method 'prescribed' on robots with
+    extra elasticities); ``eta.<k>`` the elastic coordinates of the flexible links (method 'prescribed': the chain's
     eta, link after link in the ``flexible_links`` order, each link's [eta_y, eta_z]: modal amplitudes [m] or nodal
     displacements [m] and rotations [rad]); ``deflection.<link>.y`` / ``.z`` the tip deflections [m] of
     ``result.deflections`` (the columns of the CSV and the simulator)."""
