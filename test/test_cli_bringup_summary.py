@@ -112,16 +112,3 @@ def test_calibration_report_before_after_per_pose_and_mode():
 def test_calibration_without_report_says_so():
     text = format_summary({**summary([]), "calibrate": True, "calibration": None})
     assert "calibration: no report" in text
-
-
-def test_bringup_starts_no_feedforward_node_for_a_robot_no_method_serves():
-    """mixed4 and moberg5_flexlink (extra elasticities / gear dampers with flexible links or rigid joints): the core's
-    one-line refusal is why the bring-up leaves feedforward_node out (the simulator moves by itself); Scompi is
-    served."""
-    from flexrobot_ros.commands.bringup import feedforward_refusal
-    from flexrobot_ros.model import load_robot
-
-    for name in ("mixed4", "moberg5_flexlink"):
-        reason = feedforward_refusal(load_robot(name))
-        assert f"robot '{name}': no feedforward method supports" in reason and "\n" not in reason
-    assert feedforward_refusal(load_robot("scompi")) == ""

@@ -8,6 +8,7 @@ runs:
 - Moberg 5 with ``target_space: tool``: the node's torques equal seed 002's inverse DAE of the core
   (:func:`flexrobot_ros.dynamics.dae.dae_feedforward.dae_feedforward`, tool output) to 1e-9, and the predicted joint
   deflections are its q_m - W q.
+- mixed4 (composed model, method 'auto' = 'prescribed'): the node equals the core and predicts q_e.joint4.
 - Bad target-space parameters and unsupported robots/methods in tool space are refused naming the parameter.
 """
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from flexrobot_ros.dynamics import feedforward, trajectory_from_joint_trajectory
+from flexrobot_ros.dynamics import feedforward, predicted_deformation, trajectory_from_joint_trajectory
 from flexrobot_ros.dynamics.dae.dae_feedforward import dae_feedforward, feedforward_result
 from flexrobot_ros.errors import RuntimeLayerError
 from flexrobot_ros.model import load_robot
@@ -95,6 +96,30 @@ def test_canadarm_node_equals_the_core_and_predicts_the_deflections():
     assert np.abs(values[:, 6:]).max() > 1e-4  # the motion bends the links (tip deflections [m])
 
 
+
+def test_composed_robot_node_equals_the_core_and_predicts_its_extra_coordinate():
+    """mixed4 (the composed model: a rigid joint, elastic joints with gear dampers and Coulomb friction, the extra
+    elasticity joint4, link 2 a beam), method 'auto' = 'prescribed': a 0.4 s rest-to-rest move (two waypoints) at
+    100 Hz gives the core's q_m and tau_m to 1e-9 of their peak, and predicted_deflections carries the elastic
+    joints' q_m - W q, the beam's eta, q_e.joint4 [rad] and the tip deflections [m], as the core predicts them."""
+    robot = load_robot("mixed4")
+    start, end = np.array([0.2, 0.4, -0.6]), np.array([0.4, 0.6, -0.8])
+    msg, probe = run_node({"robot": "mixed4", "tool": False}, list(robot.joint_names), [0.0, 0.4],
+                          np.stack([start, end]), 100.0)
+    core = feedforward(robot, trajectory_from_joint_trajectory(msg, robot.joint_names), None, rate_hz=100.0)
+    assert core.method == "prescribed"
+    published = probe.last("/motor_trajectory")
+    for field, reference in (("positions", core.q_m), ("effort", core.tau_m)):
+        assert_close(trajectory_values(published, field), reference, field)
+    deflections = probe.messages[DEFLECTIONS]
+    names = list(deflections[0].name)
+    expected = predicted_deformation(robot, core)
+    assert names == list(expected) and "q_e.joint4" in names and "joint_deflection.joint1" not in names
+    values = states(deflections)[1]
+    for k, name in enumerate(names):
+        assert_close(values[:, k], expected[name][:len(values)], name)
+    assert np.abs(expected["q_e.joint4"]).max() > 1e-4  # rad: the move swings the wrist spring
+
 def test_tool_space_on_moberg5_gives_the_dae_torques_of_the_core():
     """target_space 'tool' (method 'auto' = 'dae'): the tool point's x, z waypoints [m] in (the plane of the arm), the motor torques of the
     core's inverse DAE (tool output, BDF step 1 / 500 Hz, elbow START_JOINTS) out, to 1e-9 of their peak; the
@@ -128,7 +153,7 @@ def test_tool_space_on_moberg5_gives_the_dae_torques_of_the_core():
     ("scompi", {"target_space": "tool", "tool_space.start_joints": [0.0] * 6},
      r"parameter 'target_space'.*'scompi' has 6 actuators"),
     ("canadarm", {"method": "sdrnea"}, r"parameter 'method'.*'canadarm'.*method 'prescribed'"),
-    ("mixed4", {}, r"parameter 'method'.*'mixed4'.*extra elasticities"),
+    ("mixed4", {"method": "sdrnea"}, r"parameter 'method'.*'mixed4'.*method 'prescribed'"),
 ])
 def test_unsupported_target_spaces_and_methods_are_refused_naming_the_parameter(robot, parameters, message):
     with Harness() as harness:

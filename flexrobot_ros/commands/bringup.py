@@ -15,10 +15,6 @@ runs a scripted experiment in simulated time (seed 000 section 2.4.3 at two pose
   JointTrajectory to the feedforward node, whose motor references drive the simulator (feedforward + motor PD);
 - [0.65 T, T]: hold; impact at 0.65 T + 0.2 s; at T the OMA node identifies again: pose B.
 
-A robot no feedforward method serves (extra elasticities or gear dampers with flexible links or rigid joints:
-mixed4, moberg5_flexlink) runs without feedforward_node (one line on stderr says why): the move is the simulator's
-own set-point move (a step of its PD set point at 0.35 T) and the summary has no tracking error.
-
 The summary lists, per pose, the monitor's modes beside the OMA node's (a monitor mode is matched, and shown beside
 an OMA mode, when that mode lies within 0.1 Hz and 0.5 damping points; modes above the encoders' Nyquist limit,
 half of oma_node's ``sample_rate_hz``, are marked and not counted) and the move's tracking error max |q - q_d| from
@@ -164,18 +160,6 @@ class Plan:
                 "oma_node": {"window_s": round(self.hold_end - 0.05, 6), "update_period_s": self.hold_end}}
 
 
-def feedforward_refusal(robot: Any) -> str:
-    """Why feedforward_node cannot serve ``robot`` with its default method (the core's one-line refusal), or ''."""
-    from flexrobot_ros.dynamics.feedforward import check_supported, default_method
-    from flexrobot_ros.errors import ModelError
-
-    try:
-        check_supported(robot, default_method(robot))
-    except ModelError as error:
-        return str(error)
-    return ""
-
-
 # ----------------------------------------------------------------------------------------------------------------
 # What the bring-up's own node sees
 # ----------------------------------------------------------------------------------------------------------------
@@ -295,12 +279,6 @@ class BringUp:
         tool = args.tool if args.tool is not None else bool(given[NODES[args.kind][-1]].get("tool", False))
         self.robot = load_robot(args.robot, tool=tool)
         self.tool = tool
-        unserved = feedforward_refusal(self.robot)
-        if unserved:  # e.g. mixed4: the simulator moves by itself (PD set-point step), no feedforward_node
-            print(f"flexrobot bringup: feedforward_node not started: {unserved}; the move is the simulator's own "
-                  "set-point move", file=sys.stderr, flush=True)
-            names = tuple(name for name in names if name != "feedforward_node")
-        self.feedforward = "feedforward_node" in names
         #: Half the encoder sample rate [Hz] (oma_node's sample_rate_hz): modes above it are invisible to OMA.
         self.nyquist_hz = 0.5 * float(given["oma_node"].get("sample_rate_hz", 1000.0))
         self.plan = None
@@ -423,8 +401,7 @@ class BringUp:
         if self.calibration is not None:
             waits.append(self.calibration.client)
         self.desired = self.node.create_publisher(self.node.types.trajectory_msgs.msg.JointTrajectory,
-                                                  "desired_trajectory") if self.feedforward else \
-            self.node.create_publisher(self.node.types.sensor_msgs.msg.JointState, "set_point")
+                                                  "desired_trajectory")
         links = [(node, key) for node, key, pair in (
             ("simulator_node", "motor_states subscribers", {"simulator_node", "oma_node"}),
             ("feedforward_node", "motor_trajectory subscribers", {"feedforward_node", "simulator_node"}))
@@ -496,7 +473,7 @@ class BringUp:
 
     def _experiment(self) -> str:
         from flexrobot_ros.dynamics import Poly9Trajectory, trajectory_from_joint_trajectory
-        from flexrobot_ros.nodes.convert import joint_state, joint_trajectory
+        from flexrobot_ros.nodes.convert import joint_trajectory
 
         plan = self.plan
         self._run_simulator(True)
@@ -510,15 +487,11 @@ class BringUp:
         waypoints = path.evaluate(np.linspace(path.start_time, path.end_time, 16))
         msg = joint_trajectory(self.node.types, self.node.stamp(start), self.robot.joint_names, waypoints.t,
                                waypoints.q, waypoints.qd, waypoints.qdd)
-        if self.feedforward:
-            self.trajectory = (start, trajectory_from_joint_trajectory(msg, self.robot.joint_names))
-            self.desired.publish(msg)
+        self.trajectory = (start, trajectory_from_joint_trajectory(msg, self.robot.joint_names))
+        self.desired.publish(msg)
         if not self._wait_sim(plan.hold_end, paused=True):  # the simulator pauses there by itself (pause_at_s)
             return "stopped" if self.stop.is_set() else "simulator ended early"
         self._snapshot("pose A", plan.start_pose)   # on a window that ends exactly before the move
-        if not self.feedforward:  # the simulator's set-point move (no tracking reference: a step of the PD set point)
-            self.desired.publish(joint_state(self.node.types, self.node.stamp(start), self.robot.joint_names,
-                                             plan.target_pose, np.zeros(self.robot.n), np.zeros(self.robot.n)))
         self._run_simulator(True)
         if not self._wait_sim(plan.duration):
             return "stopped" if self.stop.is_set() else "simulator ended early"

@@ -55,8 +55,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         help="inverse-dynamics algorithm: sdrnea: generated C code, compiled once per robot and "
                              "cached (default for elastic joints on rigid links); ejnea: numeric recursion; dae: "
                              "robots with extra elasticities (BDF or optimization, after Moberg & Hanssen); "
-                             "prescribed: any robot, the flexible links' deformations integrated along the joint "
-                             "motion (default for robots with flexible links or rigid joints); rigid: the rigid-robot "
+                             "prescribed: any robot, the flexible links' deformations and extra elasticities "
+                             "integrated along the joint motion (default for robots with flexible links or rigid joints); rigid: the rigid-robot "
                              "baseline (links and joints rigid, motor reference = link reference)")
     parser.add_argument("--rate", type=float, default=1000.0, help="sampling rate [Hz] (default 1000)")
     parser.add_argument("--out", type=Path, required=True, help="output time series (.csv or .npz)")

@@ -9,8 +9,13 @@ rigid-joint baseline (thesis eq. 4.5) for comparisons.
 Robots with flexible links or rigid joints (method 'prescribed', their default): the link deformations are
 integrated along the prescribed joint motion and the joint torques follow
 (:mod:`flexrobot_ros.flexible_links.prescribed_joint_inverse_dynamics`); elastic joints among them get their motor
-side as above, rigid joints take the joint torque directly (tau_m = tau + D qd, q_m = q: the simulator's rigid
-joint). The inversion is in joint space: the joints follow q(t), the beams vibrate as that motion makes them.
+side as above, rigid joints take the joint torque directly (tau_m = tau + D qd + D_c tanh(qd / v_c), q_m = q: the
+simulator's rigid joint). Robots with extra elasticities or gear dampers (mixed4, moberg5_flexlink; and moberg5 with
+method 'prescribed') are inverted on the composed model's chain
+(:class:`~flexrobot_ros.flexible_links.elastic_robot.ElasticRobot`, built on the extended model): the non-actuated
+elastic joints are integrated with the link deformations, and an elastic joint with a gear damper gets its motor
+side from the damper's first-order equation (:mod:`.damped_motor_side`, seed 002 eq. 1b). The inversion is in joint
+space: the joints follow q(t), the beams and the extra elasticities vibrate as that motion makes them.
 """
 from __future__ import annotations
 
@@ -25,13 +30,16 @@ import pinocchio as pin
 from flexrobot_ros.dynamics.codegen import CompiledSdrnea, load_sdrnea
 from flexrobot_ros.dynamics.dae.reference import CartesianLine
 from flexrobot_ros.dynamics.dae.tool_path import ToolPath
+from flexrobot_ros.dynamics.damped_motor_side import damped_motor_side
 from flexrobot_ros.dynamics.ejnea import Ejnea
 from flexrobot_ros.dynamics.feedforward_names import DEFAULT_GENERAL_METHOD, DEFAULT_METHOD, METHODS, TOOL_METHODS
 from flexrobot_ros.dynamics.feedforward_result import FeedforwardResult
-from flexrobot_ros.dynamics.flexible_joint import JointFlexibility, motor_side, rigid_motor_side
+from flexrobot_ros.dynamics.flexible_joint import JointFlexibility, coulomb_friction, motor_side, rigid_motor_side
 from flexrobot_ros.dynamics.serial_chain import SerialChain
 from flexrobot_ros.dynamics.trajectory import Trajectory, TrajectorySamples, load_trajectory
 from flexrobot_ros.errors import ModelError, TrajectoryError
+from flexrobot_ros.flexible_links.elastic_robot import ElasticRobot
+from flexrobot_ros.flexible_links.flexible_chain import FlexibleLinkChain
 from flexrobot_ros.flexible_links.link_specs import chain_from_robot
 from flexrobot_ros.flexible_links.prescribed_joint_inverse_dynamics import PrescribedJointInverseDynamics
 from flexrobot_ros.flexible_links.tip_deflections import deflection_links, tip_deflections
@@ -52,15 +60,8 @@ def default_method(robot: Any) -> str:
 def check_supported(robot: Any, method: str = DEFAULT_METHOD) -> None:
     """Raise :class:`ModelError` naming the robot when it has rigid joints or flexible links: methods 'sdrnea',
     'ejnea' and 'dae' (thesis eqs. 4.7-4.10, seed 002) invert finite joint stiffnesses of a chain of rigid links;
-    'prescribed' and 'rigid' take any robot without extra elasticities (every method refuses a robot with extra
-    elasticities or gear dampers and flexible links or rigid joints: mixed4, moberg5_flexlink)."""
+    'prescribed' and 'rigid' take any robot."""
     rigid, links = list(getattr(robot, "rigid_joints", ())), list(getattr(robot, "flexible_links", ()))
-    if general(robot) and getattr(robot, "extended", None) is not None:
-        raise ModelError(
-            f"robot {robot.name!r}: no feedforward method supports extra elasticities or gear dampers together with "
-            f"{'flexible links' if links else 'rigid joints'} yet ('prescribed' and 'rigid' integrate the "
-            "flexible-link chain, which has no extra elasticities; flexible_links.elastic_robot.ElasticRobot models "
-            "this robot for simulation and modal analysis)")
     if method in ("prescribed", "rigid") or not general(robot):
         return
     parts = ([f"rigid joints ({', '.join(rigid)}: no finite stiffness to invert)"] if rigid else []) + \
@@ -96,7 +97,8 @@ def feedforward(robot: Any, trajectory: Trajectory | TrajectorySamples | str | o
             extended flexible-joint model's inverse dynamics as a DAE, seed 002: a BDF step of 1 / ``rate_hz``,
             :mod:`flexrobot_ros.dynamics.dae.dae_feedforward`; ``trajectory`` may also be a CartesianLine) for
             elastic joints on rigid links; 'prescribed' for any robot (the deformations of flexible links
-            integrated along the joint motion; the result's ``deflections`` and ``eta`` predict them); 'rigid', the
+            integrated along the joint motion, with the extra elasticities of robots that have them; the result's
+            ``deflections`` and ``eta`` predict them); 'rigid', the
             rigid-robot baseline (:func:`rigid_feedforward`). None: 'sdrnea', or 'prescribed' for robots with
             flexible links or rigid joints.
         link_model: ``method``/``modes``/``elements`` overrides of the flexible links' discretization (as the
@@ -229,8 +231,9 @@ def rigid_feedforward(robot: Any, trajectory: Trajectory | TrajectorySamples | s
     link = {"tau": torques.tau, "dtau": torques.dtau, "ddtau": torques.ddtau}
     deflections = {}
     if getattr(robot, "flexible_links", None):
-        links = chain_from_robot(robot)
-        deflections = _deflection_columns(robot, links, samples.q, np.zeros((samples.t.size, links.m)))
+        chain, model = _chain(robot, None)
+        joints = _chain_joints(chain, np.arange(robot.n) if model is None else model.q_index, samples.q)
+        deflections = _deflection_columns(robot, chain, joints, np.zeros((samples.t.size, chain.m)))
     return _result(robot, samples, link, _motor_side(robot, samples, link, rigid_model=True), "rigid",
                    deflections)
 
@@ -238,25 +241,55 @@ def rigid_feedforward(robot: Any, trajectory: Trajectory | TrajectorySamples | s
 def prescribed_feedforward(robot: Any, trajectory: Trajectory | TrajectorySamples | str | os.PathLike, *,
                            rate_hz: float = 1000.0, t: Any = None, check_limits: bool = True,
                            link_model: dict[str, Any] | None = None) -> FeedforwardResult:
-    """Joint-space feedforward of any robot (module docstring): link deformations integrated along the joint
-    motion, joint torques from them (:class:`PrescribedJointInverseDynamics`), then the motor side per joint."""
+    """Joint-space feedforward of any robot (module docstring): link deformations (and extra elasticities)
+    integrated along the joint motion, joint torques from them (:class:`PrescribedJointInverseDynamics`), then the
+    motor side per joint. Robots with extra elasticities also get the columns ``q_e.<joint>`` [rad | m] of the
+    non-actuated elastic joints, as the simulator names them."""
     samples = _samples(robot, trajectory, rate_hz, t, check_limits)
-    chain = chain_from_robot(robot, **(link_model or {}))
+    chain, model = _chain(robot, link_model)
+    inverse = PrescribedJointInverseDynamics(chain) if model is None else PrescribedJointInverseDynamics(
+        chain, model.q_index, model.qe_index, model.ext.elastic_stiffness, model.ext.elastic_damping)
     if chain.sliding:
-        chain.check_free_lengths(samples.q.min(axis=0))
-        chain.check_free_lengths(samples.q.max(axis=0))
-    motion = PrescribedJointInverseDynamics(chain)(samples.t, samples.q, samples.qd, samples.qdd, samples.q3,
-                                                   samples.q4)
+        chain.check_free_lengths(_chain_joints(chain, inverse.prescribed, samples.q.min(axis=0)[None])[0])
+        chain.check_free_lengths(_chain_joints(chain, inverse.prescribed, samples.q.max(axis=0)[None])[0])
+    motion = inverse(samples.t, samples.q, samples.qd, samples.qdd, samples.q3, samples.q4)
     link = {"tau": motion.tau, "dtau": motion.dtau, "ddtau": motion.ddtau}
+    extra = inverse.free[:inverse.ne]
+    columns = {f"q_e.{chain.bodies[i].name}": motion.q_e[:, k] for k, i in enumerate(extra)}
+    if robot.flexible_links:
+        joints = _chain_joints(chain, inverse.prescribed, samples.q)
+        joints[:, extra] = motion.q_e
+        columns.update(_deflection_columns(robot, chain, joints, motion.eta))
     result = _result(robot, samples, link, _motor_side(robot, samples, link, rigid_model=False), "prescribed",
-                     _deflection_columns(robot, chain, samples.q, motion.eta) if robot.flexible_links else {})
+                     columns)
     return dataclasses.replace(result, eta=motion.eta)
 
 
-def _deflection_columns(robot: Any, chain: Any, q: np.ndarray, eta: np.ndarray) -> dict[str, np.ndarray]:
-    """``deflection.<link>.y`` / ``.z`` [m] (z for links bending both ways), as the simulator's plant writes them."""
+def _chain(robot: Any, link_model: dict[str, Any] | None) -> tuple[FlexibleLinkChain, ElasticRobot | None]:
+    """(the chain the joint-space inversion runs on, the composed model or None): the flexible-link chain of
+    ``robot.model``, or for robots with extra elasticities or gear dampers (``robot.extended``) the chain of
+    :class:`ElasticRobot` on the extended model (the robot's joints at its ``q_index``, the non-actuated elastic
+    joints at ``qe_index``); ``link_model`` overrides the links' discretization."""
+    if getattr(robot, "extended", None) is None:
+        return chain_from_robot(robot, **(link_model or {})), None
+    model = ElasticRobot(robot, **(link_model or {}))
+    return model.chain, model
+
+
+def _chain_joints(chain: FlexibleLinkChain, prescribed: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """The chain's joint coordinates (samples, chain.n) with the robot's joints q (samples, n) at ``prescribed``
+    and the others (non-actuated elastic joints) zero."""
+    out = np.zeros((len(q), chain.n))
+    out[:, prescribed] = q
+    return out
+
+
+def _deflection_columns(robot: Any, chain: FlexibleLinkChain, joints: np.ndarray,
+                        eta: np.ndarray) -> dict[str, np.ndarray]:
+    """``deflection.<link>.y`` / ``.z`` [m] (z for links bending both ways), as the simulator's plant writes them,
+    from the chain's joint coordinates (samples, chain.n) and elastic coordinates ``eta`` (samples, m)."""
     links = deflection_links(robot, chain)
-    values = tip_deflections(chain, links, q, eta)
+    values = tip_deflections(chain, links, joints, eta)
     columns = {}
     for k, (link, i) in enumerate(links):
         body = chain.bodies[i]
@@ -268,20 +301,29 @@ def _deflection_columns(robot: Any, chain: Any, q: np.ndarray, eta: np.ndarray) 
 
 def _motor_side(robot: Any, samples: TrajectorySamples, link: dict[str, np.ndarray],
                 rigid_model: bool) -> dict[str, np.ndarray]:
-    """q_m, qd_m, qdd_m, tau_m per joint: elastic joints by thesis eqs. 4.7-4.10 (``rigid_model``: eq. 4.5), rigid
-    joints (``robot.rigid_joints``) q_m = q and tau_m = tau + D qd (the torque acts on the joint)."""
+    """q_m, qd_m, qdd_m, tau_m per joint: elastic joints by thesis eqs. 4.7-4.10 (``rigid_model``: eq. 4.5; with a
+    gear damper D_g > 0, :func:`.damped_motor_side.damped_motor_side`), rigid joints (``robot.rigid_joints``) q_m = q
+    and tau_m = tau + D qd + D_c tanh(qd / v_c) (the torque acts on the joint)."""
     rigid = np.array([name in getattr(robot, "rigid_joints", ()) for name in robot.joint_names], dtype=bool)
+    coulomb = coulomb_friction(np.asarray(robot.link_coulomb, dtype=float), float(robot.coulomb_width) or 1.0,
+                               samples.qd, samples.qdd, samples.q3)[0]
     motor = {"q_m": samples.q.copy(), "qd_m": samples.qd.copy(), "qdd_m": samples.qdd.copy(),
-             "tau_m": link["tau"] + np.asarray(robot.link_damping, dtype=float) * samples.qd}
+             "tau_m": link["tau"] + np.asarray(robot.link_damping, dtype=float) * samples.qd + coulomb}
     elastic = ~rigid
     if not elastic.any():
         return motor
-    flexibility = JointFlexibility(**{name: np.asarray(getattr(JointFlexibility.from_robot(robot), name))[elastic]
+    # the elastic joints' parameters (a rigid joint's infinite stiffness is no JointFlexibility)
+    flexibility = JointFlexibility(**{name: np.broadcast_to(np.asarray(getattr(robot, name), dtype=float),
+                                                            (robot.n,))[elastic]
                                       for name in JointFlexibility.__dataclass_fields__}) if rigid.any() else \
         JointFlexibility.from_robot(robot)
     columns = [samples.q[:, elastic], samples.qd[:, elastic], samples.qdd[:, elastic]]
+    damping = np.zeros(robot.n) if robot.extended is None else np.asarray(robot.extended.spring_damping, dtype=float)
     if rigid_model:
         side = rigid_motor_side(flexibility, *columns, link["tau"][:, elastic])
+    elif np.any(damping[elastic] > 0.0):
+        side = damped_motor_side(flexibility, damping[elastic], samples.t, *columns, samples.q3[:, elastic],
+                                 link["tau"][:, elastic], link["dtau"][:, elastic], link["ddtau"][:, elastic])
     else:
         side = motor_side(flexibility, *columns, samples.q3[:, elastic], link["tau"][:, elastic],
                           link["dtau"][:, elastic], link["ddtau"][:, elastic])
@@ -384,7 +426,8 @@ def tool_feedforward(robot: Any, trajectory: Trajectory, method: str = "dae", *,
 def predicted_deformation(robot: Any, result: FeedforwardResult) -> dict[str, np.ndarray]:
     """The deformation ``result`` predicts along its samples, {name: (samples,)}: ``joint_deflection.<joint>``
     = q_m - W q [rad | m] of each elastic joint (motor minus link, motor side: what ``flexrobot feedforward`` prints
-    as max|q_m-Wq|); ``eta.<k>`` the elastic coordinates of the flexible links (method 'prescribed': the chain's
+    as max|q_m-Wq|); ``q_e.<joint>`` [rad | m] the non-actuated elastic joints (method 'prescribed' on robots with
+    extra elasticities); ``eta.<k>`` the elastic coordinates of the flexible links (method 'prescribed': the chain's
     eta, link after link in the ``flexible_links`` order, each link's [eta_y, eta_z]: modal amplitudes [m] or nodal
     displacements [m] and rotations [rad]); ``deflection.<link>.y`` / ``.z`` the tip deflections [m] of
     ``result.deflections`` (the columns of the CSV and the simulator)."""

@@ -4,7 +4,7 @@ Subscribes ``desired_trajectory`` (trajectory_msgs/JointTrajectory: positions, o
 accelerations at each waypoint). The waypoints are joined by the C^4 spline of
 :func:`flexrobot_ros.dynamics.trajectory_from_joint_trajectory` and inverted sampled at ``output_rate_hz``, for
 every robot the core inverts (robots with extra elasticities and flexible links or rigid joints, mixed4 and
-moberg5_flexlink, are refused at start-up naming ``method``). ``target_space`` says what the waypoints are:
+moberg5_flexlink, by ``prescribed``: their other methods are refused at start-up naming ``method``). ``target_space`` says what the waypoints are:
 
 - ``joint``: the link joints (``joint_names`` the robot's), through :func:`flexrobot_ros.dynamics.feedforward`, the
   entry of ``flexrobot feedforward`` (``method``: ``auto`` = ``sdrnea`` for elastic joints on rigid links and
@@ -25,7 +25,8 @@ velocity qd_m, effort tau_m) and ``link_torque`` (JointState: position q, veloci
 [N m | N]) stamped ``header.stamp + t``, and ``predicted_deflections`` (JointState, same stamps: ``name`` the
 deformation coordinates, ``position`` their values; :func:`flexrobot_ros.dynamics.predicted_deformation`):
 ``joint_deflection.<joint>`` = q_m - W q [rad | m] of each elastic joint, ``eta.<k>`` the flexible links' elastic
-coordinates (method ``prescribed``), ``deflection.<link>.y`` / ``.z`` their predicted tip deflections [m];
+coordinates (method ``prescribed``), ``deflection.<link>.y`` / ``.z`` their predicted tip deflections [m],
+``q_e.<joint>`` the non-actuated elastic joints [rad | m] (method ``prescribed`` on robots with extra elasticities);
 ``diagnostics``.
 
 For ros2_control (``ros2_control.output``): ``joint_trajectory`` publishes the same points as a JointTrajectory on
