@@ -12,6 +12,7 @@ sample between buffers whose pointers were bound once with ``ff_bind`` (about 1 
 from __future__ import annotations
 
 import ctypes
+import fcntl
 import os
 import shutil
 import subprocess
@@ -92,6 +93,8 @@ def compile_library(function: ca.Function, stem: Path, n_in: int, n_out: int, wh
                     keep_source: bool = False) -> Path | None:
     """``stem``.so: ``function`` (one input of ``n_in``, one output of ``n_out`` doubles) generated as C with
     :data:`WRAPPER` and compiled with :data:`CFLAGS` (written atomically; ``keep_source``: ``stem``.c beside it).
+    Processes that ask for the same ``stem`` at once (the nodes of a bring-up, parallel test workers) compile it
+    once: each takes an exclusive lock on ``stem``.lock, and the ones after the first find the library built.
     None, with a RuntimeWarning naming ``what``, when there is no C compiler or compiling fails: the caller then
     evaluates with CasADi."""
     compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
@@ -100,6 +103,16 @@ def compile_library(function: ca.Function, stem: Path, n_in: int, n_out: int, wh
                       stacklevel=3)
         return None
     stem.parent.mkdir(parents=True, exist_ok=True)
+    library = stem.with_suffix(".so")
+    with open(stem.with_suffix(".lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # processes that need the same library wait for the one compiling it
+        if library.exists():
+            return library
+        return _generate_and_compile(function, stem, n_in, n_out, what, keep_source, compiler)
+
+
+def _generate_and_compile(function: ca.Function, stem: Path, n_in: int, n_out: int, what: str, keep_source: bool,
+                          compiler: str) -> Path | None:
     with tempfile.TemporaryDirectory(dir=stem.parent) as tmp:
         source = Path(tmp) / f"{stem.name}.c"
         generator = ca.CodeGenerator(source.name, {"with_header": False})
@@ -117,7 +130,7 @@ def compile_library(function: ca.Function, stem: Path, n_in: int, n_out: int, wh
             failure = str(error)
         if failure or not target.exists():
             warnings.warn(f"compiling {what} failed ({compiler}): {failure or 'no output'}; falling back to "
-                          "CasADi's evaluation (slower)", RuntimeWarning, stacklevel=3)
+                          "CasADi's evaluation (slower)", RuntimeWarning, stacklevel=4)
             return None
         if keep_source:
             os.replace(source, stem.with_suffix(".c"))

@@ -10,6 +10,11 @@ processes (it imports the loopback helpers ``runtime_peer`` or ``node_harness``)
 tests run one after another on one worker: their nodes never share a ROS domain or the machine with another DDS
 test. Each worker runs BLAS on one thread (so do the processes it starts): two workers with two BLAS threads each
 oversubscribe two cores. Without xdist nothing changes and ``pytest`` runs everything in one process.
+
+Generated C: the tests use the package's code cache as the user's commands do (``$FLEXROBOT_CACHE`` or
+~/.cache/flexrobot_ros; code is keyed by a hash of the generated function), so a run reuses what an earlier run or
+command compiled, and on a fresh machine each model is compiled once for all the workers and the processes the
+tests start (``compile_library`` locks per library: a process that needs a library another is compiling waits).
 """
 from __future__ import annotations
 
@@ -61,20 +66,6 @@ def pytest_xdist_make_scheduler(config, log):
             return work_unit(nodeid.split("::", 1)[0])
 
     return FileOrDdsScheduling(config, log)
-
-
-@pytest.fixture(scope="module")
-def cache_directory(tmp_path_factory):
-    """Generated code goes to one directory per test session (compiled once per model and session); test files
-    that compile SDRNEA code use it for all their tests with ``pytestmark = pytest.mark.usefixtures(...)``."""
-    folder = tmp_path_factory.getbasetemp() / "flexrobot_cache"
-    previous = os.environ.get("FLEXROBOT_CACHE")
-    os.environ["FLEXROBOT_CACHE"] = str(folder)
-    yield folder
-    if previous is None:
-        os.environ.pop("FLEXROBOT_CACHE", None)
-    else:
-        os.environ["FLEXROBOT_CACHE"] = previous
 
 
 @pytest.fixture(scope="module")

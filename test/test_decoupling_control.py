@@ -55,8 +55,9 @@ def test_exact_model_decouples_the_joints(rrp_link2, section5):
     """Seed 004 eqs. 31-35: with the exact model and the desired initial state, the joints follow the section 5
     cycloids with e_ddot + G_v e_dot + G_p e = 0 from e(0) = 0, i.e. joint errors at the integrator's tolerance
     (<= 1e-8 rad | m, accurate mode) while the flexible coordinates stay bounded (eq. 36: link 2 vibrates, a few mm).
-    Link 3 rigid here (the sliding beam's stiff elements make the accurate integration take minutes)."""
-    plant = FlexibleLinkPlant(rrp_link2, **MODELS["assumed_modes"])
+    Link 3 rigid here (the sliding beam's stiff elements make the accurate integration take minutes). The plant's
+    state derivative runs as its generated C (the same model as the recursion: test_flexible_links_simulation.py)."""
+    plant = FlexibleLinkPlant(rrp_link2, compiled=True, **MODELS["assumed_modes"])
     control = DecouplingControl(plant, section5, lqr=False)
     simulation = Simulation(plant, control, q0=control.q_d, rate=200.0, mode="accurate",
                             accurate=AccurateIntegration("DOP853", 1e-11, 1e-13))

@@ -28,7 +28,6 @@ Q0 = np.array([-PI / 4, -PI / 4, PI / 4, PI / 4, -PI / 4, -2 * PI / 3, PI / 4]) 
 QF = np.array([5 * PI / 6, 2 * PI / 3, -5 * PI / 6, -2 * PI / 3, 3 * PI / 4, PI / 2, -3 * PI / 4])
 
 
-pytestmark = pytest.mark.usefixtures("cache_directory")  # conftest.py: generated code in one folder per session
 
 
 @pytest.fixture(scope="module")

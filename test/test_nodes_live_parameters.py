@@ -364,7 +364,7 @@ def test_feedforward_rate_and_streams_change_live():
     assert quiet_period is None and quiet_points == 101 and quiet_streamed == 0
     assert loud_period == 0.004 and len(probe.last("/motor_trajectory").points) == 251
     assert len(probe.messages["/motor_torque"]) == 251
-    assert not refused[0] and "not one of ['sdrnea', 'ejnea', 'dae']" in refused[1]
+    assert not refused[0] and "not one of ['auto', 'sdrnea', 'ejnea', 'dae', 'prescribed', 'rigid']" in refused[1]
     assert node.parameters["method"] == "ejnea"
 
 

@@ -27,6 +27,7 @@ from flexrobot_ros.model import load_robot
 from flexrobot_ros.nodes.convert import joint_trajectory
 from flexrobot_ros.nodes.feedforward_node import FeedforwardNode
 from flexrobot_ros.runtime.messages import as_array, time_message, time_seconds
+from flexrobot_ros.runtime.qos import QOS_STREAM
 from node_harness import Q8, Harness, Probe, published_type_hashes
 
 JT, FMA = "trajectory_msgs/msg/JointTrajectory", "std_msgs/msg/Float64MultiArray"
@@ -73,7 +74,7 @@ def received():
         probe = Probe(probe_node, {"/joint_trajectory_controller/joint_trajectory": JT, "/diagnostics": DIAG,
                                    "/link/joint_trajectory_controller/joint_trajectory": JT})
         probe_node.create_subscription(probe_node.types.get(FMA), "/cmd/effort_controller/commands",
-                                       lambda msg: arrivals.append((time.monotonic(), msg)))
+                                       lambda msg: arrivals.append((time.monotonic(), msg)), QOS_STREAM.keeping_all())
         publishers = [probe_node.create_publisher(probe_node.types.get(JT), topic)
                       for topic in ("/desired_trajectory", "/cmd/desired_trajectory", "/link/desired_trajectory")]
         assert harness.spin(10.0, lambda: all(p.get_subscription_count() > 0 for p in publishers))

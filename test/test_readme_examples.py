@@ -99,12 +99,11 @@ def workdir(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def environment(tmp_path_factory) -> dict[str, str]:
+def environment() -> dict[str, str]:
     bin_dir = Path(sys.executable).parent
     if not (bin_dir / "flexrobot").exists():
         pytest.skip("the package is not installed beside this interpreter (scripts/test installs it)")
-    return dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}", MPLBACKEND="Agg",
-                FLEXROBOT_CACHE=str(tmp_path_factory.getbasetemp() / "flexrobot_cache"))
+    return dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}", MPLBACKEND="Agg")
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=[example.name for example in EXAMPLES])

@@ -22,7 +22,6 @@ from flexrobot_ros.model import load_robot
 from test_ejnea import IDS, MODELS
 
 
-pytestmark = pytest.mark.usefixtures("cache_directory")  # conftest.py: generated code in one folder per session
 
 
 def random_inputs(n: int, samples: int, seed: int) -> list[np.ndarray]:
@@ -146,7 +145,7 @@ def test_missing_compiler_falls_back_with_a_warning(tmp_path, monkeypatch):
     np.testing.assert_allclose(result.evaluate_batch(x)[:, :chain.n], reference.tau, rtol=1e-12, atol=1e-12)
 
 
-def test_cache_reuses_the_compiled_library(cache_directory, monkeypatch):
+def test_cache_reuses_the_compiled_library(monkeypatch):
     """A second load (new process = cleared in-memory memo) uses the stored .so without generating code; another
     stiffness is another cache entry."""
     robot = load_robot("lwr4")

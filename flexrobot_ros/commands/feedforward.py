@@ -16,8 +16,10 @@ import sys
 import time
 import warnings
 from pathlib import Path
+from typing import Any
 
-from flexrobot_ros.commands.arguments import output_file
+from flexrobot_ros.commands.arguments import (LINK_MODELS, CommandError, add_link_model_arguments, output_file,
+                                              vector)
 from flexrobot_ros.dynamics.feedforward_names import METHODS, QUANTITIES
 from flexrobot_ros.dynamics.shaper_names import DEFAULT_FREQUENCY_ERROR, SHAPERS
 from flexrobot_ros.timeseries import write_timeseries
@@ -33,13 +35,28 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         description="Motor references q_m [rad] and motor torques tau_m [N m] that make a robot with elastic joints "
                     "follow a link trajectory, written as a CSV or NPZ time series.")
     parser.add_argument("robot", help="shipped robot name or path to a flexibility YAML")
-    parser.add_argument("--trajectory", type=Path, required=True, help="trajectory YAML (poly9 profile or waypoints)")
+    parser.add_argument("--trajectory", type=Path,
+                        help="trajectory YAML: joint space (poly9 profile or waypoints) or tool space ({line: {start: "
+                             "[x, y(, z)], end: [..], duration: T}})")
+    parser.add_argument("--line", nargs=2, metavar=("X0,Y0[,Z0]", "X1,Y1[,Z1]"),
+                        help="tool-space straight line [m] of the tool frame (world frame), instead of --trajectory: "
+                             "the deformed tool moves along it (method dae, the default) or the rigid robot's "
+                             "(method rigid)")
+    parser.add_argument("--duration", type=float, metavar="T", help="duration of the --line motion [s]")
+    parser.add_argument("--tool-path", action="store_true",
+                        help="with a joint-space --trajectory: the deformed tool follows the path that trajectory "
+                             "traces with rigid links (method dae; rigid: the trajectory's rigid baseline)")
+    parser.add_argument("--order", type=int, metavar="K",
+                        help="BDF order of method dae (1-6; default 3 on robots with flexible links or rigid joints, "
+                             "6 otherwise)")
+    parser.add_argument("--step", type=float, metavar="H",
+                        help="BDF step of method dae [s] (default 1 / --rate)")
     parser.add_argument("--method", choices=METHODS,
                         help="inverse-dynamics algorithm: sdrnea: generated C code, compiled once per robot and "
                              "cached (default for elastic joints on rigid links); ejnea: numeric recursion; dae: "
                              "robots with extra elasticities (BDF or optimization, after Moberg & Hanssen); "
-                             "prescribed: any robot, the flexible links' deformations integrated along the joint "
-                             "motion (default for robots with flexible links or rigid joints); rigid: the rigid-robot "
+                             "prescribed: any robot, the flexible links' deformations and extra elasticities "
+                             "integrated along the joint motion (default for robots with flexible links or rigid joints); rigid: the rigid-robot "
                              "baseline (links and joints rigid, motor reference = link reference)")
     parser.add_argument("--rate", type=float, default=1000.0, help="sampling rate [Hz] (default 1000)")
     parser.add_argument("--out", type=Path, required=True, help="output time series (.csv or .npz)")
@@ -52,11 +69,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--shaper-frequency-error", type=float, default=DEFAULT_FREQUENCY_ERROR, metavar="E",
                         help="relative frequency error the auto shaper is robust to (default 0.1: +-10 %%)")
     parser.add_argument("--json", action="store_true", help="print the arrays as JSON on stdout")
+    links = parser.add_argument_group("flexible links (robots with a flexible_links section; method prescribed)")
+    add_link_model_arguments(links)
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from flexrobot_ros.dynamics.feedforward import feedforward  # casadi, pinocchio, scipy: not for --help
+    from flexrobot_ros.dynamics.feedforward import default_method, feedforward  # casadi, pinocchio, scipy
     from flexrobot_ros.dynamics.trajectory import load_trajectory
     from flexrobot_ros.model import load_robot
     from flexrobot_ros.model.flexible_robot import torque_or_force
@@ -64,7 +83,21 @@ def run(args: argparse.Namespace) -> int:
     output_file(args.out, "--out", (".csv", ".npz"))
     output_file(args.plot, "--plot", (".png",))
     robot = load_robot(args.robot, tool=args.tool)
-    trajectory = load_trajectory(args.trajectory)
+    link_model = {"method": LINK_MODELS.get(args.link_model), "modes": args.modes, "elements": args.elements}
+    if any(value is not None for value in link_model.values()):
+        if not robot.flexible_links:
+            raise CommandError(f"robot {robot.name}: --link-model/--link-modes/--link-elements need flexible links")
+        if (args.method or default_method(robot)) != "prescribed":
+            raise CommandError(f"--link-model/--link-modes/--link-elements: the link discretization of method "
+                               f"'prescribed'; method {args.method or default_method(robot)!r} does not integrate "
+                               "the link deformations")
+    line = _tool_line(args, robot)
+    trajectory = load_trajectory(args.trajectory) if line is None else None
+    if args.step is not None and not (args.step > 0 and args.step < float("inf")):
+        raise CommandError(f"--step {args.step}: expected a BDF step > 0 [s]")
+    rate = args.rate if args.step is None else 1.0 / args.step
+    if line is not None:
+        return _run_tool_space(args, robot, line, rate)
     start = time.perf_counter()
     shaping = None
     if args.shaper != "none":
@@ -74,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
         trajectory = shaping.trajectory
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", RuntimeWarning)
-        result = feedforward(robot, trajectory, args.method, rate_hz=args.rate)
+        result = feedforward(robot, trajectory, args.method, rate_hz=rate, order=args.order, link_model=link_model)
     elapsed = time.perf_counter() - start
     for warning in caught:
         print(f"flexrobot feedforward: warning: {warning.message}", file=sys.stderr)
@@ -100,4 +133,98 @@ def run(args: argparse.Namespace) -> int:
     for j, (name, kind) in enumerate(zip(result.joint_names, robot.joint_types)):
         print(f"{name:<12}{abs(result.tau[:, j]).max():>10.4g} {torque_or_force(kind):<3}"
               f"{abs(result.tau_m[:, j]).max():>10.4g} N m{deflection[j]:>12.4g} rad")
+    return 0
+
+
+def _tool_line(args: argparse.Namespace, robot: Any) -> Any:
+    """The CartesianLine of ``--line`` with ``--duration`` or of a tool-space ``--trajectory`` YAML, the ToolPath of
+    a joint-space one with ``--tool-path``; None for a joint-space trajectory."""
+    from flexrobot_ros.dynamics.dae.reference import CartesianLine, tool_line_from_dict
+    from flexrobot_ros.dynamics.feedforward import tool_path
+    from flexrobot_ros.dynamics.trajectory import trajectory_from_dict
+    from flexrobot_ros.errors import TrajectoryError
+    from flexrobot_ros.yaml_files import read_yaml
+
+    if (args.line is None) == (args.trajectory is None):
+        raise CommandError("give either --trajectory FILE or --line X0,Y0[,Z0] X1,Y1[,Z1] with --duration T")
+    if args.line is None:
+        if args.duration is not None:
+            raise CommandError("--duration sets the --line motion; a --trajectory file has its own times")
+        document = read_yaml(args.trajectory, TrajectoryError, "the trajectory")
+        if isinstance(document, dict) and "line" in document:
+            return tool_line_from_dict(document, f"--trajectory {args.trajectory}")
+        if args.tool_path:
+            return tool_path(robot, trajectory_from_dict(document, source=str(args.trajectory)))
+        return None
+    if args.tool_path:
+        raise CommandError("--tool-path takes the path of a joint-space --trajectory; --line is a tool path already")
+    if args.duration is None or not (0 < args.duration < float("inf")):
+        raise CommandError(f"--duration {args.duration}: --line needs the duration of the motion, > 0 [s]")
+    start, end = (vector(value, "--line") for value in args.line)
+    if start.size != end.size or start.size not in (2, 3):
+        raise CommandError(f"--line {' '.join(args.line)}: expected two points of 2 or 3 coordinates [m] each")
+    return CartesianLine(start, end, 0.0, args.duration)
+
+
+def _run_tool_space(args: argparse.Namespace, robot: Any, line: Any, rate: float) -> int:
+    """``--line``, a tool-space file or ``--tool-path``: method dae (the deformed tool on the line or path; zeros
+    and solver reported) or rigid (inverse kinematics and dynamics of the rigid robot)."""
+    import numpy as np
+
+    from flexrobot_ros.dynamics.feedforward import feedforward, general, tool_space_feedforward_result
+
+    method = args.method or "dae"
+    if method not in ("dae", "rigid"):
+        raise CommandError(f"--method {method}: a tool-space line takes dae (the deformed tool on the line) or rigid")
+    if args.shaper != "none":
+        raise CommandError("--shaper shapes a joint-space trajectory; it does not apply to a tool-space line")
+    start = time.perf_counter()
+    solver, reason, zeros = "", "", np.zeros(0)
+    if method == "rigid":
+        result = feedforward(robot, line, "rigid", rate_hz=rate)
+    elif general(robot):
+        from flexrobot_ros.dynamics.dae.tool_space_feedforward import tool_space_feedforward
+
+        solved = tool_space_feedforward(robot, line, h=1.0 / rate, **({} if args.order is None else {"k": args.order}))
+        result = tool_space_feedforward_result(robot, solved)
+        solver, reason, zeros = solved.solver, solved.reason, solved.unstable_zeros()
+    elif not hasattr(line, "start"):
+        raise CommandError(f"--tool-path: robot {robot.name} has rigid links; its links following --trajectory put "
+                           "the tool on that path already (use the file without --tool-path)")
+    else:
+        from flexrobot_ros.dynamics.dae.dae_feedforward import dae_feedforward, feedforward_result
+
+        solved = dae_feedforward(robot, line, h=1.0 / rate, **({} if args.order is None else {"k": args.order}))
+        result = feedforward_result(robot, solved)
+        solver, reason = solved.solver, solved.reason
+        zeros = np.concatenate([z.unstable_zeros for z in solved.zeros]) if solved.zeros else np.zeros(0)
+    elapsed = time.perf_counter() - start
+    write_timeseries(args.out, result.t, result.columns())
+    if args.plot is not None:
+        from flexrobot_ros.dynamics.feedforward_plot import plot_feedforward
+
+        plot_feedforward(result, args.plot, robot.transmission)
+    ends = ({"line_start_m": line.start.tolist(), "line_end_m": line.end.tolist()} if hasattr(line, "start") else
+            {"tool_path_of": str(args.trajectory)})
+    summary = {**ends, "duration_s": line.duration, "solver": solver or "rigid inverse kinematics and dynamics",
+               "reason": reason, "unstable_zeros_rad_s": [[float(z.real), float(z.imag)] for z in zeros]}
+    if args.json:
+        payload = {"robot": robot.name, "tool": robot.tool is not None, "method": result.method,
+                   "joint_names": list(result.joint_names), "t": result.t.tolist(),
+                   **{key: getattr(result, key).tolist() for key in JSON_KEYS}, "tool_space": summary}
+        print(json.dumps(payload))
+        return 0
+    print(f"wrote {args.out}: {len(result.t)} samples x {robot.n} joints of robot {robot.name} "
+          f"({result.method}, {elapsed:.3f} s)" + (f", plot {args.plot}" if args.plot else ""))
+    what = (f"tool line {line.start.tolist()} -> {line.end.tolist()} m" if hasattr(line, "start") else
+            f"tool path of {args.trajectory}")
+    print(f"{what} in {line.duration:g} s: {summary['solver']}")
+    if reason:
+        print(f"zeros along the path: {reason}")
+    if zeros.size:
+        slowest = zeros[np.argmin(zeros.real)]
+        print(f"non-minimum-phase zeros [rad/s]: {zeros.size} over the path poses, real parts "
+              f"{zeros.real.min():.4g} to {zeros.real.max():.4g} (slowest {slowest.real:.4g}{slowest.imag:+.4g}j)")
+    peaks = np.abs(result.tau_m).max(axis=0)
+    print("max |tau_m| [N m | N]: " + ", ".join(f"{name} {v:.4g}" for name, v in zip(result.joint_names, peaks)))
     return 0

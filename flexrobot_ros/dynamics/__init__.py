@@ -13,8 +13,10 @@ from flexrobot_ros.lazy import lazy_package
 _EXPORTS = {
     **dict.fromkeys(("CompiledSdrnea", "load_sdrnea", "sdrnea"), "codegen"),
     **dict.fromkeys(("Ejnea", "ejnea"), "ejnea"),
-    **dict.fromkeys(("DRIVE_COMPENSATION", "compiled_feedforward", "drive_torque", "feedforward",
-                     "interpolation_error", "rigid_feedforward"), "feedforward"),
+    **dict.fromkeys(("DRIVE_COMPENSATION", "check_supported", "check_tool_space", "compiled_feedforward",
+                     "default_method", "drive_torque", "feedforward", "interpolation_error", "predicted_deformation",
+                     "rigid_feedforward", "tool_feedforward", "tool_path", "tool_space_feedforward_result"),
+                    "feedforward"),
     "FeedforwardResult": "feedforward_result",
     **dict.fromkeys(("JointFlexibility", "MotorSide", "motor_side", "rigid_motor_side"), "flexible_joint"),
     **dict.fromkeys(("OperationCounts", "sdrnea_function"), "sdrnea"),

@@ -10,3 +10,8 @@ METHODS = ("sdrnea", "ejnea", "dae", "prescribed", "rigid")
 DEFAULT_METHOD, DEFAULT_GENERAL_METHOD = "sdrnea", "prescribed"
 #: Quantities of a result, in column order, each (samples, n).
 QUANTITIES = ("q", "qd", "qdd", "q3", "q4", "tau", "dtau", "ddtau", "q_m", "qd_m", "qdd_m", "tau_m")
+#: Spaces of the targets a feedforward inverts: the joints' (link) coordinates, or the tool point's (x, y, z of the
+#: robot's tool_frame origin in the base frame [m]).
+TARGET_SPACES = ("joint", "tool")
+#: Methods that invert tool-space targets: seed 002's inverse DAE.
+TOOL_METHODS = ("dae",)

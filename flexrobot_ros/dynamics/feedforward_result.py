@@ -18,7 +18,9 @@ class FeedforwardResult:
     [N·m] (after the gear); ``method`` is 'sdrnea', 'ejnea', 'dae', 'prescribed' or 'rigid'. For robots with
     flexible links, ``deflections`` holds the predicted tip deflection of each (method 'prescribed'; zero for
     'rigid') as the simulator names it, ``deflection.<link>.y`` / ``.z`` (samples,) [m] (beam axes, z only for links
-    bending both ways), and ``eta`` (samples, m) the elastic coordinates; a rigid joint's motor reference is its
+    bending both ways), and ``eta`` (samples, m) the elastic coordinates; with extra elasticities, ``deflections``
+    also holds the predicted ``q_e.<joint>`` (samples,) [rad | m] of each non-actuated elastic joint ('prescribed');
+    a rigid joint's motor reference is its
     joint reference (q_m = q) and its motor torque acts on the joint directly.
     """
 

@@ -117,19 +117,31 @@ def coulomb_friction(coulomb: Any, width: Any, v: Any, a: Any, j: Any,
     return coulomb * th, slope * a, slope * (j - 2.0 * th * a * a / width)
 
 
+def link_load(params: JointFlexibility | Any, qd: Any, qdd: Any, q3: Any, tau: Any, dtau: Any, ddtau: Any,
+              tanh: Callable[[Any], Any] = np.tanh) -> tuple[Any, Any, Any]:
+    """The torque the transmission carries, ``tau + tau_f`` [N·m | N], and its first two time derivatives."""
+    coulomb, dcoulomb, ddcoulomb = coulomb_friction(params.link_coulomb, params.coulomb_width, qd, qdd, q3, tanh)
+    return (tau + params.link_damping * qd + coulomb, dtau + params.link_damping * qdd + dcoulomb,
+            ddtau + params.link_damping * q3 + ddcoulomb)
+
+
+def motor_torque(params: JointFlexibility | Any, qd_m: Any, qdd_m: Any, load: Any,
+                 tanh: Callable[[Any], Any] = np.tanh) -> Any:
+    """Eq. 4.10: tau_m = B qdd_m + tau_fm(qd_m) + W^-1 (tau + tau_f) [N·m], ``load`` = tau + tau_f."""
+    return (params.motor_inertia * qdd_m + params.motor_damping * qd_m
+            + params.motor_coulomb * tanh(qd_m / params.coulomb_width) + load / params.transmission)
+
+
 def motor_side(params: JointFlexibility | Any, q: Any, qd: Any, qdd: Any, q3: Any, tau: Any, dtau: Any,
                ddtau: Any, tanh: Callable[[Any], Any] = np.tanh) -> MotorSide:
     """q_m, qd_m, qdd_m, tau_m of eqs. 4.7-4.10 (module docstring) from the link trajectory and tau, dtau, ddtau."""
     w, k = params.transmission, params.stiffness
-    coulomb, dcoulomb, ddcoulomb = coulomb_friction(params.link_coulomb, params.coulomb_width, qd, qdd, q3, tanh)
-    link_load = tau + params.link_damping * qd + coulomb
+    load, dload, ddload = link_load(params, qd, qdd, q3, tau, dtau, ddtau, tanh)
     compliance = 1.0 / (w * k)
-    q_m = w * q + compliance * link_load
-    qd_m = w * qd + compliance * (dtau + params.link_damping * qdd + dcoulomb)
-    qdd_m = w * qdd + compliance * (ddtau + params.link_damping * q3 + ddcoulomb)
-    tau_m = (params.motor_inertia * qdd_m + params.motor_damping * qd_m
-             + params.motor_coulomb * tanh(qd_m / params.coulomb_width) + link_load / w)
-    return MotorSide(q_m=q_m, qd_m=qd_m, qdd_m=qdd_m, tau_m=tau_m)
+    q_m = w * q + compliance * load
+    qd_m = w * qd + compliance * dload
+    qdd_m = w * qdd + compliance * ddload
+    return MotorSide(q_m=q_m, qd_m=qd_m, qdd_m=qdd_m, tau_m=motor_torque(params, qd_m, qdd_m, load, tanh))
 
 
 def rigid_motor_side(params: JointFlexibility | Any, q: Any, qd: Any, qdd: Any, tau: Any,
@@ -139,6 +151,4 @@ def rigid_motor_side(params: JointFlexibility | Any, q: Any, qd: Any, qdd: Any, 
     link_load = (tau + params.link_damping * qd
                  + params.link_coulomb * tanh(qd / params.coulomb_width))
     q_m, qd_m, qdd_m = w * q, w * qd, w * qdd
-    tau_m = (params.motor_inertia * qdd_m + params.motor_damping * qd_m
-             + params.motor_coulomb * tanh(qd_m / params.coulomb_width) + link_load / w)
-    return MotorSide(q_m=q_m, qd_m=qd_m, qdd_m=qdd_m, tau_m=tau_m)
+    return MotorSide(q_m=q_m, qd_m=qd_m, qdd_m=qdd_m, tau_m=motor_torque(params, qd_m, qdd_m, link_load, tanh))

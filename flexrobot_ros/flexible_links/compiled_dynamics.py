@@ -10,7 +10,8 @@ microseconds of overhead). Without a compiler, CasADi's own evaluation is used (
 
 * :class:`CompiledForwardDynamics`: ``y_ddot = I(y)^-1 (tau - h(y, y_dot))``;
 * :func:`compiled_function`: any CasADi function of one vector input to one vector output (the simulator plant
-  compiles its whole state derivative with it, :mod:`flexrobot_ros.simulation.flexible_link_plant`).
+  compiles its whole state derivative with it, :mod:`flexrobot_ros.simulation.flexible_link_plant`), and
+  :func:`compiled_library`, the cached library behind it.
 
 Quadrature: an assumed-modes beam's inertia integrals use Gauss-Legendre points; ``QUADRATURE_POINTS`` (12) per
 beam integrate two clamped-free modes to round-off (against the Python recursion's integrals: 3e-13 relative on the
@@ -19,6 +20,7 @@ Canadarm, 8.7e-11 with 10 points, 3e-7 with 8); more modes get 4 more points per
 from __future__ import annotations
 
 import hashlib
+from pathlib import Path
 from typing import Callable
 
 import casadi as ca
@@ -44,15 +46,24 @@ def _eliminate_common_subexpressions(expression: ca.SX) -> ca.SX:
     return cse(expression) if cse is not None else expression
 
 
-def compiled_function(function: ca.Function, n_in: int, n_out: int) -> Callable[[np.ndarray], np.ndarray]:
-    """``evaluate(x (n_in,)) -> (n_out,)`` of a one-input, one-output CasADi function, from generated C compiled once
-    and cached (CasADi's evaluation without a C compiler or when compiling fails)."""
+def compiled_library(function: ca.Function, n_in: int, n_out: int) -> Path | None:
+    """Path of the shared library of a one-input (n_in,), one-output (n_out,) CasADi function: generated C compiled
+    once into the code cache under a sha256 of the function, the CasADi version and the flags (its symbols are
+    CasADi's, so ``casadi.external(function.name(), path)`` loads it too); None without a C compiler or when
+    compiling fails."""
     key = hashlib.sha256(function.serialize().encode() + ca.__version__.encode()
                          + " ".join(CFLAGS).encode()).hexdigest()[:24]
     stem = cache_dir() / f"{function.name()}_{key}"
     library = stem.with_suffix(".so")
-    if not library.exists():
-        library = compile_library(function, stem, n_in, n_out, function.name())
+    if library.exists():
+        return library
+    return compile_library(function, stem, n_in, n_out, function.name())
+
+
+def compiled_function(function: ca.Function, n_in: int, n_out: int) -> Callable[[np.ndarray], np.ndarray]:
+    """``evaluate(x (n_in,)) -> (n_out,)`` of a one-input, one-output CasADi function, from generated C compiled once
+    and cached (:func:`compiled_library`; CasADi's evaluation without a C compiler or when compiling fails)."""
+    library = compiled_library(function, n_in, n_out)
     if library is None:
         return lambda x: np.array(function(x)).ravel()
     lib, buffer_in, buffer_out, lock = bound_library(library, n_in, n_out)
@@ -82,4 +93,4 @@ class CompiledForwardDynamics:
         return self._evaluate(np.concatenate([y, y_dot, tau]))
 
 
-__all__ = ["CompiledForwardDynamics", "QUADRATURE_POINTS", "compiled_function", "quadrature_points"]
+__all__ = ["CompiledForwardDynamics", "QUADRATURE_POINTS", "compiled_function", "compiled_library", "quadrature_points"]

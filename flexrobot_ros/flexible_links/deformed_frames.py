@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+import casadi as ca
 import numpy as np
 import pinocchio as pin
 
@@ -37,3 +38,37 @@ def deformed_frame_placement(model: pin.Model, chain: Any, frame_id: int, z: np.
             D = body.beam.tip_motion(state.eta[i], np.zeros(body.m))[0]
             return state.placements[i] * tip * D * tip.inverse() * frame.placement
     return state.placements[i] * frame.placement
+
+
+def deformed_frame_position_expression(model: pin.Model, chain: Any, frame_id: int, z: ca.SX,
+                                       placements: ca.SX) -> ca.SX:
+    """CasADi expression of the world position (3,) [m] of frame ``frame_id`` at chain coordinates ``z``: the
+    symbolic twin of :func:`deformed_frame_placement`'s translation, for exact derivatives.
+
+    ``placements`` the chain Lagrangian's body frames at ``z`` (12 numbers per body, [R column-major, p] of B_i,
+    world; :attr:`~flexrobot_ros.flexible_links.lagrangian.LagrangianDynamics.placements`). A frame at a beam's
+    undeformed tip follows the tip: ``B_i * tip * D(eta) * tip^-1 * frame`` with D the tip displacement (in the tip
+    frame's axes) and rotation about z then y by the tip slopes (seed 003 eq. 10, the Lagrangian's convention)."""
+    frame = model.frames[frame_id]
+    parent = frame.parentJoint if hasattr(frame, "parentJoint") else frame.parent
+    if parent == 0:
+        return ca.SX(ca.DM(frame.placement.translation.reshape(3, 1)))
+    i = parent - 1
+    R = ca.reshape(placements[12 * i:12 * i + 9], 3, 3)
+    p = placements[12 * i + 9:12 * i + 12]
+    body = chain.bodies[i]
+    if body.beam is not None and body.sliding is None:
+        beam = body.beam
+        tip = beam.undeformed_tip()
+        if np.linalg.norm(tip.translation - frame.placement.translation) < 1e-9 * max(1.0, beam.length):
+            eta = z[chain.n + body.eta.start:chain.n + body.eta.stop]
+            a = ca.dot(ca.DM(beam.tip_slope_y), eta)
+            b = -ca.dot(ca.DM(beam.tip_slope_z), eta)
+            Rz = ca.vertcat(ca.horzcat(ca.cos(a), -ca.sin(a), 0), ca.horzcat(ca.sin(a), ca.cos(a), 0),
+                            ca.horzcat(0, 0, 1))
+            Ry = ca.vertcat(ca.horzcat(ca.cos(b), 0, ca.sin(b)), ca.horzcat(0, 1, 0),
+                            ca.horzcat(-ca.sin(b), 0, ca.cos(b)))
+            offset = (tip.inverse() * frame.placement).translation.reshape(3, 1)
+            local = ca.DM(beam.tip_deflection) @ eta + Rz @ Ry @ ca.DM(offset)
+            return p + R @ (ca.DM(tip.translation.reshape(3, 1)) + ca.DM(tip.rotation) @ local)
+    return p + R @ ca.DM(frame.placement.translation.reshape(3, 1))

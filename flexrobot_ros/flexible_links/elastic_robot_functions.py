@@ -24,6 +24,7 @@ import casadi as ca
 import numpy as np
 
 from flexrobot_ros.flexible_links.compiled_dynamics import quadrature_points
+from flexrobot_ros.flexible_links.deformed_frames import deformed_frame_position_expression
 from flexrobot_ros.flexible_links.lagrangian import lagrangian_dynamics
 
 
@@ -69,7 +70,8 @@ class ElasticRobotFunctions:
     * ``forward_dynamics(y, y_dot, u, f, c) -> y_ddot`` (the linear solve inside);
     * ``derivatives(y, y_dot, u, f, c) -> (y_ddot, M, dr/dy, dr/dy_dot, dr/du)``: the implicit-function pieces
       (:meth:`acceleration_jacobian` finishes them);
-    * ``linearization(y) -> (M, D, K)``: ``D = d(h + f_d)/dy_dot``, ``K = d(h + f_el)/dy`` at (y, 0), Coulomb off.
+    * ``linearization(y) -> (M, D, K)``: ``D = d(h + f_d)/dy_dot``, ``K = d(h + f_el)/dy`` at (y, 0), Coulomb off;
+    * :meth:`frame_position` ``(frame_id)``: the position expression of a frame following the deformed links.
 
     Symbols are exposed (``y``, ``y_dot``, ``u``, ``f``, ``c`` and the expressions ``y_ddot``, ``residual``) so
     that a plant can compose its own state derivative and compile it."""
@@ -79,6 +81,7 @@ class ElasticRobotFunctions:
         lagrangian = model.chain_dynamics.lagrangian
         if lagrangian is None:
             lagrangian = lagrangian_dynamics(model.chain, quadrature_points(model.chain))
+        self._model, self._lagrangian = model, lagrangian
         self.y, self.y_dot = ca.SX.sym("y", size), ca.SX.sym("yd", size)
         self.u, self.f, self.c = ca.SX.sym("u", model.n), ca.SX.sym("f", size), ca.SX.sym("c")
         self.a = ca.SX.sym("a", size)
@@ -105,6 +108,14 @@ class ElasticRobotFunctions:
         static = ca.substitute(h + elastic, yd, ca.SX.zeros(size))
         damping = ca.substitute(ca.substitute(ca.jacobian(h + dissipative, yd), yd, ca.SX.zeros(size)), self.c, ca.SX(0.0))
         self.linearization = ca.Function("elastic_robot_linearization", [y], [M, damping, ca.jacobian(static, y)])
+
+    def frame_position(self, frame_id: int) -> ca.SX:
+        """World position (3,) [m] of frame ``frame_id`` (:meth:`ElasticRobot.frame_id`) as an expression of the
+        symbol ``y``: the translation of :meth:`ElasticRobot.frame_placement`, following the deformed beams."""
+        model, lagrangian = self._model, self._lagrangian
+        z = self.y[:model.chain.size]
+        placements = lagrangian.placements(*([z] + ([lagrangian.explicit_roots(z)] if lagrangian.roots else [])))
+        return deformed_frame_position_expression(model.model, model.chain, frame_id, z, placements)
 
     def acceleration_jacobian(self, y: np.ndarray, y_dot: np.ndarray, u: np.ndarray, f: np.ndarray,
                               c: float = 1.0) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

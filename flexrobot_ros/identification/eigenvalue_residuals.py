@@ -42,7 +42,7 @@ class EigenvalueResiduals(Residuals):
         """(model eigenvalue (N,), its eigenvector u (N, 2n), D_bar(p) per pose) matched to each measured mode."""
         key = np.asarray(p, dtype=float).tobytes()
         if key != self._cache_key:
-            m = 2 * self.model.n
+            m = self.model.mass.shape[-1]                            # 2n, or n + m + e with links
             damping = self.model.damping(p)
             stiffness = self.model.stiffness(p)
             poses = damping.shape[0]

@@ -1,4 +1,5 @@
-"""Write identified joint parameters back into a flexibility YAML, changing nothing else in the text.
+"""Write identified joint parameters (and flexible links' EI and damping ratio) back into a flexibility YAML, changing
+nothing else in the text.
 
 The source file is edited as text: the positions of the values to replace come from PyYAML's node tree
 (``yaml.compose`` keeps the character span of every scalar), and only those spans are rewritten, so the user's
@@ -21,7 +22,7 @@ import yaml
 from flexrobot_ros.errors import IdentificationError, ModelError
 from flexrobot_ros.identification.parameters import KIND_FIELDS
 from flexrobot_ros.model import FlexibleRobot, load_robot
-from flexrobot_ros.model.flexible_robot import JOINT_ARRAYS
+from flexrobot_ros.model.flexible_robot import JOINT_ARRAYS, LINK_FIELDS
 
 #: Significant digits written for identified values (relative rounding 5e-11, far below any identification error).
 DIGITS = 10
@@ -59,10 +60,39 @@ def _insertion(text: str, mapping: yaml.MappingNode, key: str, literal: str) -> 
     return line_end + 1, line_end + 1, f"{indent}{key}: {literal}\n"
 
 
+def _link_edits(text: str, source: str, root: yaml.MappingNode,
+                links: dict[str, dict[str, float]]) -> list[tuple[int, int, str]]:
+    """Edits that set ``links[link][field]`` in the ``flexible_links`` section: ``EI`` (a planar link's number),
+    ``EI.y`` / ``EI.z`` (entries of a two-plane link's ``EI`` mapping), ``damping_ratio`` (inserted when absent)."""
+    section = _mapping_get(root, "flexible_links")
+    if links and (section is None or not isinstance(section[1], yaml.MappingNode)):
+        raise IdentificationError(f"{source}: no 'flexible_links' mapping to update")
+    edits = []
+    for link, fields in links.items():
+        entry = _mapping_get(section[1], link)
+        if entry is None or not isinstance(entry[1], yaml.MappingNode):
+            raise IdentificationError(f"{source}: flexible_links.{link}: not found as a mapping")
+        for field, value in fields.items():
+            key, _, plane = field.partition(".")
+            found = _mapping_get(entry[1], key)
+            if plane:
+                if found is None or not isinstance(found[1], yaml.MappingNode):
+                    raise IdentificationError(f"{source}: flexible_links.{link}.EI: expected {{y: , z: }} for {field}")
+                found = _mapping_get(found[1], plane)
+            if found is None and key == "damping_ratio":
+                edits.append(_insertion(text, entry[1], key, yaml_float(value)))
+            elif found is None or not isinstance(found[1], yaml.ScalarNode):
+                raise IdentificationError(f"{source}: flexible_links.{link}.{field}: not found as a number")
+            else:
+                edits.append((found[1].start_mark.index, found[1].end_mark.index, yaml_float(value)))
+    return edits
+
+
 def updated_yaml_text(text: str, source: str, values: dict[str, dict[str, float]], header: str,
-                      urdf: str | None = None) -> str:
-    """``text`` of a flexibility YAML with ``values[joint][field]`` replaced or inserted, ``header`` (comment
-    lines without '#') prepended, and the ``urdf`` value replaced when given."""
+                      urdf: str | None = None, links: dict[str, dict[str, float]] | None = None) -> str:
+    """``text`` of a flexibility YAML with ``values[joint][field]`` and ``links[link][field]`` (flexible links:
+    ``EI``, ``EI.y``, ``EI.z``, ``damping_ratio``) replaced or inserted, ``header`` (comment lines without '#')
+    prepended, and the ``urdf`` value replaced when given."""
     try:
         root = yaml.compose(text)
     except yaml.YAMLError as error:
@@ -70,9 +100,9 @@ def updated_yaml_text(text: str, source: str, values: dict[str, dict[str, float]
     if not isinstance(root, yaml.MappingNode):
         raise IdentificationError(f"{source}: expected a mapping at the top level")
     joints = _mapping_get(root, "joints")
-    if joints is None or not isinstance(joints[1], yaml.MappingNode):
+    if values and (joints is None or not isinstance(joints[1], yaml.MappingNode)):
         raise IdentificationError(f"{source}: no 'joints' mapping to update")
-    edits: list[tuple[int, int, str]] = []
+    edits = _link_edits(text, source, root, links or {})
     for joint, fields in values.items():
         entry = _mapping_get(joints[1], joint)
         if entry is None or not isinstance(entry[1], yaml.MappingNode):
@@ -123,8 +153,9 @@ def _urdf_reference(source_yaml: Path, out: Path) -> str | None:
 
 def write_identified_yaml(robot: FlexibleRobot, identified: dict[str, dict[str, float]], out: str | Path,
                           description: str, date: datetime.datetime | None = None,
-                          by: str = "'flexrobot identify'") -> Path:
-    """Write a copy of ``robot``'s flexibility YAML to ``out`` with the ``identified[joint][field]`` values.
+                          by: str = "'flexrobot identify'", links: dict[str, dict[str, float]] | None = None) -> Path:
+    """Write a copy of ``robot``'s flexibility YAML to ``out`` with the ``identified[joint][field]`` values and the
+    flexible links' ``links[link][field]`` (``EI`` [N m^2], ``EI.y``, ``EI.z``, ``damping_ratio``).
 
     ``description`` says which data and method gave the values (one or more lines, becomes the header comment
     with the date); ``by`` names the tool that identified them. Raises IdentificationError when the robot has no
@@ -136,7 +167,9 @@ def write_identified_yaml(robot: FlexibleRobot, identified: dict[str, dict[str, 
     out = Path(out)
     source = Path(robot.yaml_path)
     date = date or datetime.datetime.now().astimezone()
-    lines = [f"{date.isoformat(timespec='seconds')}: joint parameters identified by {by}",
+    links = links or {}
+    what = " and ".join(([] if not identified else ["joint parameters"]) + ([] if not links else ["link parameters"]))
+    lines = [f"{date.isoformat(timespec='seconds')}: {what or 'nothing'} identified by {by}",
              *description.splitlines()]
     for joint, fields in identified.items():
         j = robot.joint_names.index(joint)
@@ -144,9 +177,17 @@ def write_identified_yaml(robot: FlexibleRobot, identified: dict[str, dict[str, 
             if field not in JOINT_ARRAYS:
                 raise IdentificationError(f"cannot write field {field!r}; expected one of {JOINT_ARRAYS}")
             lines.append(f"  {joint}.{field}: {yaml_float(value)} (was {yaml_float(getattr(robot, field)[j])})")
+    try:
+        expected_robot = robot.with_link_parameters(links)
+    except ModelError as error:
+        raise IdentificationError(f"cannot write the link parameters: {error}") from None
+    for link, fields in links.items():
+        for field, value in fields.items():
+            was = link_field_value(robot.flexible_links[link], field)
+            lines.append(f"  flexible_links.{link}.{field}: {yaml_float(value)} (was {yaml_float(was)})")
     lines.append(f"Edited copy of {source}; everything else is unchanged.")
     text = updated_yaml_text(source.read_text(), str(source), identified, "\n".join(lines),
-                             _urdf_reference(source, out))
+                             _urdf_reference(source, out), links)
     try:
         out.write_text(text)
     except OSError as error:
@@ -164,7 +205,20 @@ def write_identified_yaml(robot: FlexibleRobot, identified: dict[str, dict[str, 
         same_nan = np.isnan(expected) & np.isnan(got)
         if not np.all(same_nan | np.isclose(got, expected, rtol=10.0 ** (1 - DIGITS), atol=0.0)):
             raise IdentificationError(f"{out}: written {name} {got.tolist()} differs from {expected.tolist()}")
+    for link, fields in links.items():
+        for field in fields:
+            want = link_field_value(expected_robot.flexible_links[link], field)
+            got_value = link_field_value(written.flexible_links[link], field)
+            if not np.isclose(got_value, want, rtol=10.0 ** (1 - DIGITS), atol=0.0):
+                raise IdentificationError(f"{out}: written flexible_links.{link}.{field} {got_value} differs from "
+                                          f"{want}")
     return out
+
+
+def link_field_value(spec: Any, field: str) -> float:
+    """The ``flexible_links.<link>`` ``field`` (``EI``, ``EI.y``, ``EI.z``, ``damping_ratio``) of a validated beam
+    spec (:class:`~flexrobot_ros.model.flexible_link_specs.BeamSpec`)."""
+    return float(getattr(spec, LINK_FIELDS[field]))
 
 
 def identified_fields(result: Any) -> dict[str, dict[str, float]]:
@@ -175,4 +229,5 @@ def identified_fields(result: Any) -> dict[str, dict[str, float]]:
     return fields
 
 
-__all__ = ["write_identified_yaml", "updated_yaml_text", "identified_fields", "yaml_float", "DIGITS"]
+__all__ = ["write_identified_yaml", "updated_yaml_text", "identified_fields", "link_field_value", "yaml_float",
+           "DIGITS"]

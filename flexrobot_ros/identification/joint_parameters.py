@@ -43,7 +43,8 @@ from flexrobot_ros.identification.matching import (
     FREQUENCY_TOLERANCE, MAC_THRESHOLD, PoseMatch, match_modes, require_matched)
 from flexrobot_ros.identification.modal_data import ModalData, PoseModes
 from flexrobot_ros.identification.parameters import KIND_FIELDS, parse_parameters, resolve_bounds
-from flexrobot_ros.modal import linearize, modal_analysis
+from flexrobot_ros.modal import linearize
+from flexrobot_ros.modal.held_modes import has_link_layer, held_modes
 from flexrobot_ros.model import FlexibleRobot
 
 #: Two local solutions are the same minimum when they differ by less than this fraction of the bound widths.
@@ -96,7 +97,8 @@ class IdentifiedParameter:
     """One identified parameter: ``value`` (the estimate), ``nominal`` (YAML), ``lower``/``upper`` bounds,
     ``at_bound``; ``std`` its standard deviation for the stated data uncertainty (0 at a bound);
     ``damping_bias`` its shift per +1 percentage point on every damping ratio and ``frequency_bias`` per +1 %
-    on every frequency (first order); ``unit`` SI."""
+    on every frequency (first order); ``unit`` SI. A flexible-link parameter (:mod:`.link_parameters`) has its link
+    in ``joint`` and its ``flexible_links.<link>`` field in ``field`` ('' for joint parameters)."""
 
     name: str
     kind: str
@@ -110,6 +112,7 @@ class IdentifiedParameter:
     std: float
     damping_bias: float
     frequency_bias: float
+    field: str = ""
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)
@@ -189,7 +192,8 @@ class IdentificationResult:
             "minimized_objective": self.minimized_objective,
             "parameters": [p.to_dict() for p in self.parameters],
             "identified": {field: getattr(self.robot, field).tolist()
-                           for field in sorted({KIND_FIELDS[p.kind] for p in self.parameters})},
+                           for field in sorted({KIND_FIELDS[p.kind] for p in self.parameters if not p.field})},
+            "identified_links": identified_links(self.parameters),
             "identifiability": self.identifiability.to_dict(),
             "data_uncertainty": {"frequency_std_relative": self.sensitivity.frequency_std,
                                  "damping_std": self.sensitivity.damping_std},
@@ -268,6 +272,15 @@ def _run_starts(solver: LocalSolver, initials: np.ndarray, workers: int | str,
     return results, workers
 
 
+def identified_links(parameters: Sequence[IdentifiedParameter]) -> dict[str, dict[str, float]]:
+    """``{link: {field: value}}`` of the flexible-link parameters among ``parameters`` (for the YAML writer)."""
+    links: dict[str, dict[str, float]] = {}
+    for p in parameters:
+        if p.field:
+            links.setdefault(p.joint, {})[p.field] = p.value
+    return links
+
+
 def cluster_minima(starts: Sequence[StartResult], lower: np.ndarray, upper: np.ndarray,
                    tolerance: float = MINIMUM_CLUSTER_TOLERANCE) -> tuple[LocalMinimum, ...]:
     """Group local solutions, best first: a solution joins a better one when their parameters differ by less than
@@ -301,11 +314,13 @@ def _linearize_poses(robot: FlexibleRobot, data: ModalData) -> list:
     return linearized
 
 
-def _compare(robot: FlexibleRobot, data: ModalData, frequency_tolerance: float,
-             mac_threshold: float) -> tuple[list[ModeComparison], list[str]]:
+def compare_modes(robot: FlexibleRobot, data: ModalData, frequency_tolerance: float,
+                  mac_threshold: float) -> tuple[list[ModeComparison], list[str]]:
+    """Each measured mode beside the mode of ``robot`` (the identified model) matched to it at its pose, and the
+    problems found (an unstable model, a measured mode no model mode matches)."""
     comparisons, problems = [], []
     for i, pose in enumerate(data.poses):
-        model = modal_analysis(robot, pose.q)
+        model = held_modes(robot, pose.q)
         if not model.stable:
             problems.append(f"the identified model is {model.verdict} at poses[{i}]")
         match = match_modes(model, pose, i, data.shape_coordinates, frequency_tolerance, mac_threshold, data.source)
@@ -321,6 +336,24 @@ def _compare(robot: FlexibleRobot, data: ModalData, frequency_tolerance: float,
                 predicted_damping_ratio=float(model.damping_ratios[j]) if j >= 0 else float("nan"),
                 mac=float(match.mac[k])))
     return comparisons, problems
+
+
+def matched_data(robot: FlexibleRobot, data: ModalData, frequency_tolerance: float, mac_threshold: float,
+                 drop_unmatched: bool) -> tuple[list[PoseMatch], ModalData, list[str]]:
+    """(matches at the robot's values, the data, the dropped modes): measured modes matched to ``robot``'s modes at
+    each pose (:mod:`.matching`); those matching none are left out (``drop_unmatched``, each described in the
+    list) or refused (IdentificationError)."""
+    matches = [match_modes(held_modes(robot, pose.q), pose, i, data.shape_coordinates, frequency_tolerance,
+                           mac_threshold, data.source) for i, pose in enumerate(data.poses)]
+    dropped: list[str] = []
+    if not drop_unmatched:
+        require_matched(matches, data.source)
+        return matches, data, dropped
+    kept = []
+    for match, pose in zip(matches, data.poses):
+        dropped += [f"poses[{match.pose}].modes[{k}] ({reason})" for k, reason in enumerate(match.reasons) if reason]
+        kept.append(PoseModes(pose.q, tuple(m for m, j in zip(pose.modes, match.model_mode) if j >= 0)))
+    return matches, dataclasses.replace(data, poses=tuple(kept)), dropped
 
 
 def check_pose_lengths(robot: FlexibleRobot, data: ModalData) -> None:
@@ -365,6 +398,11 @@ def identify_joint_parameters(
         raise IdentificationError(f"starts: expected at least 1 local solve, got {starts}")
     if residual not in RESIDUALS:
         raise IdentificationError(f"residual: expected one of {RESIDUALS}, got {residual!r}")
+    if has_link_layer(robot):
+        raise IdentificationError(
+            f"robot {robot.name}: k, d_f, d_fm are identified on the flexible-joint model (seed 000), which has no "
+            "flexible links or rigid joints; this robot's flexible links are identified by EI, zeta "
+            "(identify_link_parameters)")
     unknowns = parse_parameters(robot, parameters)
     check_pose_lengths(robot, data)
     check_counting(data, unknowns)
@@ -372,21 +410,8 @@ def identify_joint_parameters(
     nominal = np.array([p.value_in(robot) for p in unknowns])
 
     linearized = _linearize_poses(robot, data)
-    matches = []
-    for i, pose in enumerate(data.poses):
-        matches.append(match_modes(modal_analysis(robot, pose.q), pose, i, data.shape_coordinates,
-                                   frequency_tolerance, mac_threshold, data.source))
-    dropped: list[str] = []
-    if drop_unmatched:
-        kept = []
-        for match, pose in zip(matches, data.poses):
-            dropped += [f"poses[{match.pose}].modes[{k}] ({reason})" for k, reason in enumerate(match.reasons)
-                        if reason]
-            kept.append(PoseModes(pose.q, tuple(m for m, j in zip(pose.modes, match.model_mode) if j >= 0)))
-        data = dataclasses.replace(data, poses=tuple(kept))
-        check_counting(data, unknowns)
-    else:
-        require_matched(matches, data.source)
+    matches, data, dropped = matched_data(robot, data, frequency_tolerance, mac_threshold, drop_unmatched)
+    check_counting(data, unknowns)
 
     eigenvalues = [np.array([mode.eigenvalue for mode in pose.modes]) for pose in data.poses]
     model = AffineModel(linearized, unknowns, nominal, robot.transmission)
@@ -416,14 +441,14 @@ def identify_joint_parameters(
                              n_eigenvalues, n_poses)
     frequencies = np.concatenate([[m.frequency_hz for m in pose.modes] for pose in data.poses])
     sensitivity = data_sensitivity(problem, estimate, ~at_bound, frequencies, frequency_std, damping_std)
-    comparisons, problems = _compare(identified, data, frequency_tolerance, mac_threshold)
+    comparisons, problems = compare_modes(identified, data, frequency_tolerance, mac_threshold)
 
     table = tuple(IdentifiedParameter(
         name=p.name, kind=p.kind, joint=p.joint_name, unit=p.unit(robot), value=float(estimate[j]),
         nominal=float(nominal[j]), lower=float(lower[j]), upper=float(upper[j]), at_bound=bool(at_bound[j]),
         std=float(sensitivity.std[j]), damping_bias=float(0.01 * sensitivity.damping_bias[j]),
         frequency_bias=float(0.01 * sensitivity.frequency_bias[j])) for j, p in enumerate(unknowns))
-    warnings = _warnings(table, report, minima, problems)
+    warnings = identification_warnings(table, report, minima, problems)
     if dropped:
         warnings.insert(0, f"{len(dropped)} measured mode(s) matching no model mode were left out: "
                         + "; ".join(dropped))
@@ -446,8 +471,10 @@ def identify_joint_parameters(
         workers=used_workers)
 
 
-def _warnings(table: Sequence[IdentifiedParameter], report: Identifiability, minima: Sequence[LocalMinimum],
-              problems: list[str]) -> list[str]:
+def identification_warnings(table: Sequence[IdentifiedParameter], report: Identifiability,
+                            minima: Sequence[LocalMinimum], problems: list[str]) -> list[str]:
+    """Warnings of an identification: parameters at a bound, a rank-deficient Jacobian, poorly determined
+    parameters, a best minimum reached once, and ``problems`` (:func:`compare_modes`)."""
     side = lambda p: "lower" if p.value - p.lower < p.upper - p.value else "upper"  # noqa: E731
     warnings = [f"{p.name} = {p.value:.6g} {p.unit} is at its {side(p)} bound [{p.lower:.6g}, {p.upper:.6g}]: the "
                 "data push it out of the allowed range" for p in table if p.at_bound]
@@ -467,4 +494,5 @@ def _warnings(table: Sequence[IdentifiedParameter], report: Identifiability, min
 
 
 __all__ = ["identify_joint_parameters", "IdentificationResult", "IdentifiedParameter", "LocalMinimum",
-           "StartResult", "ModeComparison", "cluster_minima"]
+           "StartResult", "ModeComparison", "LocalSolver", "cluster_minima", "compare_modes", "identified_links",
+           "identification_warnings", "matched_data"]

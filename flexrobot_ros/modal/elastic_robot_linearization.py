@@ -61,10 +61,24 @@ def linearize_elastic_robot(model: ElasticRobot, q_d: Any, kp: Any = None, kd: A
     return LinearizedModel(q=q, q_m=y[model.motors], M_bar=M, D_bar=D, K_bar=K, K_G=K_G)
 
 
+def elastic_robot_coordinates(model: ElasticRobot) -> list[str]:
+    """Labels of y in order: ``q.<joint>``, ``q_e.<name>`` (chain order), ``eta.<k>``, ``q_m.<elastic joint>``."""
+    labels = [""] * model.size
+    for index, joint in zip(model.q_index, model.robot.joint_names):
+        labels[index] = f"q.{joint}"
+    for index, name in zip(model.qe_index, model.ext.elastic_names):
+        labels[index] = f"q_e.{name}"
+    for k in range(model.m):
+        labels[model.eta.start + k] = f"eta.{k}"
+    for index, j in zip(model.motor_index, model.elastic_joints):
+        labels[index] = f"q_m.{model.robot.joint_names[j]}"
+    return labels
+
+
 def elastic_robot_modes(model: ElasticRobot, q_d: Any, kp: Any = None, kd: Any = None,
                         locked_joints: bool = False) -> ModalResult:
     """Modes (frequencies ascending [Hz], damping ratios as fractions) of :func:`linearize_elastic_robot`."""
     return modes_of(linearize_elastic_robot(model, q_d, kp=kp, kd=kd, locked_joints=locked_joints))
 
 
-__all__ = ["elastic_robot_modes", "linearize_elastic_robot"]
+__all__ = ["elastic_robot_coordinates", "elastic_robot_modes", "linearize_elastic_robot"]

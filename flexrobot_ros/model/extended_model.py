@@ -228,6 +228,35 @@ def attach_extended(robot: Any, spec: Any, full: pin.Model, source: str) -> Any:
     return dataclasses.replace(robot, extended=_assemble(robot, ext, specs, damping, source))
 
 
+def check_composable(robot: Any, source: str) -> None:
+    """Refuse, at load time and in one line, a robot that only the elastic-robot model simulates (flexible links or
+    rigid joints together with extra elasticities, transmission damping or Coulomb friction) but which that model
+    does not compose yet: a sliding beam's ``roots: integrated``, or an extra elasticity inserted with
+    ``side: after`` at the joint that carries a flexible link.
+
+    Raises:
+        ModelError: naming the file, the field and the supported alternative.
+    """
+    coulomb = bool(np.any(robot.link_coulomb) or np.any(robot.motor_coulomb))
+    if not (robot.flexible_links or robot.rigid_joints) or (robot.extended is None and not coulomb):
+        return
+    for link, link_spec in robot.flexible_links.items():
+        if link_spec.roots == "integrated":
+            raise ModelError(f"{source}: flexible_links.{link}.roots: integrated roots are not composed with extra "
+                             "elasticities, transmission damping or Coulomb friction yet; use roots: explicit (the "
+                             "same dynamics)")
+    if robot.extended is None:
+        return
+    ext = robot.extended.model
+    after = {s.name for s in robot.extended.specs if s.axis is not None and s.side == "after"}
+    for link in robot.flexible_links:
+        frame = ext.frames[ext.getFrameId(link)] if ext.existFrame(link) else None
+        parent = None if frame is None else frame.parentJoint if hasattr(frame, "parentJoint") else frame.parent
+        if parent is not None and ext.names[parent] in after:
+            raise ModelError(f"{source}: flexible_links.{link}: an extra elasticity with side: after at the joint "
+                             "of a flexible link is not composed with it yet; use side: before")
+
+
 def _assemble(robot: Any, ext: pin.Model, specs: list[ElasticitySpec], damping: np.ndarray,
               source: str) -> ExtendedModel:
     names, kinds = [], []

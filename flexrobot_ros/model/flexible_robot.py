@@ -17,13 +17,13 @@ import dataclasses
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 import numpy as np
 import pinocchio as pin
 
 from flexrobot_ros.errors import ModelError
-from flexrobot_ros.model.extended_model import attach_extended, lock_urdf_elasticities
+from flexrobot_ros.model.extended_model import attach_extended, check_composable, lock_urdf_elasticities
 from flexrobot_ros.model.schema import FlexibilitySpec, ToolSpec, gains, joint_spec
 from flexrobot_ros.model.tool import merge_tool
 
@@ -40,6 +40,8 @@ LIMIT_TOLERANCE = 1e-9
 #: Per-joint parameter arrays that :meth:`FlexibleRobot.with_parameters` may replace.
 JOINT_ARRAYS = ("stiffness", "link_damping", "link_coulomb", "motor_damping", "motor_coulomb", "gear_ratio",
                 "rotor_inertia", "motor_inertia", "transmission", "kp", "kd")
+#: Flexible-link fields that :meth:`FlexibleRobot.with_link_parameters` may replace -> BeamSpec attribute.
+LINK_FIELDS = {"EI": "EI_y", "EI.y": "EI_y", "EI.z": "EI_z", "damping_ratio": "damping_ratio"}
 _POSITIVE = ("stiffness", "gear_ratio", "motor_inertia", "transmission")
 
 Tool = ToolSpec
@@ -218,6 +220,31 @@ class FlexibleRobot:
             changes["motor_inertia"] = _readonly(ratio**2 * rotor)
         return dataclasses.replace(self, **changes)
 
+    def with_link_parameters(self, links: Mapping[str, Mapping[str, float]]) -> "FlexibleRobot":
+        """A copy with some flexible links' beam parameters replaced, ``links[link][field]``: ``EI`` [N m^2] of a
+        planar link, ``EI.y`` / ``EI.z`` of a link bending both ways, ``damping_ratio`` (fraction in [0, 1)).
+        Raises ModelError naming the link and field for an unknown link or field or an invalid value."""
+        specs = dict(self.flexible_links)
+        for link, fields in links.items():
+            if link not in specs:
+                raise ModelError(f"robot {self.name}: no flexible link {link!r}; flexible links: {sorted(specs)}")
+            spec, changes = specs[link], {}
+            for name, value in fields.items():
+                value = float(value)
+                allowed = (["EI"] if spec.EI_z is None else ["EI.y", "EI.z"]) + ["damping_ratio"]
+                if name not in allowed:
+                    raise ModelError(f"robot {self.name}: flexible_links.{link}: cannot replace {name!r}; "
+                                     f"replaceable: {allowed}")
+                target = LINK_FIELDS[name]
+                ok = 0.0 <= value < 1.0 if target == "damping_ratio" else value > 0.0
+                if not (np.isfinite(value) and ok):
+                    raise ModelError(f"robot {self.name}: flexible_links.{link}.{name}: expected "
+                                     f"{'a fraction in [0, 1)' if target == 'damping_ratio' else '> 0 N m^2'}, "
+                                     f"got {value!r}")
+                changes[target] = value
+            specs[link] = dataclasses.replace(spec, **changes)
+        return dataclasses.replace(self, flexible_links=specs)
+
     def config_hash(self) -> str:
         """SHA-256 of everything that defines the dynamics (URDF inertias and kinematics, tool, parameters)."""
         digest = hashlib.sha256()
@@ -229,6 +256,7 @@ class FlexibleRobot:
             digest.update(np.ascontiguousarray(getattr(self, key)).tobytes())
         digest.update(self.gravity.tobytes())
         digest.update(repr(self.coulomb_width).encode())
+        digest.update(repr(sorted(self.flexible_links.items())).encode())
         if self.extended is not None:
             digest.update(self.extended.digest().encode())
         return digest.hexdigest()
@@ -307,7 +335,9 @@ def build_robot(spec: FlexibilitySpec, model: pin.Model, urdf_path: Path, yaml_p
         extra_elasticities=spec.extra_elasticities,
         rigid_joints=tuple(name for name, s in zip(joint_names, specs) if s.stiffness == float("inf")),
     )
-    return attach_extended(robot, spec, full_model, source)
+    robot = attach_extended(robot, spec, full_model, source)
+    check_composable(robot, source)
+    return robot
 
 
 def angle_or_length(kind: str) -> str:
@@ -325,5 +355,5 @@ def link_damping_unit(kind: str) -> str:
     return "N s/m" if kind == "prismatic" else "N m s/rad"
 
 
-__all__ = ["FlexibleRobot", "Tool", "build_robot", "JOINT_ARRAYS", "LIMIT_TOLERANCE", "angle_or_length",
+__all__ = ["FlexibleRobot", "Tool", "build_robot", "JOINT_ARRAYS", "LINK_FIELDS", "LIMIT_TOLERANCE", "angle_or_length",
            "torque_or_force", "link_damping_unit"]

@@ -25,12 +25,14 @@ of ``poses`` (n values per pose, link side [rad | m]):
 3. record ``record_s`` seconds of ``motor_states`` (sensor_msgs/JointState, motor encoder positions [rad] at
    ``sample_rate_hz``) from the excitation on and identify the modes (``oma.method``, ``oma.orders``).
 
-Then ``identification.parameters`` (default ``k,d_f``) are identified across the poses; parameters the measured modes
-do not determine are kept at their nominal values. Files (inside ``output_directory``, a replaced file kept as
+Then ``identification.parameters`` (default ``k,d_f``; a robot with flexible links: ``EI`` or ``EI,zeta``, the links'
+bending stiffness and damping ratio) are identified across the poses; parameters the measured modes do not determine
+are kept at their nominal values. Files (inside ``output_directory``, a replaced file kept as
 ``<name>.<k>.bak``): ``modal_data_file`` (the measured modes, also after a failure: what was measured is kept) and
 ``calibrated_yaml`` (the robot's flexibility YAML with the calibrated values and a header saying when and from what).
 The calibrated ``model.stiffness``, ``model.link_damping``, ``model.motor_damping`` are set on each node of
-``push.nodes`` (rcl_interfaces/SetParametersAtomically, announced on ``/parameter_events``).
+``push.nodes`` (rcl_interfaces/SetParametersAtomically, announced on ``/parameter_events``); flexible-link
+parameters are not live parameters: they reach the other nodes through the calibrated YAML.
 
 A failure at a pose (timeout, excitation refused, too few samples, no modes) ends the sweep; the report names the
 pose and step, and the poses measured before it are kept (and identified when there are two or more).
@@ -48,10 +50,10 @@ from typing import Any, Sequence
 import numpy as np
 
 from flexrobot_ros.errors import CalibrationError, FlexrobotError
-from flexrobot_ros.identification.calibration import CalibrationOptions, CalibrationResult, calibrate
+from flexrobot_ros.identification.calibration import (CalibrationOptions, CalibrationResult, calibrate,
+                                                      check_parameters)
 from flexrobot_ros.identification.flexibility_update import write_identified_yaml
 from flexrobot_ros.identification.modal_data import MeasuredMode, write_modal_data
-from flexrobot_ros.identification.parameters import parse_parameters
 from flexrobot_ros.model import load_robot
 from flexrobot_ros.nodes.convert import answer, joint_state, joint_values, ordered_stamp, reporting
 from flexrobot_ros.nodes.live_model import MODEL_FIELDS
@@ -85,7 +87,8 @@ PARAMETERS = (
     ParameterSpec("record_s", 2.0, "record length after the excitation [s] (stream time)", range=(0.05, 3600.0)),
     ParameterSpec("oma.method", "ssi-cov", "OMA method", choices=("ssi-cov", "var")),
     ParameterSpec("oma.orders", "", "OMA model orders 'first:last[:step]' (empty: the method's default)"),
-    ParameterSpec("identification.parameters", "k,d_f", "parameters to calibrate, e.g. 'k,d_f', 'k'"),
+    ParameterSpec("identification.parameters", "k,d_f", "parameters to calibrate, e.g. 'k,d_f', 'k'; flexible "
+                  "links: 'EI', 'EI,zeta'"),
     ParameterSpec("identification.starts", 8, "random starts of the identification", range=(1, 10000)),
     ParameterSpec("identification.seed", 0, "seed of the random starts", range=(0, 2**31 - 1)),
     ParameterSpec("push.nodes", ["/modal_monitor_node", "/feedforward_node"], "nodes whose model.* parameters "
@@ -163,7 +166,7 @@ class CalibrationNode:
         if len(wrench) not in (0, 3, 6) or not np.all(np.isfinite(wrench)):
             raise CalibrationError(f"parameter 'excitation.wrench': expected 3 finite values [fx, fy, fz] (N) or 6 "
                                    f"[fx, fy, fz, mx, my, mz] (N, N m), or none, got {list(wrench)}")
-        checked("identification.parameters", parse_parameters, self.robot, p["identification.parameters"])
+        checked("identification.parameters", check_parameters, self.robot, p["identification.parameters"])
         return poses, CalibrationOptions(parameters=p["identification.parameters"],
                                          starts=p["identification.starts"], seed=p["identification.seed"])
 
@@ -195,7 +198,10 @@ class CalibrationNode:
             result = calibrate(self.robot, poses, self, options, self._say)
             report.update(result.to_dict())
             report["files"] = self._write(result, p)
-            report["pushed"] = self._push(result, p) if result.identification is not None else {}
+            report["pushed"] = self._push(result, p) if result.identified else {}
+            if result.identified_links:
+                self._say("the calibrated flexible-link parameters are not live parameters (model.* holds joint "
+                          "parameters): nodes use them when started on the calibrated YAML")
             report["success"] = result.failure is None and result.identification is not None and all(
                 ok for ok, _ in report["pushed"].values())
             self.node.logger.info("calibration:\n" + result.text())
@@ -255,7 +261,8 @@ class CalibrationNode:
             write_identified_yaml(
                 self.robot, result.identified, out,
                 f"self-calibration at {len(result.data.poses)} poses (modes in {files.get('modal_data')}), "
-                f"eigenvalue residuals, {p['identification.starts']} starts{kept_nominal}", by="calibration_node")
+                f"eigenvalue residuals, {p['identification.starts']} starts{kept_nominal}", by="calibration_node",
+                links=result.identified_links)
             files["calibrated_yaml"] = str(out)
             if kept:
                 files["backup"] = kept.rsplit(" ", 1)[-1]

@@ -1,16 +1,33 @@
-"""feedforward_node: desired link trajectory in, motor reference trajectory and torques out.
+"""feedforward_node: desired trajectory in, motor reference trajectory, torques and predicted deformation out.
 
-Subscribes ``desired_trajectory`` (trajectory_msgs/JointTrajectory of the link joints: positions, optional
-velocities and accelerations at each waypoint). The waypoints are joined by the C^4 spline of
-:func:`flexrobot_ros.dynamics.trajectory_from_joint_trajectory` and fed to :func:`flexrobot_ros.dynamics.feedforward`
-(``method``: ``sdrnea`` compiled code or ``ejnea``) sampled at ``output_rate_hz``.
+Subscribes ``desired_trajectory`` (trajectory_msgs/JointTrajectory: positions, optional velocities and
+accelerations at each waypoint). The waypoints are joined by the C^4 spline of
+:func:`flexrobot_ros.dynamics.trajectory_from_joint_trajectory` and inverted sampled at ``output_rate_hz``, for
+every robot the core inverts (robots with extra elasticities and flexible links or rigid joints, mixed4 and
+moberg5_flexlink, by ``prescribed``: their other methods are refused at start-up naming ``method``). ``target_space`` says what the waypoints are:
+
+- ``joint``: the link joints (``joint_names`` the robot's), through :func:`flexrobot_ros.dynamics.feedforward`, the
+  entry of ``flexrobot feedforward`` (``method``: ``auto`` = ``sdrnea`` for elastic joints on rigid links and
+  ``prescribed`` for robots with flexible links or rigid joints, as the command line; or ``sdrnea``, ``ejnea``,
+  ``dae``, ``prescribed``, ``rigid``).
+- ``tool``: the tool point (``joint_names`` the tool-point coordinates ``x``, ``y``, ``z`` of the robot's
+  ``tool_frame`` origin in the base frame [m]: the plane's two for a planar arm with 2 actuators, all three for 3),
+  through :func:`flexrobot_ros.dynamics.tool_feedforward` (seed 002's inverse DAE, ``method`` ``auto`` or ``dae``),
+  from rest at the start with the links near ``tool_space.start_joints`` (the elbow). Robots with flexible links or
+  rigid joints and the other methods are refused when the parameters are set, naming the parameter
+  (:func:`flexrobot_ros.dynamics.check_tool_space`).
 
 Publishes ``motor_trajectory`` (JointTrajectory with the input's ``header.stamp`` (now when zero) and
 ``time_from_start``: positions = motor reference q_m [rad], velocities qd_m, accelerations qdd_m, effort = motor
 torque tau_m [N m]; for the simulator node or a ros2_control joint trajectory controller with an effort
 feedforward), and, while the trajectory runs, the streams ``motor_torque`` (sensor_msgs/JointState: position q_m,
 velocity qd_m, effort tau_m) and ``link_torque`` (JointState: position q, velocity qd, effort = link torque tau
-[N m | N]) stamped ``header.stamp + t``; ``diagnostics``.
+[N m | N]) stamped ``header.stamp + t``, and ``predicted_deflections`` (JointState, same stamps: ``name`` the
+deformation coordinates, ``position`` their values; :func:`flexrobot_ros.dynamics.predicted_deformation`):
+``joint_deflection.<joint>`` = q_m - W q [rad | m] of each elastic joint, ``eta.<k>`` the flexible links' elastic
+coordinates (method ``prescribed``), ``deflection.<link>.y`` / ``.z`` their predicted tip deflections [m],
+``q_e.<joint>`` the non-actuated elastic joints [rad | m] (method ``prescribed`` on robots with extra elasticities);
+``diagnostics``.
 
 For ros2_control (``ros2_control.output``): ``joint_trajectory`` publishes the same points as a JointTrajectory on
 ``<ros2_control.controller>/joint_trajectory`` (the topic of a joint_trajectory_controller): positions = motor
@@ -23,13 +40,12 @@ std_msgs/Float64MultiArray [N m] on ``<ros2_control.controller>/commands`` (a fo
 points [% of the peak torque] (:func:`flexrobot_ros.dynamics.interpolation_error`), and a warning names the rate
 that keeps it under 1 %.
 
-``shaper`` (and ``shaper_frequency_error``) shapes each trajectory first (:func:`flexrobot_ros.shaping.
+``shaper`` (and ``shaper_frequency_error``) shapes each joint-space trajectory first (:func:`flexrobot_ros.shaping.
 shape_reference`); the diagnostics report the move time it adds.
 
-Parameters are live (method, shaper, rate, limit check, the joint parameters ``model.*`` a calibration sets
-(:mod:`flexrobot_ros.nodes.live_model`; with ``sdrnea`` the code is generated for them when they change),
-``drive_compensates`` and ``ros2_control.positions`` apply to the
-next trajectory, the torque streams follow ``output_rate_hz`` and ``stream_torques`` now;
+Parameters are live (method, target space, tool-space start joints, shaper, rate, limit check, the joint parameters
+``model.*`` a calibration sets (:mod:`flexrobot_ros.nodes.live_model`; with ``sdrnea`` the code is generated for them
+when they change), ``drive_compensates`` and ``ros2_control.positions`` apply to the next trajectory, the torque streams follow ``output_rate_hz`` and ``stream_torques`` now;
 :meth:`FeedforwardNode._prepare`) except the model, ``robot``, ``tool`` and the ros2_control output, controller and
 joints (read-only: they choose the topics).
 """
@@ -40,9 +56,12 @@ from typing import Any
 
 import numpy as np
 
-from flexrobot_ros.dynamics import (DRIVE_COMPENSATION, compiled_feedforward, drive_torque, feedforward,
-                                   interpolation_error, trajectory_from_joint_trajectory)
+from flexrobot_ros.dynamics import (DRIVE_COMPENSATION, check_supported, check_tool_space, compiled_feedforward,
+                                   default_method, drive_torque, feedforward, interpolation_error,
+                                   predicted_deformation, tool_feedforward, trajectory_from_joint_trajectory)
+from flexrobot_ros.dynamics.feedforward_names import METHODS, TARGET_SPACES
 from flexrobot_ros.dynamics.input_shaping import DEFAULT_FREQUENCY_ERROR, SHAPERS
+from flexrobot_ros.errors import RuntimeLayerError
 from flexrobot_ros.model import load_robot
 from flexrobot_ros.nodes.convert import (Counted, diagnostics, float_array, joint_state, joint_trajectory, reporting,
                                          trajectory_arrays)
@@ -50,23 +69,33 @@ from flexrobot_ros.nodes.live_model import MODEL_PARAMETERS, live_robot
 from flexrobot_ros.nodes.live_parameters import LiveParameters, LiveTimer, changed_any, checked
 from flexrobot_ros.nodes.ros2_control import checked_topic, joint_order
 from flexrobot_ros.nodes.run_parameters import RunParameters
-from flexrobot_ros.runtime import ParameterSpec, run_node
+from flexrobot_ros.runtime import QOS_STREAM, ParameterSpec, run_node
 from flexrobot_ros.runtime.messages import time_seconds
+from flexrobot_ros.runtime.names import PREDICTED_DEFLECTIONS_TOPIC
 from flexrobot_ros.shaping import shape_reference
 
 PARAMETERS = (
     ParameterSpec("robot", "scompi", "shipped robot name or path of a flexibility YAML", read_only=True),
     ParameterSpec("tool", False, "add the tool described in the flexibility YAML", read_only=True),
-    ParameterSpec("method", "sdrnea", "inverse dynamics: 'sdrnea' (generated C code), 'ejnea' (numeric) or "
-                  "'dae' (robots with extra elasticities: BDF or optimization)",
-                  choices=("sdrnea", "ejnea", "dae")),
+    ParameterSpec("method", "auto", "inverse dynamics: 'auto' ('sdrnea' for elastic joints on rigid links, "
+                  "'prescribed' for flexible links or rigid joints; 'dae' in tool space), 'sdrnea' (generated C code), "
+                  "'ejnea' (numeric), 'dae' (robots with extra elasticities: BDF or optimization), 'prescribed' (any "
+                  "robot: the link deformations integrated along the joint motion) or 'rigid' (the rigid-robot "
+                  "baseline)", choices=("auto", *METHODS)),
+    ParameterSpec("target_space", "joint", "what desired_trajectory gives: 'joint' (the link joints [rad | m]) or "
+                  "'tool' (the tool point's x, y, z [m] in the base frame; method 'dae', elastic joints on rigid "
+                  "links)", choices=TARGET_SPACES),
+    ParameterSpec("tool_space.start_joints", [], "link positions [rad | m] near the start of each tool-space target: "
+                  "the configuration (elbow) the inversion follows; needed with target_space 'tool'",
+                  type="double_array"),
     ParameterSpec("output_rate_hz", 250.0, "sample rate of motor_trajectory points and the torque streams [Hz]",
                   range=(1.0, 10000.0)),
     ParameterSpec("shaper", "none", "input shaping of each trajectory for the dominant modes the model predicts along "
                   "it (pose-scheduled): 'zv', 'zvd', 'ei', 'auto' or 'none'", choices=SHAPERS),
     ParameterSpec("shaper_frequency_error", DEFAULT_FREQUENCY_ERROR, "relative frequency error the 'auto' shaper "
                   "is robust to (0.1: +-10 %)", range=(0.0, 0.5)),
-    ParameterSpec("stream_torques", True, "publish motor_torque and link_torque while a trajectory runs"),
+    ParameterSpec("stream_torques", True, "publish motor_torque, link_torque and predicted_deflections while a "
+                  "trajectory runs"),
     ParameterSpec("check_limits", True, "refuse trajectories that leave the URDF joint limits"),
     ParameterSpec("drive_compensates", "none", "what the drive adds to the torque it is sent: 'none', or 'gravity' "
                   "(its own g(q); the ros2_control outputs then carry tau_m - W^-1 g(q) [N m])",
@@ -100,7 +129,7 @@ class FeedforwardNode:
         p = self.p = live.values
         self.loaded = load_robot(p["robot"], tool=p["tool"])
         self.robot = live_robot(self.loaded, p)  # the YAML's joint parameters, or calibrated ones (model.*)
-        self._check(p, self.robot)
+        self.tool_axes = self._check(p, self.robot)  # the tool-point coordinates of tool-space targets, or None
         self.result, self.start, self.streamed = None, 0.0, 0
         self.received, self.compute_s, self.added_time_s = 0, 0.0, 0.0
         self.order = joint_order(p["ros2_control.joints"], self.robot.joint_names)
@@ -109,8 +138,14 @@ class FeedforwardNode:
         types = node.types
         self.motor_trajectory = Counted(node.create_publisher(types.trajectory_msgs.msg.JointTrajectory,
                                                               "motor_trajectory"))
-        self.motor_torque = Counted(node.create_publisher(types.sensor_msgs.msg.JointState, "motor_torque"))
-        self.link_torque = Counted(node.create_publisher(types.sensor_msgs.msg.JointState, "link_torque"))
+        # the streams catch up in bursts when a timer tick comes late (a busy machine): reliable with a history of
+        # ten seconds (QOS_STREAM, as the simulator's encoders) so a recorder loses none of a burst
+        self.motor_torque = Counted(node.create_publisher(types.sensor_msgs.msg.JointState, "motor_torque",
+                                                          QOS_STREAM))
+        self.link_torque = Counted(node.create_publisher(types.sensor_msgs.msg.JointState, "link_torque", QOS_STREAM))
+        self.deflections = Counted(node.create_publisher(types.sensor_msgs.msg.JointState,
+                                                         PREDICTED_DEFLECTIONS_TOPIC, QOS_STREAM))
+        self.deformation: dict[str, np.ndarray] = {}
         output, controller = p["ros2_control.output"], p["ros2_control.controller"]
         self.controller_trajectory = self.commands = None
         if output == "joint_trajectory":
@@ -118,7 +153,7 @@ class FeedforwardNode:
                 types.trajectory_msgs.msg.JointTrajectory, checked_topic(controller, "joint_trajectory")))
         elif output == "commands":
             self.commands = Counted(node.create_publisher(types.std_msgs.msg.Float64MultiArray,
-                                                          checked_topic(controller, "commands")))
+                                                          checked_topic(controller, "commands"), QOS_STREAM))
         self.diagnostics = node.create_publisher(types.diagnostic_msgs.msg.DiagnosticArray, "diagnostics")
         node.create_subscription(types.trajectory_msgs.msg.JointTrajectory, "desired_trajectory",
                                  live.locked(self.on_desired))
@@ -126,20 +161,29 @@ class FeedforwardNode:
         node.create_wall_timer(1.0, live.locked(self.on_diagnostics))
         live.on_change(self._prepare)
         self.run_parameters = RunParameters(node, self.robot)  # latched on /flexrobot/bringup_parameters
-        node.logger.info(f"feedforward for {self.robot.name} ({p['method']}) at {p['output_rate_hz']:g} Hz")
+        node.logger.info(f"feedforward for {self.robot.name} ({self._method(p, self.robot)}, "
+                         f"{p['target_space']} space) at {p['output_rate_hz']:g} Hz")
 
     def on_desired(self, msg: Any) -> None:
         with reporting(self.node, "desired_trajectory"):
             self.received += 1
             started = time.perf_counter()
-            trajectory_arrays(msg, self.robot.joint_names)  # names, lengths, finiteness, time order: one cause each
-            path = trajectory_from_joint_trajectory(msg, self.robot.joint_names)
-            if self.p["shaper"] != "none":
-                shaping = shape_reference(self.robot, path, self.p["shaper"],
-                                          frequency_error=self.p["shaper_frequency_error"])
-                path, self.added_time_s = shaping.trajectory, shaping.added_time_s
-            result = feedforward(self.robot, path, self.p["method"], rate_hz=self.p["output_rate_hz"],
-                                 check_limits=self.p["check_limits"])
+            p, method = self.p, self._method(self.p, self.robot)
+            tool = p["target_space"] == "tool"
+            names = self.tool_axes if tool else self.robot.joint_names
+            trajectory_arrays(msg, names)  # names, lengths, finiteness, time order: one cause each
+            path = trajectory_from_joint_trajectory(msg, names)
+            if tool:
+                result = tool_feedforward(self.robot, path, method, start_joints=p["tool_space.start_joints"],
+                                          rate_hz=p["output_rate_hz"], check_limits=p["check_limits"])
+            else:
+                if p["shaper"] != "none":
+                    shaping = shape_reference(self.robot, path, p["shaper"],
+                                              frequency_error=p["shaper_frequency_error"])
+                    path, self.added_time_s = shaping.trajectory, shaping.added_time_s
+                result = feedforward(self.robot, path, method, rate_hz=p["output_rate_hz"],
+                                     check_limits=p["check_limits"])
+            self.deformation = predicted_deformation(self.robot, result)
             self.compute_s = time.perf_counter() - started
             stamp = msg.header.stamp if time_seconds(msg.header.stamp) else self.node.stamp()
             self.motor_trajectory.publish(joint_trajectory(self.node.types, stamp, self.robot.joint_names, result.t,
@@ -184,20 +228,48 @@ class FeedforwardNode:
             stamp = self.node.stamp(self.start + result.t[k])
             self.motor_torque.publish(joint_state(types, stamp, names, result.q_m[k], result.qd_m[k], result.tau_m[k]))
             self.link_torque.publish(joint_state(types, stamp, names, result.q[k], result.qd[k], result.tau[k]))
+            self.deflections.publish(joint_state(types, stamp, list(self.deformation),
+                                                 [values[k] for values in self.deformation.values()]))
         self.streamed = max(self.streamed, due)
         if self.streamed >= len(result.t):
             self.result = None
             self.stream.pause()
 
-    def _check(self, p: Any, robot: Any) -> None:
-        """Make the method usable: SDRNEA's code is generated and compiled now (once per robot, cached on disk), not
-        at the first trajectory; at start-up and when ``method`` changes alike.
+    @staticmethod
+    def _method(p: Any, robot: Any) -> str:
+        """The method ``method`` names: 'auto' is 'dae' in tool space, else the command line's default for the
+        robot (:func:`flexrobot_ros.dynamics.default_method`)."""
+        if p["method"] != "auto":
+            return p["method"]
+        return "dae" if p["target_space"] == "tool" else default_method(robot)
+
+    def _check(self, p: Any, robot: Any) -> tuple[str, ...] | None:
+        """Make the method and target space usable for ``robot``, at start-up and when they change alike: what the
+        robot does not support is refused naming the parameter; SDRNEA's code is generated and compiled now (once
+        per robot, cached on disk), not at the first trajectory. Returns the tool-point coordinates of tool-space
+        targets (None in joint space).
 
         Raises:
-            RuntimeLayerError: the code cannot be generated or compiled.
+            RuntimeLayerError: the method or the target space does not serve the robot, ``tool_space.start_joints``
+                has not one value per joint or a shaper is asked for in tool space, or SDRNEA's code cannot be
+                generated or compiled.
         """
-        if p["method"] == "sdrnea":
+        method = self._method(p, robot)
+        if p["target_space"] == "tool":
+            axes = checked("target_space", check_tool_space, robot, method)
+            start = p["tool_space.start_joints"]
+            if len(start) != robot.n:
+                raise RuntimeLayerError(
+                    f"parameter 'tool_space.start_joints': {list(start)}; target_space 'tool' needs {robot.n} link "
+                    f"positions [rad | m] of {list(robot.joint_names)} near the start of the tool-space targets")
+            if p["shaper"] != "none":
+                raise RuntimeLayerError(f"parameter 'shaper': {p['shaper']!r}; input shaping applies to joint-space "
+                                        "targets: with target_space 'tool' it must be 'none'")
+            return axes
+        checked("method", check_supported, robot, method)
+        if method == "sdrnea":
             checked("method", compiled_feedforward, robot)
+        return None
 
     @staticmethod
     def _stream_period(p: Any) -> float | None:
@@ -208,11 +280,12 @@ class FeedforwardNode:
         """Check a change and return what installs it (see :mod:`.live_parameters`): the next trajectory uses the
         new method, rate and limit check; the torque streams follow the new rate now, or stop."""
         robot = live_robot(self.loaded, values) if changed_any(changed, "model.") else self.robot
-        if "method" in changed or robot is not self.robot:
-            self._check(values, robot)  # new joint parameters: SDRNEA's code is generated for them (cached)
+        axes = self.tool_axes
+        if changed_any(changed, ("method", "target_space", "tool_space.", "shaper")) or robot is not self.robot:
+            axes = self._check(values, robot)  # new joint parameters: SDRNEA's code is generated for them (cached)
 
         def commit() -> None:
-            self.robot = robot  # the next trajectory uses the new joint parameters
+            self.robot, self.tool_axes = robot, axes  # the next trajectory uses the new joint parameters
             self.stream.set_period(self._stream_period(values))
             if self._stream_period(values) is None:
                 self.result = None  # the stream in progress ends
@@ -221,11 +294,13 @@ class FeedforwardNode:
 
     def on_diagnostics(self) -> None:
         self.diagnostics.publish(diagnostics(self.node, "feedforward", "ok", f"{self.received} trajectories", {
-            "method": self.p["method"], "trajectories received": self.received,
+            "method": self._method(self.p, self.robot), "target_space": self.p["target_space"],
+            "trajectories received": self.received,
             "last computation [s]": self.compute_s, "shaper": self.p["shaper"],
             "shaping added time [s]": self.added_time_s, "streaming": self.result is not None,
             "published motor_trajectory": self.motor_trajectory.count,
             "published motor_torque": self.motor_torque.count, "published link_torque": self.link_torque.count,
+            "published predicted_deflections": self.deflections.count,
             "motor_trajectory subscribers": self.motor_trajectory.publisher.get_subscription_count(),
             "drive_compensates": self.p["drive_compensates"],
             **({"published joint_trajectory": self.controller_trajectory.count}

@@ -26,6 +26,11 @@ beams' modes, which follow the pose, e.g. a sliding link's length). They are com
 along seed 004's section 5 motion they are within 5 % of the eigenvalues of the moving, deflected closed loop
 (``flexrobot modal --controller decoupling --trajectory``).
 
+A robot only the composed model simulates (flexible links or rigid joints with extra elasticities, gear dampers or
+Coulomb friction: mixed4, moberg5_flexlink) is analysed as ``flexrobot modal`` does it
+(:func:`flexrobot_ros.modal.elastic_robot_linearization.elastic_robot_modes`); its mode shapes run over the composed
+coordinates, labelled ``q.<joint>``, ``q_e.<name>``, ``eta.<k>``, ``q_m.<elastic joint>``.
+
 Service ``~/map`` (std_srvs/Trigger): a modal map over a ``map.points`` x ``map.points`` grid of the joints
 ``map.joints`` within +-``map.span`` of the current pose, written to ``map.directory`` (which must lie inside the
 read-only ``output_directory``) as an ``.npz``
@@ -43,8 +48,10 @@ from typing import Any
 import numpy as np
 
 from flexrobot_ros.errors import RuntimeLayerError
+from flexrobot_ros.flexible_links.elastic_robot import ElasticRobot
 from flexrobot_ros.kinematics import chain_links, frame_origins
 from flexrobot_ros.modal import modal_analysis
+from flexrobot_ros.modal.elastic_robot_linearization import elastic_robot_coordinates, elastic_robot_modes
 from flexrobot_ros.modal.extended_linearization import extended_analysis
 from flexrobot_ros.modal.maps import grid_map, save_map
 from flexrobot_ros.modal.plots import plot_grid
@@ -58,6 +65,7 @@ from flexrobot_ros.nodes.output_files import output_path
 from flexrobot_ros.nodes.state_input import state_input_parameters
 from flexrobot_ros.nodes.run_parameters import RunParameters
 from flexrobot_ros.runtime import QOS_LATCHED, ParameterSpec, run_node
+from flexrobot_ros.simulation.elastic_robot_plant import needs_elastic_robot
 
 PARAMETERS = (
     ParameterSpec("robot", "scompi", "shipped robot name or path of a flexibility YAML", read_only=True),
@@ -110,8 +118,14 @@ class ModalMonitorNode:
         self.computations, self.republished = 0, 0
         self.published: list[tuple[Counted, Any]] = []  # (publisher, message) of the current modes
         self.coordinates = [f"{side}.{joint}" for side in ("q", "q_m") for joint in self.robot.joint_names]
+        self.joint_rows = np.arange(self.robot.n)  # rows of the joints in a mode shape
         self.analysis = extended_analysis(self.robot) or modal_analysis  # extra elasticities: q_e coordinates too
-        if self.analysis is not modal_analysis:
+        if needs_elastic_robot(self.robot):  # the composed model, y = [q_a (joints and q_e), eta, q_m]
+            self.elastic_robot = ElasticRobot(self.robot)
+            self.analysis = self._elastic_robot_modes
+            self.coordinates = elastic_robot_coordinates(self.elastic_robot)
+            self.joint_rows = self.elastic_robot.q_index
+        elif self.analysis is not modal_analysis:
             self.coordinates += [f"q_e.{name}" for name in self.robot.extended.elastic_names]
         elif self.robot.flexible_links or self.robot.rigid_joints:  # link-layer linearization, z = [q, eta, q_m]
             from flexrobot_ros.flexible_links.link_specs import chain_from_robot
@@ -148,6 +162,12 @@ class ModalMonitorNode:
         node.logger.info(f"modes of {self.robot.name}{' + tool' if p['tool'] else ''} on "
                          f"{node.resolve_name(self.topic)}: threshold {p['threshold']:g}, at most "
                          f"{p['max_rate_hz']:g} Hz")
+
+    def _elastic_robot_modes(self, robot: Any, pose: np.ndarray, kp: Any, kd: Any) -> Any:
+        """Modes of the composed model held at ``pose`` (rebuilt when new joint parameters replaced the robot)."""
+        if self.elastic_robot.robot is not robot:
+            self.elastic_robot = ElasticRobot(robot)
+        return elastic_robot_modes(self.elastic_robot, pose, kp=kp, kd=kd)
 
     def on_joint_states(self, msg: Any) -> None:
         with reporting(self.node, "joint_states"):
@@ -283,10 +303,10 @@ class ModalMonitorNode:
         published = [(self.frequencies, float_array(types, result.frequencies_hz, "mode")),
                      (self.damping, float_array(types, result.damping_ratios, "mode")),
                      (self.shapes, mode_shapes_array(types, result.mode_shapes.T, self.coordinates))]
-        count, n = min(self.p["markers.modes"], result.n_modes), self.robot.n
+        count = min(self.p["markers.modes"], result.n_modes)
         deformed = []
         for k in range(count):
-            link_shape = result.mode_shapes[:n, k].real
+            link_shape = result.mode_shapes[self.joint_rows, k].real
             scale = self.p["markers.deflection"] / max(np.abs(link_shape).max(), 1e-12)
             deformed.append(frame_origins(self.robot, self.computed + scale * link_shape, self.links))
         labels = [f"mode {k + 1}: {result.frequencies_hz[k]:.2f} Hz, {100 * result.damping_ratios[k]:.1f} %"

@@ -157,3 +157,8 @@ def _split_rule(text: str, flag: str) -> tuple[str | None, str, str]:
     if ":" in source:  # node-specific rule  node:from:=to
         node, source = source.split(":", 1)
     return node, source, target
+
+
+#: Topic of the feedforward node's predicted deformation (sensor_msgs/JointState, relative: in the node's namespace,
+#: beside ``motor_torque`` and ``link_torque``); the node and the tools that read it (tests, bags) use this name.
+PREDICTED_DEFLECTIONS_TOPIC = "predicted_deflections"

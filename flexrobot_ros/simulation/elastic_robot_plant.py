@@ -13,8 +13,10 @@ beam strain), gravitational.
 Two evaluations of the same derivative: ``path="casadi"`` (default) the CasADi functions of
 :mod:`flexrobot_ros.flexible_links.elastic_robot_functions` composed into the state derivative, with the exact
 Jacobian (implicit-function rule, wrench slopes by central differences of ``J^T w``), ``compiled=True`` as generated C
-cached in the package's code cache; ``path="numeric"`` the DeNOC recursion with a central-difference Jacobian (the
-reference the CasADi path is tested against, ``bench/elastic_robot.py``).
+cached in the package's code cache (all three functions when the plant is built, or each at its first call with
+``compile_on_first_use=True``: a run that never asks for the Jacobian skips its compile, 10-40 s);
+``path="numeric"`` the DeNOC recursion with a central-difference Jacobian (the reference the CasADi path is tested
+against, ``bench/elastic_robot.py``).
 Output columns added by :meth:`extra_columns`: ``q_e.<name>`` [rad | m], and ``deflection.<link>.y`` / ``.z`` [m],
 the tip deflection of each flexible link on a revolute joint in its beam frame.
 """
@@ -28,7 +30,9 @@ import numpy as np
 
 from flexrobot_ros.errors import ModelError, SimulationError
 from flexrobot_ros.flexible_links.compiled_dynamics import compiled_function
+from flexrobot_ros.flexible_links.deformed_links import beam_axes, deformed_tip_transforms
 from flexrobot_ros.flexible_links.elastic_robot import ElasticRobot
+from flexrobot_ros.flexible_links.tip_deflections import deflection_links, tip_deflections
 from flexrobot_ros.model import FlexibleRobot
 from flexrobot_ros.simulation.controllers import PDGravityCompensation, _gains
 from flexrobot_ros.simulation.plant import Energy, FrameWrench, StateLayout
@@ -45,7 +49,8 @@ class ElasticRobotPlant:
     """The composed elastic robot as a Plant (one pinocchio Data inside: one plant per thread)."""
 
     def __init__(self, robot: FlexibleRobot, method: str | None = None, modes: int | None = None,
-                 elements: int | None = None, compiled: bool = False, path: str = "casadi"):
+                 elements: int | None = None, compiled: bool = False, path: str = "casadi",
+                 compile_on_first_use: bool = False):
         if path not in ("casadi", "numeric"):
             raise SimulationError(f"robot {robot.name}: path: expected 'casadi' or 'numeric', got {path!r}")
         if compiled and path != "casadi":
@@ -72,9 +77,8 @@ class ElasticRobotPlant:
         self._pos[np.arange(model.eta.start, model.eta.stop)] = 2 * n + ne + np.arange(m)
         self._vel = self._pos + p
         self._rigid = np.flatnonzero(model.rigid)
-        self._symbolic = self._build_symbolic(compiled) if path == "casadi" else None
-        self.deflection_links = [(link, body) for link in robot.flexible_links for body in model.chain.bodies
-                                 if body.beam is not None and body.beam.name == link]
+        self._symbolic = self._build_symbolic(compiled, compile_on_first_use) if path == "casadi" else None
+        self.deflection_links = deflection_links(robot, model.chain)  # (link, chain body index)
 
     # ------------------------------------------------------------------ helpers
     def frame_id(self, name: str) -> int:
@@ -124,11 +128,12 @@ class ElasticRobotPlant:
         out[lay["work_in"].start] = ca.dot(y_dot, applied)
         return out
 
-    def _build_symbolic(self, compiled: bool) -> tuple:
+    def _build_symbolic(self, compiled: bool, on_first_use: bool) -> tuple:
         """(derivative, pieces, shapes, coulomb): ``derivative(x, tau_m, f, c) -> x_dot``, ``pieces(x, tau_m, f, c,
         a) -> (M, dr/dx, dr/dtau, dxdot/dx, dxdot/da, dxdot/dtau)`` at fixed accelerations a (their ``shapes``),
         ``coulomb(x) -> (M, Coulomb slope)``, each ``(packed input) -> packed output`` (generated C with
-        ``compiled``)."""
+        ``compiled``: all three now, or each when first called with ``on_first_use``). The CasADi function of the
+        first is kept as :attr:`derivative_function`."""
         F = self.model.functions
         size, n, L = self.model.size, self.n, self.layout.size
         x = ca.SX.sym("x", L)
@@ -145,6 +150,7 @@ class ElasticRobotPlant:
         residual = on_state(F.residual)
         cse = getattr(ca, "cse", lambda e: e)  # common subexpressions (CasADi >= 3.6)
         derivative = ca.Function("elastic_robot_plant", [inputs], [cse(ca.densify(x_dot))])
+        self.derivative_function = derivative
         pieces_out = ca.vertcat(*(ca.vec(ca.densify(v)) for v in (
             on_state(F.inertia_expression), ca.jacobian(residual, x), ca.jacobian(residual, F.u),
             ca.jacobian(at_a, x), ca.jacobian(at_a, F.a), ca.jacobian(at_a, F.u))))
@@ -155,11 +161,13 @@ class ElasticRobotPlant:
             cse(ca.densify(ca.vertcat(ca.vec(on_state(F.inertia_expression)), slope)))])
         functions = ((derivative, L + n + size + 1, L), (pieces, L + n + 2 * size + 1, pieces_out.numel()),
                      (coulomb, L, size * size + size))
-        if compiled:
-            evaluate, evaluate_pieces, evaluate_coulomb = (compiled_function(*entry) for entry in functions)
-        else:
+        if not compiled:
             evaluate, evaluate_pieces, evaluate_coulomb = (
                 lambda v, function=function: np.array(function(v)).ravel() for function, _, _ in functions)
+        elif on_first_use:
+            evaluate, evaluate_pieces, evaluate_coulomb = (_FirstUse(*entry) for entry in functions)
+        else:
+            evaluate, evaluate_pieces, evaluate_coulomb = (compiled_function(*entry) for entry in functions)
         return evaluate, evaluate_pieces, shapes, evaluate_coulomb
 
     def _external_force(self, x: np.ndarray, wrenches: Sequence[FrameWrench]) -> np.ndarray:
@@ -290,23 +298,53 @@ class ElasticRobotPlant:
 
         return (position(step) - 2 * position(0.0) + position(-step)) / (step * step)
 
+    def _chain_coordinates(self, states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(q_a (samples, na), eta (samples, m)) of states (samples, state size): the chain's joint coordinates
+        (one per body) and beam coordinates."""
+        y = np.atleast_2d(states)[:, self._pos]
+        return y[:, :self.model.na], y[:, self.model.eta]
+
     def tip_deflections(self, states: np.ndarray) -> np.ndarray:
         """(samples, links, 2) tip deflections w_y, w_z [m] of the flexible links (beam axes), ``deflection_links``
         order."""
-        eta = np.asarray(states)[:, self.layout["eta"]]
-        return np.stack([eta[:, body.eta] @ body.beam.tip_deflection[1:].T for _, body in self.deflection_links],
-                        axis=1) if self.deflection_links else np.zeros((len(eta), 0, 2))
+        return tip_deflections(self.model.chain, self.deflection_links, *self._chain_coordinates(states))
+
+    def deformed_tip_transforms(self, x: np.ndarray) -> tuple:
+        """tf entries ``<link>`` -> ``<link>/deformed_tip``: each flexible link's deformed end frame in its link frame
+        (:func:`~flexrobot_ros.flexible_links.deformed_links.deformed_tip_transforms`)."""
+        q, eta = self._chain_coordinates(x)
+        return deformed_tip_transforms(self.model.chain, self.deflection_links, q[0], eta[0])
+
+    def beam_shapes(self, x: np.ndarray, points: int = 16) -> tuple:
+        """Each flexible link's deformed beam axis ``(link, (points, 3))`` [m] in the link frame, root to tip
+        (:func:`~flexrobot_ros.flexible_links.deformed_links.beam_axes`)."""
+        q, eta = self._chain_coordinates(x)
+        return beam_axes(self.model.chain, self.deflection_links, q[0], eta[0], points)
 
     def extra_columns(self, states: np.ndarray) -> dict[str, np.ndarray]:
         """``q_e.<name>`` [rad | m] and ``deflection.<link>.y`` / ``.z`` [m] (tip deflection in beam axes)."""
         states = np.asarray(states)
         columns = {f"q_e.{name}": states[:, self.layout["q_e"]][:, i] for i, name in enumerate(self.elastic_names)}
         values = self.tip_deflections(states)
-        for k, (link, body) in enumerate(self.deflection_links):
+        for k, (link, i) in enumerate(self.deflection_links):
             columns[f"deflection.{link}.y"] = values[:, k, 0]
-            if body.beam.m_z:
+            body = self.model.chain.bodies[i]
+            if (body.sliding.planes == 2) if body.sliding is not None else body.beam.m_z:
                 columns[f"deflection.{link}.z"] = values[:, k, 1]
         return columns
+
+
+class _FirstUse:
+    """A compiled function (:func:`compiled_function`) whose C is generated and compiled at its first call."""
+
+    def __init__(self, function: ca.Function, n_in: int, n_out: int):
+        self._arguments = (function, n_in, n_out)
+        self._evaluate = None
+
+    def __call__(self, values: np.ndarray) -> np.ndarray:
+        if self._evaluate is None:
+            self._evaluate = compiled_function(*self._arguments)
+        return self._evaluate(values)
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,7 @@ from flexrobot_ros.flexible_links.chain_dynamics import chain_dynamics
 from flexrobot_ros.flexible_links.deformed_frames import deformed_frame_placement
 from flexrobot_ros.flexible_links.denoc import forward_dynamics
 from flexrobot_ros.flexible_links.link_specs import chain_from_robot
+from flexrobot_ros.flexible_links.deformed_links import beam_axes, deformed_tip_transforms
 from flexrobot_ros.flexible_links.tip_deflections import deflection_links, tip_deflections
 from flexrobot_ros.model import FlexibleRobot
 from flexrobot_ros.simulation.controllers import PDGravityCompensation, _gains
@@ -286,42 +287,14 @@ class FlexibleLinkPlant:
     def deformed_tip_transforms(self, x: np.ndarray) -> tuple:
         """tf entries ``<link>`` -> ``<link>/deformed_tip``: each flexible link's deformed end frame (beam axes) in
         its link frame, for RViz (the rigid URDF tree shows the undeformed arm)."""
-        from flexrobot_ros.kinematics import LinkTransform
-
         n = self.n
-        out = []
-        for link, i in self.deflection_links:
-            body = self.chain.bodies[i]
-            eta = x[n + body.eta.start:n + body.eta.stop]
-            if body.sliding is not None:  # the link frame is the undeformed tip (the joint moves it by d)
-                sliding = body.sliding
-                tip_w, slopes = sliding.tip_values(eta, float(x[i]))
-                a, b = slopes[0], (-slopes[1] if sliding.planes == 2 else 0.0)
-                Rz = np.array([[np.cos(a), -np.sin(a), 0.0], [np.sin(a), np.cos(a), 0.0], [0.0, 0.0, 1.0]])
-                Ry = np.array([[np.cos(b), 0.0, np.sin(b)], [0.0, 1.0, 0.0], [-np.sin(b), 0.0, np.cos(b)]])
-                R = sliding.rotation
-                tip = pin.SE3(R @ Rz @ Ry @ R.T, R[:, 1:1 + sliding.planes] @ tip_w)
-            else:
-                tip = body.beam.undeformed_tip() * body.beam.tip_motion(eta, np.zeros(body.m))[0]
-            out.append(LinkTransform(link, f"{link}/deformed_tip", np.array(tip.translation),
-                                     np.array(pin.Quaternion(tip.rotation).coeffs())))
-        return tuple(out)
+        return deformed_tip_transforms(self.chain, self.deflection_links, x[:n], x[n:n + self.m])
 
     def beam_shapes(self, x: np.ndarray, points: int = 16) -> tuple:
-        """Each flexible link's deformed beam axis: ``(link, (points, 3))`` [m] in the link frame, from the root
-        (arc length 0) to the tip (length l) at equal steps: ``origin + s e_x + R S(s) eta`` (the link layer's shape
-        functions S and the current modal or nodal coordinates eta), for an RViz line strip."""
+        """Each flexible link's deformed beam axis: ``(link, (points, 3))`` [m] in the link frame, root to tip
+        (:func:`~flexrobot_ros.flexible_links.deformed_links.beam_axes`), for an RViz line strip."""
         n = self.n
-        out = []
-        for link, i in self.deflection_links:
-            body = self.chain.bodies[i]
-            eta = x[n + body.eta.start:n + body.eta.stop]
-            if body.sliding is not None:  # the free part, hub exit to tip; the link frame sits at the tip
-                d = float(x[i])
-                out.append((link, body.sliding.axis_points(eta, d, points) - d * body.sliding.axis))
-            else:
-                out.append((link, body.beam.deformed_axis(eta, np.linspace(0.0, body.beam.length, points))))
-        return tuple(out)
+        return beam_axes(self.chain, self.deflection_links, x[:n], x[n:n + self.m], points)
 
     def extra_columns(self, states: np.ndarray) -> dict[str, np.ndarray]:
         """``deflection.<link>.y`` and ``deflection.<link>.z`` [m] (z only for links bending both ways); with

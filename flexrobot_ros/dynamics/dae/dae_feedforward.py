@@ -20,6 +20,7 @@ from flexrobot_ros.dynamics.dae.bdf_optimization import ProblemSize, solve_bdf_o
 from flexrobot_ros.dynamics.dae.fourier_optimization import rigid_path
 from flexrobot_ros.dynamics.dae.inverse_dae import DaeError, InverseDae
 from flexrobot_ros.dynamics.dae.reference import CartesianLine, as_reference
+from flexrobot_ros.dynamics.dae.tool_inverse_kinematics import ToolInverseKinematics, default_guess
 from flexrobot_ros.dynamics.feedforward_result import FeedforwardResult
 from flexrobot_ros.dynamics.dae.zero_dynamics import ZeroAnalysis, describe_zeros, zero_dynamics
 
@@ -76,21 +77,22 @@ def dae_feedforward(robot: Any, reference: Any, *, solver: str = "auto", h: floa
     (``output='joints'``); ``solver`` 'auto' (from the zeros), 'bdf' or 'optimization'; BDF order ``k`` and step
     ``h`` [s]; ``system`` 3, 2 or 1 (eqs. 17-19; default 2 for BDF, 1 for the optimization); ``t_end`` [s] (default:
     the motion end plus its start time, at least 0.1 s); ``q_g_guess`` actuated link positions near the start
-    (default the reference itself for link-space references); ``elastic_bound`` [rad | m] where the BDF solve stops
-    (:func:`~flexrobot_ros.dynamics.dae.bdf_inverse.solve_bdf`).
+    (default the reference itself for link-space references, the rigid robot's inverse kinematics of the start from
+    :func:`~flexrobot_ros.dynamics.dae.tool_inverse_kinematics.default_guess` for tool-space ones);
+    ``elastic_bound`` [rad | m] where the BDF solve stops (:func:`~flexrobot_ros.dynamics.dae.bdf_inverse.solve_bdf`).
     """
     if solver not in SOLVERS:
         raise DaeError(f"solver {solver!r}: expected one of {SOLVERS}")
     reference = as_reference(reference)
     output = output or ("tool" if isinstance(reference, CartesianLine) else "joints")
     start, motion_end = _span(reference)
-    if q_g_guess is None:
-        if output != "joints":
-            raise DaeError("q_g_guess: give the actuated link positions near the start of a tool-space reference "
-                           "(the elbow configuration to follow)")
-        q_g_guess = reference.evaluate(np.array([start]), 0)[0][0]
     t_end = t_end if t_end is not None else motion_end + max(start, 0.1)
     probe = InverseDae(robot, reference, system or 2, output, tool_axes)
+    if q_g_guess is None and output == "joints":
+        q_g_guess = reference.evaluate(np.array([start]), 0)[0][0]
+    elif q_g_guess is None:
+        q_g_guess = ToolInverseKinematics(robot, probe.model.tool_axes).solve(
+            reference.evaluate(np.array([start]), 0)[0][0], default_guess(robot))
     zeros = path_zeros(probe, np.linspace(start, motion_end, path_points), q_g_guess)
     reason = describe_zeros(zeros, f"at all {len(zeros)} path points")
     minimum_phase = all(z.minimum_phase for z in zeros)

@@ -141,6 +141,34 @@ class JointReference:
         return [v if i == 0 else np.where(outside[:, None], 0.0, v) for i, v in enumerate(values)]
 
 
+def tool_line_from_dict(data: Any, source: str = "the tool trajectory") -> CartesianLine:
+    """The CartesianLine of a tool trajectory document ``{line: {start: [x, y(, z)], end: [..], duration: T,
+    t0: 0}}`` (positions [m] of the tool frame, world frame; T [s]; t0 [s] the motion start, default 0); a
+    TrajectoryError naming ``source`` and the field otherwise."""
+    if not isinstance(data, dict) or not isinstance(data.get("line"), dict):
+        raise TrajectoryError(f"{source}: expected a mapping with a 'line' mapping (start, end, duration)")
+    line = data["line"]
+    unknown = sorted(set(line) - {"start", "end", "duration", "t0"})
+    if unknown:
+        raise TrajectoryError(f"{source}: line: unknown keys {unknown}; expected start, end, duration, t0")
+    values = {}
+    for key in ("start", "end"):
+        value = line.get(key)
+        if not isinstance(value, list) or len(value) not in (2, 3) or not all(
+                isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
+            raise TrajectoryError(f"{source}: line.{key}: expected 2 or 3 numbers [m], got {value!r}")
+        values[key] = value
+    for key, default in (("duration", None), ("t0", 0.0)):
+        value = line.get(key, default)
+        if not isinstance(value, (int, float)) or isinstance(value, bool):
+            raise TrajectoryError(f"{source}: line.{key}: expected a number [s], got {value!r}")
+        values[key] = float(value)
+    try:
+        return CartesianLine(values["start"], values["end"], values["t0"], values["duration"])
+    except TrajectoryError as error:
+        raise TrajectoryError(f"{source}: line: {error}") from None
+
+
 def as_reference(reference: Any) -> Any:
     """A CartesianLine/JointReference (or anything with evaluate, continuity, dimension) as is; a Trajectory
     wrapped in a JointReference."""

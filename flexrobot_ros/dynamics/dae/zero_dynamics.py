@@ -66,14 +66,19 @@ class ZeroDynamics:
     def analyze(self, z: Any, u: Any = None) -> ZeroAnalysis:
         """Zeros and poles at state z (layout q_a, q_m, v_a, v_m) and input u (default 0) [rad/s]."""
         u = np.zeros(self.n) if u is None else np.asarray(u, dtype=float)
-        a, b, c = (np.array(m) for m in self._abc(np.asarray(z, dtype=float), u))
-        size, n = self.size, self.n
-        pencil = np.block([[a, b], [c, np.zeros((n, n))]])
-        weight = np.zeros_like(pencil)
-        weight[:size, :size] = np.eye(size)
-        values = scipy.linalg.eigvals(pencil, weight)
-        zeros = values[np.isfinite(values) & (np.abs(values) < INFINITE)]
-        return ZeroAnalysis(zeros=np.sort_complex(zeros), poles=np.sort_complex(np.linalg.eigvals(a)))
+        return invariant_zeros(*(np.array(m) for m in self._abc(np.asarray(z, dtype=float), u)))
+
+
+def invariant_zeros(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> ZeroAnalysis:
+    """Invariant zeros (finite generalized eigenvalues of the Rosenbrock pencil, module docstring) and poles
+    (eig A) [rad/s] of ``dz = A z + B u, y = C z`` with as many outputs as inputs."""
+    size, n = a.shape[0], b.shape[1]
+    pencil = np.block([[a, b], [c, np.zeros((n, n))]])
+    weight = np.zeros_like(pencil)
+    weight[:size, :size] = np.eye(size)
+    values = scipy.linalg.eigvals(pencil, weight)
+    zeros = values[np.isfinite(values) & (np.abs(values) < INFINITE)]
+    return ZeroAnalysis(zeros=np.sort_complex(zeros), poles=np.sort_complex(np.linalg.eigvals(a)))
 
 
 def describe_zeros(analyses: list[ZeroAnalysis], where: str) -> str:
