@@ -1,10 +1,10 @@
 """The dominant closed-loop modes along a sequence of poses, by their participation at a frame.
 
-At each pose q_k: the modes of the robot held there by its PD and their participation at ``frame`` (the tool frame
-by default; :mod:`~flexrobot_ros.modal.participation`: each mode's share of the frame's peak translational
-compliance, fractions summing to 1). Elastic joints on rigid links: :func:`~flexrobot_ros.modal.modes.modal_analysis`
-over [q; q_m]; flexible links or rigid joints: :func:`~flexrobot_ros.modal.flexible_link_linearization.
-flexible_link_modes` over [theta; eta; q_m], the tool weighed through the beams' coordinates too
+At each pose q_k: the modes of the robot held there by its PD (:func:`~flexrobot_ros.modal.held_modes.held_modes`,
+the linearization its model needs) and their participation at ``frame`` (the tool frame by default;
+:mod:`~flexrobot_ros.modal.participation`: each mode's share of the frame's peak translational compliance, fractions
+summing to 1). Elastic joints on rigid links: coordinates [q; q_m]; flexible links or rigid joints:
+[theta; eta; q_m], the tool weighed through the beams' coordinates too
 (:func:`~flexrobot_ros.modal.flexible_link_jacobian.flexible_link_frame_jacobian`), so link modes count. Robots with
 extra elasticities are refused (their modes have no participation yet).
 
@@ -26,10 +26,9 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from flexrobot_ros.errors import ModalError, ModelError
-from flexrobot_ros.flexible_links.link_specs import chain_from_robot
 from flexrobot_ros.modal.flexible_link_jacobian import flexible_link_frame_jacobian
-from flexrobot_ros.modal.flexible_link_linearization import flexible_link_modes
-from flexrobot_ros.modal.modes import ModalResult, modal_analysis
+from flexrobot_ros.modal.held_modes import has_link_layer, held_modes, robot_chain
+from flexrobot_ros.modal.modes import ModalResult
 from flexrobot_ros.modal.participation import modal_participation
 from flexrobot_ros.model import FlexibleRobot
 
@@ -114,23 +113,23 @@ def _follow(previous: np.ndarray, current: np.ndarray, indices: np.ndarray) -> n
 
 def _pose_analysis(robot: FlexibleRobot, frame: str | None, kp: Any,
                    kd: Any) -> Callable[[np.ndarray], tuple[ModalResult, np.ndarray]]:
-    """pose (n,) -> (the modes of the robot held there, their participation at ``frame``) for the robot's model
-    (module docstring)."""
+    """pose (n,) -> (the modes of the robot held there, :func:`~flexrobot_ros.modal.held_modes.held_modes`, and
+    their participation at ``frame``) (module docstring)."""
     if robot.extended is not None:
         raise ModalError(f"robot {robot.name}: extra elasticities {list(robot.extended.elastic_names)}: the "
                          "participation of their modes at a frame is not available yet")
-    if not (robot.flexible_links or robot.rigid_joints):
+    if not has_link_layer(robot):
         def joint_modes(pose: np.ndarray) -> tuple[ModalResult, np.ndarray]:
-            result = modal_analysis(robot, pose, kp=kp, kd=kd)
+            result = held_modes(robot, pose, kp=kp, kd=kd)
             return result, modal_participation(robot, result, frame).participation
         return joint_modes
     try:
-        chain = chain_from_robot(robot)
+        chain = robot_chain(robot)
     except ModelError as error:
         raise ModalError(str(error)) from None
 
     def link_modes(pose: np.ndarray) -> tuple[ModalResult, np.ndarray]:
-        result = flexible_link_modes(robot, chain, pose, kp=kp, kd=kd)
+        result = held_modes(robot, pose, kp=kp, kd=kd)
         jacobian = flexible_link_frame_jacobian(robot, chain, pose, frame)
         return result, modal_participation(robot, result, frame, jacobian=jacobian).participation
     return link_modes
