@@ -97,6 +97,8 @@ def test_flexarm2_tool_move_equals_the_core_line_with_deflections_and_zeros(robo
     assert np.abs(expected["deflection.link1.y"]).max() > 1e-3  # m: the move bends the links
     report = {v.key: v.value for v in probe.last("/diagnostics").status[0].values}
     assert report["tool-space solver"] == "optimization" and report["unstable zeros"] == "22"
+    status = probe.last("/diagnostics").status[0]
+    assert report["tool-space converged"] == "True" and status.level == type(status).OK
     assert "non-minimum phase" in report["tool-space zeros"] and report["slowest unstable zero [rad/s]"] == "123.1+0j"
 
 

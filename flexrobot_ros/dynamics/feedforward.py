@@ -186,7 +186,8 @@ def tool_space_feedforward_result(robot: Any, result: Any) -> FeedforwardResult:
     return FeedforwardResult(t=t, q=q, qd=qd, qdd=qdd, q3=grad(qdd), q4=grad(grad(qdd)), tau=tau, dtau=dtau,
                              ddtau=grad(dtau), q_m=q_m, qd_m=qd_m, qdd_m=qdd_m, tau_m=s.u,
                              joint_names=tuple(robot.joint_names), method="dae", deflections=deflections, eta=eta,
-                             solver=result.solver, solver_reason=result.reason, unstable_zeros=result.unstable_zeros())
+                             solver=result.solver, solver_reason=result.reason, unstable_zeros=result.unstable_zeros(),
+                             converged=not s.diverged)
 
 
 def tool_path(robot: Any, trajectory: Trajectory) -> Any:

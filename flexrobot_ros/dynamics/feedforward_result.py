@@ -23,7 +23,8 @@ class FeedforwardResult:
     a rigid joint's motor reference is its
     joint reference (q_m = q) and its motor torque acts on the joint directly. Tool-space targets (method 'dae')
     also report the ``solver`` that ran ('bdf' or 'optimization'), ``solver_reason`` (why: the zeros of the tool
-    output along the path) and the ``unstable_zeros`` [rad/s] (complex, all path poses; empty when minimum phase).
+    output along the path), the ``unstable_zeros`` [rad/s] (complex, all path poses; empty when minimum phase) and
+    ``converged`` (False when the solver stopped early or hit its iteration limit: ``solver_reason`` says how).
     """
 
     t: np.ndarray
@@ -46,6 +47,7 @@ class FeedforwardResult:
     solver: str = ""
     solver_reason: str = ""
     unstable_zeros: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=complex))
+    converged: bool = True
 
     def columns(self) -> dict[str, np.ndarray]:
         """Columns ``<quantity>.<joint>`` (samples,), then the ``deflections``, for :func:`flexrobot_ros.timeseries.write_timeseries`."""

@@ -224,11 +224,15 @@ class FeedforwardNode:
 
     def _report_solver(self, result: Any) -> None:
         """Log the tool-space solver of ``result``, why it ran and its unstable zeros (as ``flexrobot feedforward
-        --line`` prints them); the diagnostics report them until the next trajectory."""
+        --line`` prints them; a warning when the solver did not converge); the diagnostics report them until the
+        next trajectory."""
         zeros = result.unstable_zeros
         self.tool_report = {"tool-space solver": result.solver, "tool-space zeros": result.solver_reason,
-                            "unstable zeros": zeros.size}
-        self.node.logger.info(f"tool-space feedforward: {result.solver}; zeros along the path: {result.solver_reason}")
+                            "tool-space converged": result.converged, "unstable zeros": zeros.size}
+        log = self.node.logger.info if result.converged else self.node.logger.warning
+        log(f"tool-space feedforward: {result.solver}"
+            + ("" if result.converged else " (did not converge: the torques are its last iterate)")
+            + f"; zeros along the path: {result.solver_reason}")
         if zeros.size:
             slowest = zeros[np.argmin(zeros.real)]
             self.tool_report["slowest unstable zero [rad/s]"] = f"{slowest.real:.4g}{slowest.imag:+.4g}j"
@@ -316,7 +320,7 @@ class FeedforwardNode:
         return commit
 
     def on_diagnostics(self) -> None:
-        self.diagnostics.publish(diagnostics(self.node, "feedforward", "ok", f"{self.received} trajectories", {
+        values = {
             "method": self._method(self.p, self.robot), "target_space": self.p["target_space"],
             "trajectories received": self.received,
             "last computation [s]": self.compute_s, "shaper": self.p["shaper"],
@@ -331,7 +335,12 @@ class FeedforwardNode:
                if self.controller_trajectory is not None else {}),
             **({"published commands": self.commands.count} if self.commands is not None else {}),
             **({"effort interpolation error [% of peak]": 100 * float(self.interpolation.max())}
-               if self.controller_trajectory is not None or self.commands is not None else {})}))
+               if self.controller_trajectory is not None or self.commands is not None else {})}
+        converged = self.tool_report.get("tool-space converged", True)
+        message = f"{self.received} trajectories" + ("" if converged else
+                                                      "; the last tool-space solve did not converge")
+        self.diagnostics.publish(diagnostics(self.node, "feedforward", "ok" if converged else "warn", message,
+                                             values))
 
 
 def main(argv: list[str] | None = None) -> int:

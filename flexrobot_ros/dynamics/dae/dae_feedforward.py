@@ -138,7 +138,7 @@ def feedforward_result(robot: Any, result: DaeFeedforward) -> FeedforwardResult:
                              joint_names=tuple(robot.joint_names), method="dae", solver=result.solver,
                              solver_reason=result.reason, unstable_zeros=(
                                  np.concatenate([z.unstable_zeros for z in result.zeros]) if result.zeros
-                                 else np.zeros(0, dtype=complex)))
+                                 else np.zeros(0, dtype=complex)), converged=not s.diverged)
 
 
 def _span(reference: Any) -> tuple[float, float]:
