@@ -114,8 +114,9 @@ def feedforward(robot: Any, trajectory: Trajectory | TrajectorySamples | str | o
 
     A :class:`~flexrobot_ros.dynamics.dae.reference.CartesianLine` (tool-frame positions [m]; or a
     :class:`~flexrobot_ros.dynamics.dae.reference.ToolTrajectory`, those positions along a waypoint spline) takes
-    methods 'dae' and 'rigid' on any robot (the links the solution takes checked against the limits as above) (:func:`tool_space_feedforward_result`; the joints' link reference from the rigid
-    robot's inverse kinematics for 'rigid'); so does a :class:`~flexrobot_ros.dynamics.dae.tool_path.ToolPath`
+    methods 'dae' and 'rigid' on any robot (:func:`tool_space_feedforward_result`; the joints' link reference from
+    the rigid robot's inverse kinematics for 'rigid'; the links the solution takes checked against the limits as
+    above, ``q_g_guess`` the start's configuration); so does a :class:`~flexrobot_ros.dynamics.dae.tool_path.ToolPath`
     (:func:`tool_path`: the path a joint Trajectory traces with rigid links, for the deformed tool to follow).
     """
     if method is None:
