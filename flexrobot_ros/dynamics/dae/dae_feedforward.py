@@ -74,11 +74,11 @@ def dae_feedforward(robot: Any, reference: Any, *, solver: str = "auto", h: floa
     """Solve the inverse dynamics of ``robot``'s extended model along ``reference`` (module docstring).
 
     ``reference`` a CartesianLine or ToolTrajectory (tool space, ``output='tool'``) or a link-space
-    Trajectory/JointReference (``output='joints'``); ``solver`` 'auto' (from the zeros), 'bdf' or 'optimization';
-    BDF order ``k`` and step ``h`` [s]; ``system`` 3, 2 or 1 (eqs. 17-19; default 2 for BDF, 1 for the
-    optimization); ``t_end`` [s] (default: the motion end plus its start time, at least 0.1 s); ``q_g_guess`` actuated link positions near the start
-    (default the reference itself for link-space references, the rigid robot's inverse kinematics of the start from
-    :func:`~flexrobot_ros.dynamics.dae.tool_inverse_kinematics.default_guess` for tool-space ones);
+    Trajectory/JointReference (``output='joints'``); ``solver`` 'auto' (from the zeros), 'bdf' or 'optimization'; BDF
+    order ``k`` and step ``h`` [s]; ``system`` 3, 2 or 1 (eqs. 17-19; default 2 for BDF, 1 for the optimization);
+    ``t_end`` [s] (default: the motion end plus its start time, at least 0.1 s); ``q_g_guess`` actuated link positions
+    near the start (default the reference itself for link-space references, the rigid robot's inverse kinematics of the
+    start from :func:`~flexrobot_ros.dynamics.dae.tool_inverse_kinematics.default_guess` for tool-space ones);
     ``elastic_bound`` [rad | m] where the BDF solve stops (:func:`~flexrobot_ros.dynamics.dae.bdf_inverse.solve_bdf`).
     """
     if solver not in SOLVERS:
