@@ -127,11 +127,11 @@ def feedforward(robot: Any, trajectory: Trajectory | TrajectorySamples | str | o
         _samples(robot, trajectory.trajectory, rate_hz, t, check_limits)  # joint count and limits, as for the others
     if isinstance(trajectory, (CartesianLine, ToolPath, ToolTrajectory)):
         result = _tool_space(robot, trajectory, method, rate_hz, order, link_model, q_g_guess)
-        violation = robot.limit_violation(result.q, result.t) if check_limits else None
-        if violation and not result.converged:
-            raise TrajectoryError(f"{violation}: the tool-space {result.solver} did not converge "
-                                  f"({result.solver_reason})")
         if check_limits:
+            violation = None if result.converged else robot.limit_violation(result.q, result.t)
+            if violation:
+                raise TrajectoryError(f"{violation}: the tool-space {result.solver} did not converge "
+                                      f"({result.solver_reason})")
             _check_limits(robot, result)
         return result
     check_supported(robot, method)
