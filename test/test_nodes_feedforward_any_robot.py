@@ -9,7 +9,8 @@ runs:
   (:func:`flexrobot_ros.dynamics.dae.dae_feedforward.dae_feedforward`, tool output) to 1e-9, and the predicted joint
   deflections are its q_m - W q.
 - mixed4 (composed model, method 'auto' = 'prescribed'): the node equals the core and predicts q_e.joint4.
-- Bad target-space parameters and unsupported robots/methods in tool space are refused naming the parameter.
+- Bad target-space parameters and unsupported robots/methods in tool space are refused naming the parameter (the
+  Canadarm: a planar arm with 3 actuators, redundant for the tool point).
 """
 from __future__ import annotations
 
@@ -149,7 +150,7 @@ def test_tool_space_on_moberg5_gives_the_dae_torques_of_the_core():
     ("moberg5", {"target_space": "tool", "method": "ejnea", "tool_space.start_joints": START_JOINTS},
      r"parameter 'target_space'.*method 'ejnea' inverts joint-space targets only"),
     ("canadarm", {"target_space": "tool", "tool_space.start_joints": [0.0, 0.0, 0.0]},
-     r"parameter 'target_space'.*'canadarm' has flexible links or rigid joints.*target space 'joint'"),
+     r"parameter 'target_space'.*'canadarm' has 3 actuators.*planar arm with 3 actuators.*target space 'joint'"),
     ("scompi", {"target_space": "tool", "tool_space.start_joints": [0.0] * 6},
      r"parameter 'target_space'.*'scompi' has 6 actuators"),
     ("canadarm", {"method": "sdrnea"}, r"parameter 'method'.*'canadarm'.*method 'prescribed'"),

@@ -137,6 +137,37 @@ def test_deformed_tip_follows_the_line_and_stops_20x_calmer_than_the_rigid_basel
     assert rigid_during > 5e-3    # the baseline misses the line by millimetres: the check can tell them apart
 
 
+def test_zeros_are_the_finite_ones_at_every_pose_of_a_waypoint_path(robot):
+    """The tool output of flexarm2 has relative degree 2 (rigid joints): 2 s - 2 n = 4 finite zeros at every pose
+    (two per flexible mode), no more. On the rigid path of a two-waypoint ToolTrajectory from the elbow (-0.37, 1.67)
+    rad the Rosenbrock pencil's QZ once returned its infinite eigenvalues as a spurious pair 9.2 +- 4.0e8j rad/s
+    (Jordan chains at infinity), which capped the pre-actuation at the motion's duration; now each pose has 4 zeros,
+    two unstable (the 123.1 and 174.2 rad/s of the line above), and each makes the Rosenbrock matrix [[A - z I, B],
+    [C, 0]] singular (smallest singular value below 1e-9 of the largest)."""
+    from flexrobot_ros.dynamics import spline_through_waypoints
+    from flexrobot_ros.dynamics.dae.elastic_robot_dae import ElasticRobotDae
+    from flexrobot_ros.dynamics.dae.reference import ToolTrajectory
+    from flexrobot_ros.dynamics.dae.tool_path_zeros import path_tool_zeros
+    from flexrobot_ros.flexible_links.elastic_robot import ElasticRobot
+
+    model = ElasticRobot(robot)
+    dae = ElasticRobotDae(model, ToolTrajectory(spline_through_waypoints([0.0, 0.3], np.array([START, [0.5, 0.4]]))))
+    poses = dae.rigid_path(np.linspace(0.0, 0.3, 11), [-0.37, 1.67])
+    s, n = model.size, model.n
+    for q, analysis in zip(poses, path_tool_zeros(dae, poses)):
+        assert analysis.zeros.size == 2 * s - 2 * n and analysis.unstable_zeros.size == 2
+        np.testing.assert_allclose(np.sort(analysis.unstable_zeros.real), [123.1, 174.2], atol=0.5)
+        y = model.static_equilibrium(q)
+        _, a_y, a_v, a_u = model.functions.acceleration_jacobian(y, np.zeros(s), model.holding_torque(y),
+                                                                 np.zeros(s), 0.0)
+        A = np.block([[np.zeros((s, s)), np.eye(s)], [np.array(a_y), np.array(a_v)]])
+        B = np.vstack([np.zeros((s, n)), np.array(a_u)])
+        C = np.hstack([np.array(dae.output_jacobian(y)), np.zeros((n, s))])
+        for z in analysis.zeros:
+            values = np.linalg.svd(np.block([[A - z * np.eye(2 * s), B], [C, np.zeros((n, n))]]), compute_uv=False)
+            assert values[-1] < 1e-9 * values[0]
+
+
 def test_tool_space_dae_needs_no_q_g_guess_and_keeps_the_given_one(robot):
     """feedforward(robot, CartesianLine, 'dae') on moberg5 (elastic joints, extra elasticity) without q_g_guess: the
     rigid inverse kinematics of the start picks the start pose; the torques equal dae_feedforward's with the

@@ -171,33 +171,19 @@ def _run_tool_space(args: argparse.Namespace, robot: Any, line: Any, rate: float
     and solver reported) or rigid (inverse kinematics and dynamics of the rigid robot)."""
     import numpy as np
 
-    from flexrobot_ros.dynamics.feedforward import feedforward, general, tool_space_feedforward_result
+    from flexrobot_ros.dynamics.feedforward import feedforward, general
 
     method = args.method or "dae"
     if method not in ("dae", "rigid"):
         raise CommandError(f"--method {method}: a tool-space line takes dae (the deformed tool on the line) or rigid")
     if args.shaper != "none":
         raise CommandError("--shaper shapes a joint-space trajectory; it does not apply to a tool-space line")
-    start = time.perf_counter()
-    solver, reason, zeros = "", "", np.zeros(0)
-    if method == "rigid":
-        result = feedforward(robot, line, "rigid", rate_hz=rate)
-    elif general(robot):
-        from flexrobot_ros.dynamics.dae.tool_space_feedforward import tool_space_feedforward
-
-        solved = tool_space_feedforward(robot, line, h=1.0 / rate, **({} if args.order is None else {"k": args.order}))
-        result = tool_space_feedforward_result(robot, solved)
-        solver, reason, zeros = solved.solver, solved.reason, solved.unstable_zeros()
-    elif not hasattr(line, "start"):
+    if method == "dae" and not general(robot) and not hasattr(line, "start"):
         raise CommandError(f"--tool-path: robot {robot.name} has rigid links; its links following --trajectory put "
                            "the tool on that path already (use the file without --tool-path)")
-    else:
-        from flexrobot_ros.dynamics.dae.dae_feedforward import dae_feedforward, feedforward_result
-
-        solved = dae_feedforward(robot, line, h=1.0 / rate, **({} if args.order is None else {"k": args.order}))
-        result = feedforward_result(robot, solved)
-        solver, reason = solved.solver, solved.reason
-        zeros = np.concatenate([z.unstable_zeros for z in solved.zeros]) if solved.zeros else np.zeros(0)
+    start = time.perf_counter()
+    result = feedforward(robot, line, method, rate_hz=rate, order=args.order)
+    solver, reason, zeros = result.solver, result.solver_reason, result.unstable_zeros
     elapsed = time.perf_counter() - start
     write_timeseries(args.out, result.t, result.columns())
     if args.plot is not None:

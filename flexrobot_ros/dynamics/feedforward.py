@@ -28,7 +28,7 @@ import numpy as np
 import pinocchio as pin
 
 from flexrobot_ros.dynamics.codegen import CompiledSdrnea, load_sdrnea
-from flexrobot_ros.dynamics.dae.reference import CartesianLine
+from flexrobot_ros.dynamics.dae.reference import CartesianLine, ToolTrajectory
 from flexrobot_ros.dynamics.dae.tool_path import ToolPath
 from flexrobot_ros.dynamics.damped_motor_side import damped_motor_side
 from flexrobot_ros.dynamics.ejnea import Ejnea
@@ -85,7 +85,8 @@ def compiled_feedforward(robot: Any) -> CompiledSdrnea:
 
 def feedforward(robot: Any, trajectory: Trajectory | TrajectorySamples | str | os.PathLike, method: str | None = None,
                 *, rate_hz: float = 1000.0, t: Any = None, check_limits: bool = True,
-                link_model: dict[str, Any] | None = None, order: int | None = None) -> FeedforwardResult:
+                link_model: dict[str, Any] | None = None, order: int | None = None,
+                q_g_guess: Any = None) -> FeedforwardResult:
     """Motor references and torques that make ``robot`` (a FlexibleRobot) follow ``trajectory``.
 
     Args:
@@ -105,13 +106,17 @@ def feedforward(robot: Any, trajectory: Trajectory | TrajectorySamples | str | o
             simulator's plant takes them), for methods 'prescribed' and 'dae' on robots with flexible links.
         order: the BDF order k of method 'dae' (default 6 on elastic joints with rigid links, 3 on the general
             model).
+        q_g_guess: tool-space targets: link positions (n,) [rad | m] near the start that pick the configuration
+            (elbow) the solution follows (None: the rigid inverse kinematics from the robot's default guess).
         check_limits: raise :class:`TrajectoryError` when a sample leaves the URDF position limits
             (:meth:`FlexibleRobot.limit_violation`) and warn (``RuntimeWarning``) when a speed exceeds the URDF
             velocity limit.
 
-    A :class:`~flexrobot_ros.dynamics.dae.reference.CartesianLine` (tool-frame positions [m]) takes methods 'dae'
-    and 'rigid' on any robot (:func:`tool_space_feedforward_result`; the joints' link reference from the rigid
-    robot's inverse kinematics for 'rigid'); so does a :class:`~flexrobot_ros.dynamics.dae.tool_path.ToolPath`
+    A :class:`~flexrobot_ros.dynamics.dae.reference.CartesianLine` (tool-frame positions [m]; or a
+    :class:`~flexrobot_ros.dynamics.dae.reference.ToolTrajectory`, those positions along a waypoint spline) takes
+    methods 'dae' and 'rigid' on any robot (:func:`tool_space_feedforward_result`; the joints' link reference from
+    the rigid robot's inverse kinematics for 'rigid'; the links the solution takes checked against the limits as
+    above, ``q_g_guess`` the start's configuration); so does a :class:`~flexrobot_ros.dynamics.dae.tool_path.ToolPath`
     (:func:`tool_path`: the path a joint Trajectory traces with rigid links, for the deformed tool to follow).
     """
     if method is None:
@@ -120,8 +125,15 @@ def feedforward(robot: Any, trajectory: Trajectory | TrajectorySamples | str | o
         raise TrajectoryError(f"method: {method!r}; expected one of {METHODS}")
     if isinstance(trajectory, ToolPath):
         _samples(robot, trajectory.trajectory, rate_hz, t, check_limits)  # joint count and limits, as for the others
-    if isinstance(trajectory, (CartesianLine, ToolPath)):
-        return _tool_space(robot, trajectory, method, rate_hz, order, link_model)
+    if isinstance(trajectory, (CartesianLine, ToolPath, ToolTrajectory)):
+        result = _tool_space(robot, trajectory, method, rate_hz, order, link_model, q_g_guess)
+        if check_limits:
+            violation = None if result.converged else robot.limit_violation(result.q, result.t)
+            if violation:
+                raise TrajectoryError(f"{violation}: the tool-space {result.solver} did not converge "
+                                      f"({result.solver_reason})")
+            _check_limits(robot, result)
+        return result
     check_supported(robot, method)
     if method == "rigid":
         return rigid_feedforward(robot, trajectory, rate_hz=rate_hz, t=t, check_limits=check_limits)
@@ -160,7 +172,8 @@ def tool_space_feedforward_result(robot: Any, result: Any) -> FeedforwardResult:
     ToolSpaceFeedforward` (method 'dae'): q, qd, qdd the joints of the solution (q3, q4 by differences of qdd),
     tau the drive's torque on the joint (a rigid joint's u - D qd - f_c tanh(qd / v_c); an elastic joint's
     K (q_m - W q) + D_g (qd_m - W qd)) with its derivatives by differences, q_m, qd_m, qdd_m the motors of elastic
-    joints and the joints of rigid ones, tau_m = u; ``eta`` and the predicted tip deflections of the solution."""
+    joints and the joints of rigid ones, tau_m = u; ``eta`` and the predicted tip deflections of the solution; the
+    solver, its reason and the unstable zeros [rad/s] at the path poses."""
     s, model = result.solution, result.model
     t = s.t
     grad = lambda y: np.gradient(y, t, axis=0)  # noqa: E731
@@ -177,7 +190,9 @@ def tool_space_feedforward_result(robot: Any, result: Any) -> FeedforwardResult:
     deflections = _deflection_columns(robot, model.chain, s.y[:, :model.na], eta) if robot.flexible_links else {}
     return FeedforwardResult(t=t, q=q, qd=qd, qdd=qdd, q3=grad(qdd), q4=grad(grad(qdd)), tau=tau, dtau=dtau,
                              ddtau=grad(dtau), q_m=q_m, qd_m=qd_m, qdd_m=qdd_m, tau_m=s.u,
-                             joint_names=tuple(robot.joint_names), method="dae", deflections=deflections, eta=eta)
+                             joint_names=tuple(robot.joint_names), method="dae", deflections=deflections, eta=eta,
+                             solver=result.solver, solver_reason=result.reason, unstable_zeros=result.unstable_zeros(),
+                             converged=not s.diverged)
 
 
 def tool_path(robot: Any, trajectory: Trajectory) -> Any:
@@ -190,15 +205,16 @@ def tool_path(robot: Any, trajectory: Trajectory) -> Any:
 
 
 def _tool_space(robot: Any, line: Any, method: str, rate_hz: float, order: int | None,
-                link_model: dict[str, Any] | None) -> FeedforwardResult:
-    """Methods 'dae' and 'rigid' along a tool-space line or path (see :func:`feedforward`)."""
+                link_model: dict[str, Any] | None, q_g_guess: Any = None) -> FeedforwardResult:
+    """Methods 'dae' and 'rigid' along a tool-space line or path (see :func:`feedforward`; ``q_g_guess`` the link
+    positions near the start that pick the inverse-kinematics branch, None: the solvers' default)."""
     if method == "rigid":
         from flexrobot_ros.dynamics.dae.symbolic import default_tool_axes
         from flexrobot_ros.dynamics.dae.tool_inverse_kinematics import ToolInverseKinematics
 
         t = np.arange(int(np.floor((line.t0 + line.duration) * rate_hz + 1e-9)) + 1) / rate_hz
-        samples = ToolInverseKinematics(robot, default_tool_axes(robot)).path(line, t)
-        return rigid_feedforward(robot, samples)
+        samples = ToolInverseKinematics(robot, default_tool_axes(robot)).path(line, t, q_g_guess)
+        return rigid_feedforward(robot, samples, check_limits=False)
     if method != "dae":
         raise TrajectoryError(f"method {method!r} along a tool-space line: expected 'dae' (the deformed tool on the "
                               "line) or 'rigid' (the rigid robot's inverse kinematics and dynamics)")
@@ -210,11 +226,12 @@ def _tool_space(robot: Any, line: Any, method: str, rate_hz: float, order: int |
         from flexrobot_ros.dynamics.dae.tool_space_feedforward import tool_space_feedforward
 
         return tool_space_feedforward_result(robot, tool_space_feedforward(
-            robot, line, h=1.0 / rate_hz, link_model=link_model, **({} if order is None else {"k": order})))
+            robot, line, h=1.0 / rate_hz, link_model=link_model, q_g_guess=q_g_guess,
+            **({} if order is None else {"k": order})))
     from flexrobot_ros.dynamics.dae.dae_feedforward import dae_feedforward, feedforward_result
 
-    return feedforward_result(robot, dae_feedforward(robot, line, h=1.0 / rate_hz,
-                                                     **({} if order is None else {"k": order})))
+    return feedforward_result(robot, dae_feedforward(robot, line, h=1.0 / rate_hz, q_g_guess=q_g_guess,
+                                                     output="tool", **({} if order is None else {"k": order})))
 
 
 def rigid_feedforward(robot: Any, trajectory: Trajectory | TrajectorySamples | str | os.PathLike, *,
@@ -374,53 +391,60 @@ def interpolation_error(values: np.ndarray) -> np.ndarray:
 
 def check_tool_space(robot: Any, method: str) -> tuple[str, ...]:
     """The tool-point coordinates (``'x'``, ``'y'``, ``'z'`` of ``robot.tool_frame``'s origin in the base frame) a
-    tool-space target of ``robot`` gives, once ``method`` is known to invert tool space for ``robot``.
+    tool-space target of ``robot`` gives, once ``method`` is known to invert tool space for ``robot``: elastic
+    joints on rigid links (seed 002's inverse DAE), and robots with flexible links, rigid joints or extra
+    elasticities (the general model's DAE, :mod:`flexrobot_ros.dynamics.dae.tool_space_feedforward`).
 
     Raises:
-        ModelError: naming what tool space does not support yet: methods other than 'dae' (they invert joint-space
-            targets), robots with flexible links or rigid joints (the inverse DAE of seed 002 takes elastic joints on
-            rigid links), robots with other than 2 (planar: the plane's coordinates) or 3 actuators (x, y, z).
+        ModelError: naming what tool space does not support: methods other than 'dae' (they invert joint-space
+            targets), robots without a ``tool_frame``, robots with other than 2 (planar: the plane's coordinates) or
+            3 actuators (x, y, z; planar arms with 3, the Canadarm, are redundant for the tool point).
     """
     if method not in TOOL_METHODS:
         raise ModelError(f"target space 'tool': method {method!r} inverts joint-space targets only; tool-space "
                          f"targets run method {' or '.join(map(repr, TOOL_METHODS))} (seed 002's inverse DAE)")
-    if general(robot):
-        raise ModelError(f"target space 'tool': robot {robot.name!r} has flexible links or rigid joints; tool space "
-                         "covers elastic joints on rigid links (method 'dae') so far: use target space 'joint'")
+    if getattr(robot, "tool_frame", None) is None:
+        raise ModelError(f"target space 'tool': robot {robot.name!r} has no tool_frame in its flexibility YAML (the "
+                         "frame whose origin the targets place)")
     from flexrobot_ros.dynamics.dae.symbolic import default_tool_axes
 
     try:
         return default_tool_axes(robot)
-    except ModelError:
+    except ModelError as error:
         raise ModelError(f"target space 'tool': robot {robot.name!r} has {robot.n} actuators; tool-space targets "
-                         "need 2 on a planar arm (the coordinates of its plane) or 3 (x, y, z)") from None
+                         "need 2 on a planar arm (the coordinates of its plane) or 3 (x, y, z)"
+                         + (f" ({error})" if robot.n == 3 else "") + ": use target space 'joint'") from None
 
 
 def tool_feedforward(robot: Any, trajectory: Trajectory, method: str = "dae", *, start_joints: Any,
                      rate_hz: float = 1000.0, check_limits: bool = True) -> FeedforwardResult:
     """Motor references and torques that make ``robot``'s tool point follow ``trajectory`` (the tool-point
-    coordinates of :func:`check_tool_space`, in that order [m], base frame): the inverse DAE of seed 002 with
-    output = tool point (:func:`flexrobot_ros.dynamics.dae.dae_feedforward.dae_feedforward`, a BDF step of
-    1 / ``rate_hz`` [Hz]), from rest at the start; ``start_joints`` (n,) the link positions [rad | m] near the
-    start that choose the configuration (elbow) the solution follows. ``check_limits``: the link positions the
-    solution takes are checked against the URDF limits as in :func:`feedforward`.
+    coordinates of :func:`check_tool_space`, in that order [m], base frame; e.g. the spline through the waypoints of
+    a tool-space JointTrajectory): :func:`feedforward`'s tool-space inversion of the
+    :class:`~flexrobot_ros.dynamics.dae.reference.ToolTrajectory` (method 'dae', a BDF step of 1 / ``rate_hz``
+    [Hz]; seed 002's inverse DAE on elastic joints with rigid links, the general model's tool-space feedforward,
+    its solver chosen from the zeros, on robots with flexible links or rigid joints), from rest at the start;
+    ``start_joints`` (n,) the link positions [rad | m] near the start that choose the configuration (elbow) the
+    solution follows. The motion starts at the trajectory's start time, later on a non-minimum-phase robot
+    (pre-actuation: ``result.solver_reason`` says by how much). ``check_limits``: the link positions the solution
+    takes are checked against the URDF limits as in :func:`feedforward`.
 
     Raises:
         ModelError: tool space is not supported for ``robot`` or ``method`` (:func:`check_tool_space`).
-        TrajectoryError: ``start_joints`` has not n finite values; the DAE cannot be solved (DaeError).
+        TrajectoryError: ``start_joints`` has not n finite values, the trajectory has not one coordinate per tool
+            axis, or the solution leaves the joint limits.
+        DaeError: the DAE cannot be solved.
     """
     axes = check_tool_space(robot, method)
     start = np.asarray(start_joints, dtype=float).ravel()
     if start.shape != (robot.n,) or not np.all(np.isfinite(start)):
         raise TrajectoryError(f"start joints: {start.tolist()}; expected {robot.n} finite link positions [rad | m] "
                               f"of {list(robot.joint_names)} near the start of the tool-space target")
-    from flexrobot_ros.dynamics.dae.dae_feedforward import dae_feedforward, feedforward_result
-
-    result = feedforward_result(robot, dae_feedforward(robot, trajectory, h=1.0 / rate_hz, q_g_guess=start,
-                                                       output="tool", tool_axes=axes))
-    if check_limits:
-        _check_limits(robot, result)
-    return result
+    if trajectory.n_joints != len(axes):
+        raise TrajectoryError(f"tool trajectory has {trajectory.n_joints} coordinates; robot {robot.name!r} takes "
+                              f"{list(axes)}")
+    return feedforward(robot, ToolTrajectory(trajectory, t0=trajectory.start_time), method, rate_hz=rate_hz,
+                       check_limits=check_limits, q_g_guess=start)
 
 
 def predicted_deformation(robot: Any, result: FeedforwardResult) -> dict[str, np.ndarray]:

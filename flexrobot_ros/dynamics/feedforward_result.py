@@ -21,7 +21,10 @@ class FeedforwardResult:
     bending both ways), and ``eta`` (samples, m) the elastic coordinates; with extra elasticities, ``deflections``
     also holds the predicted ``q_e.<joint>`` (samples,) [rad | m] of each non-actuated elastic joint ('prescribed');
     a rigid joint's motor reference is its
-    joint reference (q_m = q) and its motor torque acts on the joint directly.
+    joint reference (q_m = q) and its motor torque acts on the joint directly. Tool-space targets (method 'dae')
+    also report the ``solver`` that ran ('bdf' or 'optimization'), ``solver_reason`` (why: the zeros of the tool
+    output along the path), the ``unstable_zeros`` [rad/s] (complex, all path poses; empty when minimum phase) and
+    ``converged`` (False when the solver stopped early or hit its iteration limit: ``solver_reason`` says how).
     """
 
     t: np.ndarray
@@ -41,6 +44,10 @@ class FeedforwardResult:
     method: str
     deflections: dict[str, np.ndarray] = field(default_factory=dict)
     eta: np.ndarray | None = None
+    solver: str = ""
+    solver_reason: str = ""
+    unstable_zeros: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=complex))
+    converged: bool = True
 
     def columns(self) -> dict[str, np.ndarray]:
         """Columns ``<quantity>.<joint>`` (samples,), then the ``deflections``, for :func:`flexrobot_ros.timeseries.write_timeseries`."""

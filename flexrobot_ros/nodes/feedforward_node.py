@@ -12,10 +12,15 @@ moberg5_flexlink, by ``prescribed``: their other methods are refused at start-up
   ``dae``, ``prescribed``, ``rigid``).
 - ``tool``: the tool point (``joint_names`` the tool-point coordinates ``x``, ``y``, ``z`` of the robot's
   ``tool_frame`` origin in the base frame [m]: the plane's two for a planar arm with 2 actuators, all three for 3),
-  through :func:`flexrobot_ros.dynamics.tool_feedforward` (seed 002's inverse DAE, ``method`` ``auto`` or ``dae``),
-  from rest at the start with the links near ``tool_space.start_joints`` (the elbow). Robots with flexible links or
-  rigid joints and the other methods are refused when the parameters are set, naming the parameter
-  (:func:`flexrobot_ros.dynamics.check_tool_space`).
+  joined by the same spline into a :class:`~flexrobot_ros.dynamics.dae.reference.ToolTrajectory` and inverted by
+  :func:`flexrobot_ros.dynamics.tool_feedforward` (``method`` ``auto`` or ``dae``), the tool-space entry of
+  :func:`flexrobot_ros.dynamics.feedforward` that ``flexrobot feedforward --line`` runs: seed 002's inverse DAE on
+  elastic joints with rigid links, the general model's tool-space DAE (solver chosen from the zeros of the tool
+  output; pre-actuation before a non-minimum-phase motion) on robots with flexible links or rigid joints (flexarm2),
+  from rest at the start with the links near ``tool_space.start_joints`` (the elbow). The solver, why it was chosen
+  and the unstable zeros [rad/s] are logged per trajectory and reported in the diagnostics. Other methods, robots
+  without 2 (planar) or 3 (spatial) actuators (scompi; the Canadarm, a planar arm with 3) are refused when the
+  parameters are set, naming the parameter (:func:`flexrobot_ros.dynamics.check_tool_space`).
 
 Publishes ``motor_trajectory`` (JointTrajectory with the input's ``header.stamp`` (now when zero) and
 ``time_from_start``: positions = motor reference q_m [rad], velocities qd_m, accelerations qdd_m, effort = motor
@@ -26,7 +31,8 @@ velocity qd_m, effort tau_m) and ``link_torque`` (JointState: position q, veloci
 deformation coordinates, ``position`` their values; :func:`flexrobot_ros.dynamics.predicted_deformation`):
 ``joint_deflection.<joint>`` = q_m - W q [rad | m] of each elastic joint, ``eta.<k>`` the flexible links' elastic
 coordinates (method ``prescribed``), ``deflection.<link>.y`` / ``.z`` their predicted tip deflections [m],
-``q_e.<joint>`` the non-actuated elastic joints [rad | m] (method ``prescribed`` on robots with extra elasticities);
+``q_e.<joint>`` the non-actuated elastic joints [rad | m] (method ``prescribed`` on robots with extra elasticities;
+in tool space on robots with flexible links: ``eta.<k>`` and the tip deflections of the general model's solution);
 ``diagnostics``.
 
 For ros2_control (``ros2_control.output``): ``joint_trajectory`` publishes the same points as a JointTrajectory on
@@ -83,8 +89,8 @@ PARAMETERS = (
                   "robot: the link deformations integrated along the joint motion) or 'rigid' (the rigid-robot "
                   "baseline)", choices=("auto", *METHODS)),
     ParameterSpec("target_space", "joint", "what desired_trajectory gives: 'joint' (the link joints [rad | m]) or "
-                  "'tool' (the tool point's x, y, z [m] in the base frame; method 'dae', elastic joints on rigid "
-                  "links)", choices=TARGET_SPACES),
+                  "'tool' (the tool point's x, y, z [m] in the base frame; method 'dae'; robots with 2 (planar) or 3 "
+                  "actuators)", choices=TARGET_SPACES),
     ParameterSpec("tool_space.start_joints", [], "link positions [rad | m] near the start of each tool-space target: "
                   "the configuration (elbow) the inversion follows; needed with target_space 'tool'",
                   type="double_array"),
@@ -132,6 +138,7 @@ class FeedforwardNode:
         self.tool_axes = self._check(p, self.robot)  # the tool-point coordinates of tool-space targets, or None
         self.result, self.start, self.streamed = None, 0.0, 0
         self.received, self.compute_s, self.added_time_s = 0, 0.0, 0.0
+        self.tool_report: dict[str, Any] = {}  # tool space: the last solve's solver and zeros (diagnostics)
         self.order = joint_order(p["ros2_control.joints"], self.robot.joint_names)
         self.command_label = "joint:" + ",".join(self.robot.joint_names[j] for j in self.order)
         self.command_torque, self.interpolation = None, np.zeros(len(self.order))
@@ -185,6 +192,8 @@ class FeedforwardNode:
                                      check_limits=p["check_limits"])
             self.deformation = predicted_deformation(self.robot, result)
             self.compute_s = time.perf_counter() - started
+            if tool:
+                self._report_solver(result)
             stamp = msg.header.stamp if time_seconds(msg.header.stamp) else self.node.stamp()
             self.motor_trajectory.publish(joint_trajectory(self.node.types, stamp, self.robot.joint_names, result.t,
                                                            result.q_m, result.qd_m, result.qdd_m, result.tau_m))
@@ -212,6 +221,24 @@ class FeedforwardNode:
             names = [self.robot.joint_names[j] for j in order]
             self.controller_trajectory.publish(joint_trajectory(self.node.types, stamp, names, result.t, q[:, order],
                                                                 qd[:, order], qdd[:, order], torque))
+
+    def _report_solver(self, result: Any) -> None:
+        """Log the tool-space solver of ``result``, why it ran and its unstable zeros (as ``flexrobot feedforward
+        --line`` prints them; a warning when the solver did not converge); the diagnostics report them until the
+        next trajectory."""
+        zeros = result.unstable_zeros
+        self.tool_report = {"tool-space solver": result.solver, "tool-space zeros": result.solver_reason,
+                            "tool-space converged": result.converged, "unstable zeros": zeros.size}
+        log = self.node.logger.info if result.converged else self.node.logger.warning
+        log(f"tool-space feedforward: {result.solver}"
+            + ("" if result.converged else " (did not converge: the torques are its last iterate)")
+            + f"; zeros along the path: {result.solver_reason}")
+        if zeros.size:
+            slowest = zeros[np.argmin(zeros.real)]
+            self.tool_report["slowest unstable zero [rad/s]"] = f"{slowest.real:.4g}{slowest.imag:+.4g}j"
+            self.node.logger.info(f"non-minimum-phase zeros [rad/s]: {zeros.size} over the path poses, real parts "
+                                  f"{zeros.real.min():.4g} to {zeros.real.max():.4g} (slowest "
+                                  f"{slowest.real:.4g}{slowest.imag:+.4g}j)")
 
     def on_stream(self) -> None:
         result = self.result
@@ -293,7 +320,7 @@ class FeedforwardNode:
         return commit
 
     def on_diagnostics(self) -> None:
-        self.diagnostics.publish(diagnostics(self.node, "feedforward", "ok", f"{self.received} trajectories", {
+        values = {
             "method": self._method(self.p, self.robot), "target_space": self.p["target_space"],
             "trajectories received": self.received,
             "last computation [s]": self.compute_s, "shaper": self.p["shaper"],
@@ -303,11 +330,17 @@ class FeedforwardNode:
             "published predicted_deflections": self.deflections.count,
             "motor_trajectory subscribers": self.motor_trajectory.publisher.get_subscription_count(),
             "drive_compensates": self.p["drive_compensates"],
+            **self.tool_report,
             **({"published joint_trajectory": self.controller_trajectory.count}
                if self.controller_trajectory is not None else {}),
             **({"published commands": self.commands.count} if self.commands is not None else {}),
             **({"effort interpolation error [% of peak]": 100 * float(self.interpolation.max())}
-               if self.controller_trajectory is not None or self.commands is not None else {})}))
+               if self.controller_trajectory is not None or self.commands is not None else {})}
+        converged = self.tool_report.get("tool-space converged", True)
+        message = f"{self.received} trajectories" + ("" if converged else
+                                                      "; the last tool-space solve did not converge")
+        self.diagnostics.publish(diagnostics(self.node, "feedforward", "ok" if converged else "warn", message,
+                                             values))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -19,7 +19,7 @@ from flexrobot_ros.dynamics.dae.bdf_inverse import ELASTIC_BOUND, DaeSolution, s
 from flexrobot_ros.dynamics.dae.bdf_optimization import ProblemSize, solve_bdf_optimization
 from flexrobot_ros.dynamics.dae.fourier_optimization import rigid_path
 from flexrobot_ros.dynamics.dae.inverse_dae import DaeError, InverseDae
-from flexrobot_ros.dynamics.dae.reference import CartesianLine, as_reference
+from flexrobot_ros.dynamics.dae.reference import CartesianLine, ToolTrajectory, as_reference
 from flexrobot_ros.dynamics.dae.tool_inverse_kinematics import ToolInverseKinematics, default_guess
 from flexrobot_ros.dynamics.feedforward_result import FeedforwardResult
 from flexrobot_ros.dynamics.dae.zero_dynamics import ZeroAnalysis, describe_zeros, zero_dynamics
@@ -73,18 +73,18 @@ def dae_feedforward(robot: Any, reference: Any, *, solver: str = "auto", h: floa
                     path_points: int = 11, elastic_bound: float = ELASTIC_BOUND) -> DaeFeedforward:
     """Solve the inverse dynamics of ``robot``'s extended model along ``reference`` (module docstring).
 
-    ``reference`` a CartesianLine (tool space, ``output='tool'``) or a link-space Trajectory/JointReference
-    (``output='joints'``); ``solver`` 'auto' (from the zeros), 'bdf' or 'optimization'; BDF order ``k`` and step
-    ``h`` [s]; ``system`` 3, 2 or 1 (eqs. 17-19; default 2 for BDF, 1 for the optimization); ``t_end`` [s] (default:
-    the motion end plus its start time, at least 0.1 s); ``q_g_guess`` actuated link positions near the start
-    (default the reference itself for link-space references, the rigid robot's inverse kinematics of the start from
-    :func:`~flexrobot_ros.dynamics.dae.tool_inverse_kinematics.default_guess` for tool-space ones);
+    ``reference`` a CartesianLine or ToolTrajectory (tool space, ``output='tool'``) or a link-space
+    Trajectory/JointReference (``output='joints'``); ``solver`` 'auto' (from the zeros), 'bdf' or 'optimization'; BDF
+    order ``k`` and step ``h`` [s]; ``system`` 3, 2 or 1 (eqs. 17-19; default 2 for BDF, 1 for the optimization);
+    ``t_end`` [s] (default: the motion end plus its start time, at least 0.1 s); ``q_g_guess`` actuated link positions
+    near the start (default the reference itself for link-space references, the rigid robot's inverse kinematics of the
+    start from :func:`~flexrobot_ros.dynamics.dae.tool_inverse_kinematics.default_guess` for tool-space ones);
     ``elastic_bound`` [rad | m] where the BDF solve stops (:func:`~flexrobot_ros.dynamics.dae.bdf_inverse.solve_bdf`).
     """
     if solver not in SOLVERS:
         raise DaeError(f"solver {solver!r}: expected one of {SOLVERS}")
     reference = as_reference(reference)
-    output = output or ("tool" if isinstance(reference, CartesianLine) else "joints")
+    output = output or ("tool" if isinstance(reference, (CartesianLine, ToolTrajectory)) else "joints")
     start, motion_end = _span(reference)
     t_end = t_end if t_end is not None else motion_end + max(start, 0.1)
     probe = InverseDae(robot, reference, system or 2, output, tool_axes)
@@ -123,7 +123,8 @@ def feedforward_result(robot: Any, result: DaeFeedforward) -> FeedforwardResult:
     """The :class:`~flexrobot_ros.dynamics.feedforward_result.FeedforwardResult` of a dae solution (method 'dae'): q, qd,
     qdd the actuated link trajectory (qdd and the jerk/snap q3, q4 by differences of the BDF solution), tau the
     gear torque K (q_m - W q) + D_g (qd_m - W qd) (link side, its derivatives by differences), q_m, qd_m, qdd_m (the
-    BDF derivative of qd_m that tau_m is computed with, not a second-order difference) and tau_m."""
+    BDF derivative of qd_m that tau_m is computed with, not a second-order difference) and tau_m; the solver, its
+    reason and the unstable zeros [rad/s] along the path."""
     s = result.solution
     ext = s.dae.model.ext
     t, q, qd = s.t, s.q_g, s.v_a[:, ext.actuated_index]
@@ -134,11 +135,14 @@ def feedforward_result(robot: Any, result: DaeFeedforward) -> FeedforwardResult:
     dtau = grad(tau)
     return FeedforwardResult(t=t, q=q, qd=qd, qdd=qdd, q3=grad(qdd), q4=grad(grad(qdd)), tau=tau, dtau=dtau,
                              ddtau=grad(dtau), q_m=s.q_m, qd_m=s.v_m, qdd_m=s.a_m, tau_m=s.tau_m,
-                             joint_names=tuple(robot.joint_names), method="dae")
+                             joint_names=tuple(robot.joint_names), method="dae", solver=result.solver,
+                             solver_reason=result.reason, unstable_zeros=(
+                                 np.concatenate([z.unstable_zeros for z in result.zeros]) if result.zeros
+                                 else np.zeros(0, dtype=complex)), converged=not s.diverged)
 
 
 def _span(reference: Any) -> tuple[float, float]:
-    if isinstance(reference, CartesianLine):
+    if isinstance(reference, (CartesianLine, ToolTrajectory)):
         return reference.t0, reference.t0 + reference.duration
     trajectory = getattr(reference, "trajectory", None)
     if trajectory is not None:

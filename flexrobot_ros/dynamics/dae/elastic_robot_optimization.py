@@ -58,7 +58,11 @@ def solve_elastic_robot_optimization(dae: ElasticRobotDae, steps: int, h: float,
     for iterations in range(1, max_iterations + 1):
         g, jacobian = system(w)
         kkt = scipy.sparse.bmat([[scipy.sparse.diags(weight), jacobian.T], [jacobian, None]], format="csc")
-        step = scipy.sparse.linalg.splu(kkt).solve(np.concatenate([-weight * (w - w0), -g]))[:w.size]
+        try:
+            step = scipy.sparse.linalg.splu(kkt).solve(np.concatenate([-weight * (w - w0), -g]))[:w.size]
+        except RuntimeError as error:   # SuperLU: "Factor is exactly singular" (iterates blown up to ~1e65)
+            status = f"diverged (KKT matrix: {error})"
+            break
         if not np.all(np.isfinite(step)):
             status = "diverged"
             break

@@ -1,5 +1,5 @@
 """References for the DAE inverse dynamics: the rest-to-rest polynomial p(t) and straight Cartesian lines
-(seed 002, section 9.1, eq. 24), and link-space trajectories.
+(seed 002, section 9.1, eq. 24), link-space trajectories, and tool-space trajectories through waypoints.
 
 ``p(s) = a_6 s^6 + .. + a_11 s^11`` on s = (t - t_0) / T in [0, 1] has p^[i](0) = 0 for i = 0..5 and p(1) = 1,
 p^[i](1) = 0 for i = 1..5 (the paper's polynomial, here in normalized time): the reference is five times
@@ -139,6 +139,39 @@ class JointReference:
         values = [samples.q, samples.qd, samples.qdd, samples.q3, samples.q4][:order + 1]
         outside = (t < start) | (t > end)
         return [v if i == 0 else np.where(outside[:, None], 0.0, v) for i, v in enumerate(values)]
+
+
+@dataclass(frozen=True)
+class ToolTrajectory:
+    """theta(t) [m]: the tool-point coordinates along ``trajectory`` (a :class:`~flexrobot_ros.dynamics.trajectory.
+    Trajectory` whose columns are tool coordinates, e.g. the C^4 spline through the waypoints of a tool-space
+    JointTrajectory), its motion starting at ``t0`` [s] (trajectory time ``t - t0 + trajectory.start_time``); before
+    and after the motion it rests at its ends. Derivatives up to the snap; continuity as :class:`JointReference`."""
+
+    trajectory: Trajectory
+    t0: float = 0.0
+
+    def __post_init__(self) -> None:
+        if not np.isfinite(self.t0):
+            raise TrajectoryError(f"ToolTrajectory: t0 {self.t0!r} s must be finite")
+
+    @property
+    def dimension(self) -> int:
+        return self.trajectory.n_joints
+
+    @property
+    def duration(self) -> float:
+        """Duration of the motion [s]."""
+        return float(self.trajectory.duration)
+
+    @property
+    def continuity(self) -> int:
+        return JointReference(self.trajectory).continuity
+
+    def evaluate(self, t: Any, order: int = 2) -> list[np.ndarray]:
+        """[theta, theta', ..] up to ``order`` (<= 4) at times t [s], each (samples, dimension) [m, m/s, ..]."""
+        t = np.atleast_1d(np.asarray(t, dtype=float))
+        return JointReference(self.trajectory).evaluate(t - self.t0 + self.trajectory.start_time, order)
 
 
 def tool_line_from_dict(data: Any, source: str = "the tool trajectory") -> CartesianLine:

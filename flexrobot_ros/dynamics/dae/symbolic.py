@@ -70,11 +70,15 @@ class SymbolicExtendedModel:
 
 
 def default_tool_axes(robot: Any) -> tuple[str, ...]:
-    """Tool-point coordinates a robot with n actuators controls: all three for n = 3, the two of the plane of
-    motion for a planar arm with n = 2 (joint axes all along the third base axis)."""
-    if robot.n == 3:
-        return ("x", "y", "z")
-    if robot.n == 2:
+    """Tool-point coordinates a robot with n actuators controls: all three for n = 3 (unless all three are revolute
+    joints about one base axis), the two of the plane of motion for a planar arm with n = 2 (joint axes all along the
+    third base axis).
+
+    Raises:
+        ModelError: other numbers of actuators, and planar arms with 3 (their tool point has two coordinates for
+            three actuators: redundant, the tool's orientation is no tool-point coordinate; the Canadarm).
+    """
+    if robot.n in (2, 3):
         ext = extended_model(robot)
         chain = SerialChain.from_model(ext.model)
         rotation = np.eye(3)
@@ -84,7 +88,14 @@ def default_tool_axes(robot: Any) -> tuple[str, ...]:
             axes.append(rotation @ chain.axis[i])
         normal = np.abs(np.mean(axes, axis=0))
         k = int(np.argmax(normal))
-        if np.allclose(np.abs(np.asarray(axes)[:, k]), 1.0):
+        planar = bool(np.allclose(np.abs(np.asarray(axes)[:, k]), 1.0))
+        if robot.n == 3 and planar and all(kind != "prismatic" for kind in robot.joint_types):
+            raise ModelError(f"robot {robot.name}: a planar arm with 3 actuators (revolute joints about the base "
+                             f"{'xyz'[k]} axis): its tool point has 2 coordinates in the plane for 3 actuators "
+                             "(redundant; the tool's orientation is no tool-point coordinate)")
+        if robot.n == 3:
+            return ("x", "y", "z")
+        if planar:
             return tuple(a for a in "xyz" if AXIS_INDEX[a] != k)
     raise ModelError(f"robot {robot.name}: give tool_axes (the {robot.n} tool-point coordinates to control); only 2 "
                      "(planar) and 3 actuators have a default")

@@ -12,7 +12,8 @@ slowest unstable zero (1 / min Re z) and the solve ends ``TIME_CONSTANTS`` time 
 after it (at least ``MIN_INTERVAL`` each, at most the motion's duration: zeros on or near the imaginary axis, as
 undamped beams give, would ask for unbounded intervals; the reason says so). Seed 002 section 10.2 asks 2-3 time
 constants for its tolerance; six leave e^-6 = 0.25 % of the unstable part at the start. A CartesianLine that starts
-earlier is moved later (the ``reason`` says by how much).
+earlier is moved later (the ``reason`` says by how much). The path is a straight line (CartesianLine), a
+waypoint trajectory of tool coordinates (ToolTrajectory) or the rigid tool path of a joint trajectory (ToolPath).
 """
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ from flexrobot_ros.dynamics.dae.elastic_robot_bdf import solve_elastic_robot_bdf
 from flexrobot_ros.dynamics.dae.elastic_robot_dae import ElasticRobotDae, ElasticRobotSolution
 from flexrobot_ros.dynamics.dae.elastic_robot_optimization import solve_elastic_robot_optimization
 from flexrobot_ros.dynamics.dae.inverse_dae import DaeError
-from flexrobot_ros.dynamics.dae.reference import CartesianLine, as_reference
+from flexrobot_ros.dynamics.dae.reference import CartesianLine, ToolTrajectory, as_reference
 from flexrobot_ros.dynamics.dae.tool_path import ToolPath
 from flexrobot_ros.dynamics.dae.tool_path_zeros import path_tool_zeros
 from flexrobot_ros.dynamics.dae.zero_dynamics import ZeroAnalysis, describe_zeros
@@ -51,7 +52,7 @@ class ToolSpaceFeedforward:
     solver: str
     reason: str
     model: ElasticRobot
-    reference: CartesianLine | ToolPath
+    reference: CartesianLine | ToolPath | ToolTrajectory
     zeros: list[ZeroAnalysis] = field(default_factory=list)
     path_times: np.ndarray = field(default_factory=lambda: np.zeros(0))
     size: ProblemSize | None = None
@@ -69,7 +70,8 @@ def tool_space_feedforward(robot: Any, reference: Any, *, solver: str = "auto", 
                            q_g_guess: Any = None, tool_axes: Sequence[str] | None = None,
                            link_model: dict[str, Any] | None = None, path_points: int = 11) -> ToolSpaceFeedforward:
     """Solve ``robot``'s tool-space inverse dynamics along ``reference`` (module docstring): a CartesianLine
-    (positions [m] of the tool frame's ``tool_axes``) or a ToolPath (the rigid tool path of a joint trajectory), with
+    (positions [m] of the tool frame's ``tool_axes``), a ToolTrajectory (those positions along a waypoint
+    trajectory) or a ToolPath (the rigid tool path of a joint trajectory), with
     BDF step ``h`` [s] and order ``k``. ``solver`` 'auto' (from the zeros), 'bdf' or 'optimization'; ``q_g_guess``
     joint positions near the start that pick the inverse-kinematics branch (default: a ToolPath's first joint
     positions, else :func:`~flexrobot_ros.dynamics.dae.tool_inverse_kinematics.default_guess`); ``link_model``
@@ -79,9 +81,9 @@ def tool_space_feedforward(robot: Any, reference: Any, *, solver: str = "auto", 
     if not (np.isfinite(h) and h > 0):
         raise DaeError(f"step h = {h!r} s: expected > 0")
     reference = as_reference(reference)
-    if not isinstance(reference, (CartesianLine, ToolPath)):
-        raise DaeError(f"reference {type(reference).__name__}: the tool-space feedforward takes a CartesianLine or "
-                       "a ToolPath")
+    if not isinstance(reference, (CartesianLine, ToolPath, ToolTrajectory)):
+        raise DaeError(f"reference {type(reference).__name__}: the tool-space feedforward takes a CartesianLine, a "
+                       "ToolTrajectory or a ToolPath")
     if q_g_guess is None and isinstance(reference, ToolPath):
         q_g_guess = reference.trajectory.evaluate(np.array([reference.trajectory.start_time])).q[0]
     model = ElasticRobot(robot, **(link_model or {}))
