@@ -30,9 +30,11 @@ bending stiffness and damping ratio) are identified across the poses; parameters
 are kept at their nominal values. Files (inside ``output_directory``, a replaced file kept as
 ``<name>.<k>.bak``): ``modal_data_file`` (the measured modes, also after a failure: what was measured is kept) and
 ``calibrated_yaml`` (the robot's flexibility YAML with the calibrated values and a header saying when and from what).
-The calibrated ``model.stiffness``, ``model.link_damping``, ``model.motor_damping`` are set on each node of
-``push.nodes`` (rcl_interfaces/SetParametersAtomically, announced on ``/parameter_events``); flexible-link
-parameters are not live parameters: they reach the other nodes through the calibrated YAML.
+The calibrated model is set on each node of ``push.nodes`` in one request (rcl_interfaces/SetParametersAtomically,
+announced on ``/parameter_events``; :mod:`flexrobot_ros.nodes.live_model`): ``model.stiffness``,
+``model.link_damping``, ``model.motor_damping`` when joint parameters were identified, ``model.link_EI`` and
+``model.link_damping_ratio`` when flexible-link parameters were; the report's ``pushed`` says per node whether it
+accepted them (and why not) and ``pushed_values`` what was set.
 
 A failure at a pose (timeout, excitation refused, too few samples, no modes) ends the sweep; the report names the
 pose and step, and the poses measured before it are kept (and identified when there are two or more).
@@ -56,7 +58,7 @@ from flexrobot_ros.identification.flexibility_update import write_identified_yam
 from flexrobot_ros.identification.modal_data import MeasuredMode, write_modal_data
 from flexrobot_ros.model import load_robot
 from flexrobot_ros.nodes.convert import answer, joint_state, joint_values, ordered_stamp, reporting
-from flexrobot_ros.nodes.live_model import MODEL_FIELDS
+from flexrobot_ros.nodes.live_model import model_values
 from flexrobot_ros.nodes.live_parameters import LiveParameters, checked
 from flexrobot_ros.nodes.output_files import keep_previous, output_path
 from flexrobot_ros.oma import identify_modes
@@ -92,7 +94,7 @@ PARAMETERS = (
     ParameterSpec("identification.starts", 8, "random starts of the identification", range=(1, 10000)),
     ParameterSpec("identification.seed", 0, "seed of the random starts", range=(0, 2**31 - 1)),
     ParameterSpec("push.nodes", ["/modal_monitor_node", "/feedforward_node"], "nodes whose model.* parameters "
-                  "receive the calibrated values (empty list entry: none)", type="string_array"),
+                  "(joint, flexible-link) receive the calibrated values (empty list entry: none)", type="string_array"),
     ParameterSpec("push.timeout_s", 120.0, "longest wait for each node to accept the values [s] (a feedforward "
                   "with sdrnea compiles code for them)", range=(0.1, 3600.0)),
     ParameterSpec("output_directory", "", "the only folder the node writes into (empty: $ROS_HOME/flexrobot/<launch "
@@ -198,10 +200,9 @@ class CalibrationNode:
             result = calibrate(self.robot, poses, self, options, self._say)
             report.update(result.to_dict())
             report["files"] = self._write(result, p)
-            report["pushed"] = self._push(result, p) if result.identified else {}
-            if result.identified_links:
-                self._say("the calibrated flexible-link parameters are not live parameters (model.* holds joint "
-                          "parameters): nodes use them when started on the calibrated YAML")
+            values = model_values(result.robot, joints=bool(result.identified), links=bool(result.identified_links))
+            report["pushed_values"] = values
+            report["pushed"] = self._push(values, p) if values else {}
             report["success"] = result.failure is None and result.identification is not None and all(
                 ok for ok, _ in report["pushed"].values())
             self.node.logger.info("calibration:\n" + result.text())
@@ -269,16 +270,17 @@ class CalibrationNode:
             self._say(f"wrote {out}{kept}")
         return files
 
-    def _push(self, result: CalibrationResult, p: dict[str, Any]) -> dict[str, tuple[bool, str]]:
-        values = {name: [float(v) for v in getattr(result.robot, field)] for name, field in MODEL_FIELDS.items()}
+    def _push(self, values: dict[str, list[float]], p: dict[str, Any]) -> dict[str, tuple[bool, str]]:
+        """Set the calibrated ``model.*`` ``values`` on every node of ``push.nodes`` (atomically per node);
+        {node: (accepted, reason)}."""
         pushed = {}
         for target in [t for t in p["push.nodes"] if t]:
             try:
                 pushed[target] = set_remote_parameters(self.node, target, values, p["push.timeout_s"], self.clients)
             except FlexrobotError as error:
                 pushed[target] = (False, str(error))
-            self._say(f"{target}: " + ("calibrated values set" if pushed[target][0] else
-                                       f"refused the calibrated values: {pushed[target][1]}"))
+            self._say(f"{target}: " + (f"calibrated {', '.join(values)} set" if pushed[target][0] else
+                                       f"refused the calibrated {', '.join(values)}: {pushed[target][1]}"))
         return pushed
 
     # ------------------------------------------------------------------ CalibrationCell
