@@ -15,7 +15,11 @@ of ``poses`` (n values per pose, link side [rad | m]):
 1. move: ``move: command`` publishes the pose on ``set_point`` (sensor_msgs/JointState: the simulator moves there);
    both ``command`` and ``wait`` (hardware: the robot is moved by its own program) then wait until ``joint_states``
    reports every joint within ``pose_tolerance`` of the pose for ``settle_s`` of stream time, at most
-   ``timeout_s`` (wall clock);
+   ``timeout_s`` (wall clock); with ``rest.hold_s`` > 0 it then waits until the robot is at rest: every joint's
+   velocity in ``joint_states`` at most ``rest.velocity`` [rad/s | m/s] for ``rest.hold_s`` of stream time, at most
+   ``rest.timeout_s`` (wall clock; the report names the pose). A move leaves the arm ringing in its lowest mode
+   (the Canadarm's 0.11 Hz, 2 %-damped joint mode decays in about 62 s): records taken while it rings hold it, and
+   OMA finds fewer of the modes that carry the calibrated parameters;
 2. excite: ``excitation.type: service`` calls the std_srvs/Trigger service ``excitation.service`` (default the
    simulator's ``/simulator_node/apply_impact``); ``ambient`` records the robot as it is. ``excitation.wrench``
    (non-empty) is set as ``impact.force`` on the node serving that service (the simulator) for the sweep and its
@@ -79,6 +83,12 @@ PARAMETERS = (
                   range=(0.0, 600.0)),
     ParameterSpec("timeout_s", 60.0, "longest wall-clock wait for a pose, and for a record [s]",
                   range=(0.1, 86400.0)),
+    ParameterSpec("rest.velocity", 1e-3, "at rest: every joint's joint_states velocity at most this [rad/s | m/s]",
+                  range=(0.0, 1e3)),
+    ParameterSpec("rest.hold_s", 0.0, "stream time the robot must stay at rest at a reached pose before the "
+                  "excitation [s] (0: no rest wait)", range=(0.0, 3600.0)),
+    ParameterSpec("rest.timeout_s", 600.0, "longest wall-clock wait for the robot to come to rest at a pose [s]",
+                  range=(0.1, 86400.0)),
     ParameterSpec("excitation.type", "service", "'service': call excitation.service at each pose; 'ambient': record "
                   "the robot as it is", choices=("service", "ambient")),
     ParameterSpec("excitation.service", "/simulator_node/apply_impact", "std_srvs/Trigger service that excites "
@@ -113,7 +123,7 @@ class CalibrationNode:
         p = self.p = live.values
         self.robot = load_robot(p["robot"], tool=p["tool"])
         self.lock = threading.Lock()  # between the subscriptions and the worker
-        self.pose, self.pose_stamp, self.pose_since = None, None, None
+        self.pose, self.pose_stamp, self.velocity = None, None, None
         self.stamp, self.record_from, self.samples = None, None, []
         self.worker: threading.Thread | None = None
         self.clients: dict[str, Any] = {}
@@ -146,8 +156,9 @@ class CalibrationNode:
         with reporting(self.node, "joint_states"):
             stamp = ordered_stamp(msg, self.pose_stamp, lambda *_: None)
             pose = joint_values(msg, self.robot.joint_names)
+            velocity = joint_values(msg, self.robot.joint_names, "velocity") if len(msg.velocity) else None
             with self.lock:
-                self.pose, self.pose_stamp = pose, stamp
+                self.pose, self.pose_stamp, self.velocity = pose, stamp, velocity
 
     # ------------------------------------------------------------------ the service
     def _options(self, p: Any) -> tuple[list[np.ndarray], CalibrationOptions]:
@@ -299,7 +310,7 @@ class CalibrationNode:
             if current is not None and np.max(np.abs(current - pose)) <= p["pose_tolerance"]:
                 held_since = stamp if held_since is None else held_since
                 if stamp - held_since >= p["settle_s"]:
-                    return current
+                    return self._wait_at_rest(pose, p) if p["rest.hold_s"] > 0.0 else current
             else:
                 held_since = None
             time.sleep(0.01)
@@ -307,6 +318,38 @@ class CalibrationNode:
             f"last reported {np.round(current, 6).tolist()}, error {np.max(np.abs(current - pose)):.3g}"
         raise CalibrationError(f"the robot did not hold the pose within {p['pose_tolerance']:g} rad | m for "
                                f"{p['settle_s']:g} s within {p['timeout_s']:g} s ({seen})")
+
+    def _wait_at_rest(self, pose: np.ndarray, p: dict[str, Any]) -> np.ndarray:
+        """Wait until every joint velocity of ``joint_states`` stays at most ``rest.velocity`` for ``rest.hold_s``
+        of stream time (at most ``rest.timeout_s`` wall); returns the pose reported then.
+
+        Raises:
+            CalibrationError: joint_states carries no velocities, or the robot did not come to rest in time (the
+                largest velocity seen last, and the target pose).
+        """
+        deadline, rest_since, speed = time.monotonic() + p["rest.timeout_s"], None, None
+        self._say(f"waiting until the robot rests at {np.round(pose, 6).tolist()} (|qd| <= {p['rest.velocity']:g} "
+                  f"for {p['rest.hold_s']:g} s)")
+        started = time.monotonic()
+        while time.monotonic() < deadline:
+            with self.lock:
+                current, stamp, velocity = self.pose, self.pose_stamp, self.velocity
+            if velocity is None:
+                raise CalibrationError(f"{self.node.resolve_name('joint_states')} carries no velocities: the rest "
+                                       "wait needs them (parameter 'rest.hold_s': set 0 to excite without it)")
+            speed = float(np.max(np.abs(velocity)))
+            if speed <= p["rest.velocity"]:
+                rest_since = stamp if rest_since is None else rest_since
+                if stamp - rest_since >= p["rest.hold_s"]:
+                    self._say(f"at rest after {time.monotonic() - started:.1f} s (|qd| {speed:.3g})")
+                    return current
+            else:
+                rest_since = None
+            time.sleep(0.01)
+        raise CalibrationError(f"the robot did not come to rest at {np.round(pose, 6).tolist()} within "
+                               f"{p['rest.timeout_s']:g} s (parameter 'rest.timeout_s'): largest joint velocity "
+                               f"{speed:.3g} rad/s | m/s, expected at most {p['rest.velocity']:g} (rest.velocity) for "
+                               f"{p['rest.hold_s']:g} s (rest.hold_s)")
 
     def excite(self) -> None:
         """Start the record at the newest encoder sample, or with ``use_sim_time`` at the simulated time of
