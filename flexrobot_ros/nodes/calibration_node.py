@@ -112,6 +112,8 @@ PARAMETERS = (
     ParameterSpec("modal_data_file", "calibration_modes.yaml", "measured modes (in output_directory)"),
     ParameterSpec("calibrated_yaml", "calibrated.yaml", "calibrated flexibility YAML (in output_directory)"),
 )
+#: Wall-clock interval [s] of the progress messages while waiting for the robot to rest.
+REST_REPORT_S = 10.0
 
 
 class CalibrationNode:
@@ -330,7 +332,7 @@ class CalibrationNode:
         deadline, rest_since, speed = time.monotonic() + p["rest.timeout_s"], None, None
         self._say(f"waiting until the robot rests at {np.round(pose, 6).tolist()} (|qd| <= {p['rest.velocity']:g} "
                   f"for {p['rest.hold_s']:g} s)")
-        started = time.monotonic()
+        started = report_at = time.monotonic()
         while time.monotonic() < deadline:
             with self.lock:
                 current, stamp, velocity = self.pose, self.pose_stamp, self.velocity
@@ -338,6 +340,10 @@ class CalibrationNode:
                 raise CalibrationError(f"{self.node.resolve_name('joint_states')} carries no velocities: the rest "
                                        "wait needs them (parameter 'rest.hold_s': set 0 to excite without it)")
             speed = float(np.max(np.abs(velocity)))
+            if time.monotonic() >= report_at + REST_REPORT_S:
+                report_at = time.monotonic()
+                self._say(f"still moving after {report_at - started:.0f} s: |qd| {speed:.3g} at stream time "
+                          f"{stamp:.1f} s")
             if speed <= p["rest.velocity"]:
                 rest_since = stamp if rest_since is None else rest_since
                 if stamp - rest_since >= p["rest.hold_s"]:
