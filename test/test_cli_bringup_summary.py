@@ -95,7 +95,9 @@ def test_calibration_report_before_after_per_pose_and_mode():
                         {"pose": 1, "mode": 1, "measured_frequency_hz": 700.0, "measured_damping_ratio": 0.3,
                          "before_frequency_hz": None, "before_damping_ratio": None, "after_frequency_hz": None,
                          "after_damping_ratio": None, "before_mode": -1, "after_mode": -1}],
-              "files": {"calibrated_yaml": "/run/calibrated.yaml"}, "pushed": {"/modal_monitor_node": [True, ""]}}
+              "files": {"calibrated_yaml": "/run/calibrated.yaml"}, "pushed": {"/modal_monitor_node": [True, ""]},
+              "pushed_values": {"model.stiffness": [108000.0], "model.link_damping": [1.0],
+                                "model.motor_damping": [2.0]}}
     text = format_summary({**summary([]), "calibrate": True, "calibration": report})
     lines = text.splitlines()
     assert "calibration: succeeded; 2 poses measured" in text
@@ -106,7 +108,8 @@ def test_calibration_report_before_after_per_pose_and_mode():
     assert row[7:] == ["5.000", "6.000", "5.000"]  # damping ratios [%]
     unpaired = next(line for line in lines if line.split()[:2] == ["2", "2"]).split()
     assert unpaired[3:7] == ["-", "-", "-", "-"]
-    assert "calibrated_yaml: /run/calibrated.yaml" in text and "/modal_monitor_node: calibrated values set" in text
+    assert "calibrated_yaml: /run/calibrated.yaml" in text
+    assert "/modal_monitor_node: calibrated model.stiffness, model.link_damping, model.motor_damping set" in text
 
 
 def test_calibration_without_report_says_so():

@@ -89,8 +89,9 @@ def format_calibration(report: dict[str, Any] | None) -> list[str]:
                          f"{_value(m['after_damping_ratio'], 100, 9, 3)}")
     for name, path in report.get("files", {}).items():
         lines.append(f"  {name}: {path}")
+    names = ", ".join(report.get("pushed_values", {})) or "values"
     for target, (ok, reason) in report.get("pushed", {}).items():
-        lines.append(f"  {target}: {'calibrated values set' if ok else 'refused the values: ' + reason}")
+        lines.append(f"  {target}: {f'calibrated {names} set' if ok else f'refused the calibrated {names}: ' + reason}")
     lines += [f"  warning: {w}" for w in report.get("warnings", [])]
     return lines
 

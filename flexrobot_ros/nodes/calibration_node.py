@@ -15,7 +15,11 @@ of ``poses`` (n values per pose, link side [rad | m]):
 1. move: ``move: command`` publishes the pose on ``set_point`` (sensor_msgs/JointState: the simulator moves there);
    both ``command`` and ``wait`` (hardware: the robot is moved by its own program) then wait until ``joint_states``
    reports every joint within ``pose_tolerance`` of the pose for ``settle_s`` of stream time, at most
-   ``timeout_s`` (wall clock);
+   ``timeout_s`` (wall clock); with ``rest.hold_s`` > 0 it then waits until the robot is at rest: every joint's
+   velocity in ``joint_states`` at most ``rest.velocity`` [rad/s | m/s] for ``rest.hold_s`` of stream time, at most
+   ``rest.timeout_s`` (wall clock; the report names the pose). A move leaves the arm ringing in its lowest mode
+   (the Canadarm's 0.11 Hz, 2 %-damped joint mode decays in about 62 s): records taken while it rings hold it, and
+   OMA finds fewer of the modes that carry the calibrated parameters;
 2. excite: ``excitation.type: service`` calls the std_srvs/Trigger service ``excitation.service`` (default the
    simulator's ``/simulator_node/apply_impact``); ``ambient`` records the robot as it is. ``excitation.wrench``
    (non-empty) is set as ``impact.force`` on the node serving that service (the simulator) for the sweep and its
@@ -30,9 +34,11 @@ bending stiffness and damping ratio) are identified across the poses; parameters
 are kept at their nominal values. Files (inside ``output_directory``, a replaced file kept as
 ``<name>.<k>.bak``): ``modal_data_file`` (the measured modes, also after a failure: what was measured is kept) and
 ``calibrated_yaml`` (the robot's flexibility YAML with the calibrated values and a header saying when and from what).
-The calibrated ``model.stiffness``, ``model.link_damping``, ``model.motor_damping`` are set on each node of
-``push.nodes`` (rcl_interfaces/SetParametersAtomically, announced on ``/parameter_events``); flexible-link
-parameters are not live parameters: they reach the other nodes through the calibrated YAML.
+The calibrated model is set on each node of ``push.nodes`` in one request (rcl_interfaces/SetParametersAtomically,
+announced on ``/parameter_events``; :mod:`flexrobot_ros.nodes.live_model`): ``model.stiffness``,
+``model.link_damping``, ``model.motor_damping`` when joint parameters were identified, ``model.link_EI`` and
+``model.link_damping_ratio`` when flexible-link parameters were; the report's ``pushed`` says per node whether it
+accepted them (and why not) and ``pushed_values`` what was set.
 
 A failure at a pose (timeout, excitation refused, too few samples, no modes) ends the sweep; the report names the
 pose and step, and the poses measured before it are kept (and identified when there are two or more).
@@ -56,7 +62,7 @@ from flexrobot_ros.identification.flexibility_update import write_identified_yam
 from flexrobot_ros.identification.modal_data import MeasuredMode, write_modal_data
 from flexrobot_ros.model import load_robot
 from flexrobot_ros.nodes.convert import answer, joint_state, joint_values, ordered_stamp, reporting
-from flexrobot_ros.nodes.live_model import MODEL_FIELDS
+from flexrobot_ros.nodes.live_model import model_values
 from flexrobot_ros.nodes.live_parameters import LiveParameters, checked
 from flexrobot_ros.nodes.output_files import keep_previous, output_path
 from flexrobot_ros.oma import identify_modes
@@ -77,6 +83,12 @@ PARAMETERS = (
                   range=(0.0, 600.0)),
     ParameterSpec("timeout_s", 60.0, "longest wall-clock wait for a pose, and for a record [s]",
                   range=(0.1, 86400.0)),
+    ParameterSpec("rest.velocity", 1e-3, "at rest: every joint's joint_states velocity at most this [rad/s | m/s]",
+                  range=(0.0, 1e3)),
+    ParameterSpec("rest.hold_s", 0.0, "stream time the robot must stay at rest at a reached pose before the "
+                  "excitation [s] (0: no rest wait)", range=(0.0, 3600.0)),
+    ParameterSpec("rest.timeout_s", 600.0, "longest wall-clock wait for the robot to come to rest at a pose [s]",
+                  range=(0.1, 86400.0)),
     ParameterSpec("excitation.type", "service", "'service': call excitation.service at each pose; 'ambient': record "
                   "the robot as it is", choices=("service", "ambient")),
     ParameterSpec("excitation.service", "/simulator_node/apply_impact", "std_srvs/Trigger service that excites "
@@ -92,7 +104,7 @@ PARAMETERS = (
     ParameterSpec("identification.starts", 8, "random starts of the identification", range=(1, 10000)),
     ParameterSpec("identification.seed", 0, "seed of the random starts", range=(0, 2**31 - 1)),
     ParameterSpec("push.nodes", ["/modal_monitor_node", "/feedforward_node"], "nodes whose model.* parameters "
-                  "receive the calibrated values (empty list entry: none)", type="string_array"),
+                  "(joint, flexible-link) receive the calibrated values (empty list entry: none)", type="string_array"),
     ParameterSpec("push.timeout_s", 120.0, "longest wait for each node to accept the values [s] (a feedforward "
                   "with sdrnea compiles code for them)", range=(0.1, 3600.0)),
     ParameterSpec("output_directory", "", "the only folder the node writes into (empty: $ROS_HOME/flexrobot/<launch "
@@ -100,6 +112,8 @@ PARAMETERS = (
     ParameterSpec("modal_data_file", "calibration_modes.yaml", "measured modes (in output_directory)"),
     ParameterSpec("calibrated_yaml", "calibrated.yaml", "calibrated flexibility YAML (in output_directory)"),
 )
+#: Wall-clock interval [s] of the progress messages while waiting for the robot to rest.
+REST_REPORT_S = 10.0
 
 
 class CalibrationNode:
@@ -111,7 +125,7 @@ class CalibrationNode:
         p = self.p = live.values
         self.robot = load_robot(p["robot"], tool=p["tool"])
         self.lock = threading.Lock()  # between the subscriptions and the worker
-        self.pose, self.pose_stamp, self.pose_since = None, None, None
+        self.pose, self.pose_stamp, self.velocity = None, None, None
         self.stamp, self.record_from, self.samples = None, None, []
         self.worker: threading.Thread | None = None
         self.clients: dict[str, Any] = {}
@@ -144,8 +158,9 @@ class CalibrationNode:
         with reporting(self.node, "joint_states"):
             stamp = ordered_stamp(msg, self.pose_stamp, lambda *_: None)
             pose = joint_values(msg, self.robot.joint_names)
+            velocity = joint_values(msg, self.robot.joint_names, "velocity") if len(msg.velocity) else None
             with self.lock:
-                self.pose, self.pose_stamp = pose, stamp
+                self.pose, self.pose_stamp, self.velocity = pose, stamp, velocity
 
     # ------------------------------------------------------------------ the service
     def _options(self, p: Any) -> tuple[list[np.ndarray], CalibrationOptions]:
@@ -198,10 +213,9 @@ class CalibrationNode:
             result = calibrate(self.robot, poses, self, options, self._say)
             report.update(result.to_dict())
             report["files"] = self._write(result, p)
-            report["pushed"] = self._push(result, p) if result.identified else {}
-            if result.identified_links:
-                self._say("the calibrated flexible-link parameters are not live parameters (model.* holds joint "
-                          "parameters): nodes use them when started on the calibrated YAML")
+            values = model_values(result.robot, joints=bool(result.identified), links=bool(result.identified_links))
+            report["pushed_values"] = values
+            report["pushed"] = self._push(values, p) if values else {}
             report["success"] = result.failure is None and result.identification is not None and all(
                 ok for ok, _ in report["pushed"].values())
             self.node.logger.info("calibration:\n" + result.text())
@@ -269,16 +283,17 @@ class CalibrationNode:
             self._say(f"wrote {out}{kept}")
         return files
 
-    def _push(self, result: CalibrationResult, p: dict[str, Any]) -> dict[str, tuple[bool, str]]:
-        values = {name: [float(v) for v in getattr(result.robot, field)] for name, field in MODEL_FIELDS.items()}
+    def _push(self, values: dict[str, list[float]], p: dict[str, Any]) -> dict[str, tuple[bool, str]]:
+        """Set the calibrated ``model.*`` ``values`` on every node of ``push.nodes`` (atomically per node);
+        {node: (accepted, reason)}."""
         pushed = {}
         for target in [t for t in p["push.nodes"] if t]:
             try:
                 pushed[target] = set_remote_parameters(self.node, target, values, p["push.timeout_s"], self.clients)
             except FlexrobotError as error:
                 pushed[target] = (False, str(error))
-            self._say(f"{target}: " + ("calibrated values set" if pushed[target][0] else
-                                       f"refused the calibrated values: {pushed[target][1]}"))
+            self._say(f"{target}: " + (f"calibrated {', '.join(values)} set" if pushed[target][0] else
+                                       f"refused the calibrated {', '.join(values)}: {pushed[target][1]}"))
         return pushed
 
     # ------------------------------------------------------------------ CalibrationCell
@@ -297,7 +312,7 @@ class CalibrationNode:
             if current is not None and np.max(np.abs(current - pose)) <= p["pose_tolerance"]:
                 held_since = stamp if held_since is None else held_since
                 if stamp - held_since >= p["settle_s"]:
-                    return current
+                    return self._wait_at_rest(pose, p) if p["rest.hold_s"] > 0.0 else current
             else:
                 held_since = None
             time.sleep(0.01)
@@ -305,6 +320,42 @@ class CalibrationNode:
             f"last reported {np.round(current, 6).tolist()}, error {np.max(np.abs(current - pose)):.3g}"
         raise CalibrationError(f"the robot did not hold the pose within {p['pose_tolerance']:g} rad | m for "
                                f"{p['settle_s']:g} s within {p['timeout_s']:g} s ({seen})")
+
+    def _wait_at_rest(self, pose: np.ndarray, p: dict[str, Any]) -> np.ndarray:
+        """Wait until every joint velocity of ``joint_states`` stays at most ``rest.velocity`` for ``rest.hold_s``
+        of stream time (at most ``rest.timeout_s`` wall); returns the pose reported then.
+
+        Raises:
+            CalibrationError: joint_states carries no velocities, or the robot did not come to rest in time (the
+                largest velocity seen last, and the target pose).
+        """
+        deadline, rest_since, speed = time.monotonic() + p["rest.timeout_s"], None, None
+        self._say(f"waiting until the robot rests at {np.round(pose, 6).tolist()} (|qd| <= {p['rest.velocity']:g} "
+                  f"for {p['rest.hold_s']:g} s)")
+        started = report_at = time.monotonic()
+        while time.monotonic() < deadline:
+            with self.lock:
+                current, stamp, velocity = self.pose, self.pose_stamp, self.velocity
+            if velocity is None:
+                raise CalibrationError(f"{self.node.resolve_name('joint_states')} carries no velocities: the rest "
+                                       "wait needs them (parameter 'rest.hold_s': set 0 to excite without it)")
+            speed = float(np.max(np.abs(velocity)))
+            if time.monotonic() >= report_at + REST_REPORT_S:
+                report_at = time.monotonic()
+                self._say(f"still moving after {report_at - started:.0f} s: |qd| {speed:.3g} at stream time "
+                          f"{stamp:.1f} s")
+            if speed <= p["rest.velocity"]:
+                rest_since = stamp if rest_since is None else rest_since
+                if stamp - rest_since >= p["rest.hold_s"]:
+                    self._say(f"at rest after {time.monotonic() - started:.1f} s (|qd| {speed:.3g})")
+                    return current
+            else:
+                rest_since = None
+            time.sleep(0.01)
+        raise CalibrationError(f"the robot did not come to rest at {np.round(pose, 6).tolist()} within "
+                               f"{p['rest.timeout_s']:g} s (parameter 'rest.timeout_s'): largest joint velocity "
+                               f"{speed:.3g} rad/s | m/s, expected at most {p['rest.velocity']:g} (rest.velocity) for "
+                               f"{p['rest.hold_s']:g} s (rest.hold_s)")
 
     def excite(self) -> None:
         """Start the record at the newest encoder sample, or with ``use_sim_time`` at the simulated time of

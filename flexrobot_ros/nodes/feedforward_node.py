@@ -49,9 +49,11 @@ that keeps it under 1 %.
 ``shaper`` (and ``shaper_frequency_error``) shapes each joint-space trajectory first (:func:`flexrobot_ros.shaping.
 shape_reference`); the diagnostics report the move time it adds.
 
-Parameters are live (method, target space, tool-space start joints, shaper, rate, limit check, the joint parameters
-``model.*`` a calibration sets (:mod:`flexrobot_ros.nodes.live_model`; with ``sdrnea`` the code is generated for them
-when they change), ``drive_compensates`` and ``ros2_control.positions`` apply to the next trajectory, the torque streams follow ``output_rate_hz`` and ``stream_torques`` now;
+Parameters are live (method, target space, tool-space start joints, shaper, rate, limit check, the joint and
+flexible-link parameters ``model.*`` a calibration sets (:mod:`flexrobot_ros.nodes.live_model`: the next trajectory
+is inverted on them, its link deformations on the new EI and damping ratios; with ``sdrnea`` the code is generated
+for new joint parameters when they change), ``drive_compensates`` and ``ros2_control.positions`` apply to the next
+trajectory, the torque streams follow ``output_rate_hz`` and ``stream_torques`` now;
 :meth:`FeedforwardNode._prepare`) except the model, ``robot``, ``tool`` and the ros2_control output, controller and
 joints (read-only: they choose the topics).
 """
@@ -312,7 +314,7 @@ class FeedforwardNode:
             axes = self._check(values, robot)  # new joint parameters: SDRNEA's code is generated for them (cached)
 
         def commit() -> None:
-            self.robot, self.tool_axes = robot, axes  # the next trajectory uses the new joint parameters
+            self.robot, self.tool_axes = robot, axes  # the next trajectory uses the new model parameters
             self.stream.set_period(self._stream_period(values))
             if self._stream_period(values) is None:
                 self.result = None  # the stream in progress ends

@@ -37,7 +37,9 @@ read-only ``output_directory``) as an ``.npz``
 (:func:`flexrobot_ros.modal.maps.save_map` format) and a PNG of mode ``map.mode``; the response names both files.
 
 Parameters are live (new gains, and new joint parameters ``model.stiffness``, ``model.link_damping``,
-``model.motor_damping`` from a calibration (:mod:`flexrobot_ros.nodes.live_model`), recompute the modes, marker settings redraw them, rates re-create their timers;
+``model.motor_damping`` and flexible-link parameters ``model.link_EI``, ``model.link_damping_ratio`` from a
+calibration (:mod:`flexrobot_ros.nodes.live_model`), recompute the modes, marker settings redraw them, rates re-create
+their timers;
 :meth:`ModalMonitorNode._prepare`) except the model, ``robot``, ``tool`` and the state input (read-only).
 """
 from __future__ import annotations
@@ -128,11 +130,11 @@ class ModalMonitorNode:
         elif self.analysis is not modal_analysis:
             self.coordinates += [f"q_e.{name}" for name in self.robot.extended.elastic_names]
         elif self.robot.flexible_links or self.robot.rigid_joints:  # link-layer linearization, z = [q, eta, q_m]
-            from flexrobot_ros.flexible_links.link_specs import chain_from_robot
             from flexrobot_ros.modal.flexible_link_linearization import flexible_link_modes
+            from flexrobot_ros.modal.held_modes import robot_chain
 
-            chain = self.chain = chain_from_robot(self.robot)
-            self.analysis = lambda robot, pose, kp, kd: flexible_link_modes(robot, chain, pose, kp, kd,
+            chain = self.chain = robot_chain(self.robot)  # rebuilt for new link parameters (model.link_*)
+            self.analysis = lambda robot, pose, kp, kd: flexible_link_modes(robot, robot_chain(robot), pose, kp, kd,
                                                                             decoupling=self.decoupling)
             elastic = [j for j in self.robot.joint_names if j not in self.robot.rigid_joints]
             self.coordinates = ([f"q.{j}" for j in self.robot.joint_names] + [f"eta.{k}" for k in range(chain.m)]
@@ -290,7 +292,7 @@ class ModalMonitorNode:
         def commit() -> None:
             self.computing.set_period(1.0 / values["max_rate_hz"])
             self.republishing.set_period(self._republish_period(values))
-            if changed_any(changed, "model."):  # new joint parameters (a calibration): recompute the modes now
+            if changed_any(changed, "model."):  # new joint or link parameters (a calibration): recompute now
                 self.robot, self.computed = robot, None
             if changed_any(changed, ("kp", "kd", "controller", "decoupling.")):
                 self.kp, self.kd, self.decoupling, self.computed = kp, kd, decoupling, None
