@@ -6,6 +6,8 @@ the user base (``pip --user``) and the ament index (a colcon install).
 """
 from __future__ import annotations
 
+import functools
+
 import os
 import site
 import sys
@@ -53,13 +55,21 @@ def shipped_robots() -> tuple[str, ...]:
     config = share_directory() / "config"
     names = []
     for path in sorted(config.glob("*.yaml")):
-        try:
-            document = yaml.safe_load(path.read_text())
-        except yaml.YAMLError:
-            continue
-        if isinstance(document, dict) and "urdf" in document and "joints" in document:
+        stat = path.stat()
+        if _describes_a_robot(str(path), stat.st_mtime_ns, stat.st_size):
             names.append(path.stem)
     return tuple(names)
+
+
+@functools.lru_cache(maxsize=None)
+def _describes_a_robot(path: str, mtime_ns: int, size: int) -> bool:
+    """Whether the YAML file ``path`` (at this modification time and size) names a URDF and joints: parsed once per
+    version of the file (every load by name asks, and the config folder holds ~20 YAML files)."""
+    try:
+        document = yaml.safe_load(Path(path).read_text())
+    except yaml.YAMLError:
+        return False
+    return isinstance(document, dict) and "urdf" in document and "joints" in document
 
 
 @dataclass(frozen=True)
