@@ -239,9 +239,9 @@ def test_locked_joint_modes_equal_the_linearized_lagrangian(case):
 
 
 @pytest.fixture(scope="module")
-def plants(cache_directory):
+def plants():
     """Per robot: the CasADi-path plant and the compiled one (generated C compiled at each function's first call,
-    in the session's code cache: the energy test compiles only the state derivative)."""
+    in the package's code cache, test/conftest.py: the energy test compiles only the state derivative)."""
     return {name: (ElasticRobotPlant(load_robot(name)),
                    ElasticRobotPlant(load_robot(name), compiled=True, compile_on_first_use=True)) for name in ROBOTS}
 
@@ -263,7 +263,7 @@ def test_energy_balance_free_and_forced(plants, name, forced):
     hold = plant.model.holding_torque(plant.model.static_equilibrium(q))
     amplitude = (2000.0 if n == 2 else 3.0) * float(forced)
     function = plant.derivative_function
-    plant.derivative(x0, hold)  # compiles the state derivative into the session's cache
+    plant.derivative(x0, hold)  # compiles the state derivative into the code cache
     library = compiled_library(function, function.size1_in(0), function.size1_out(0))
     assert library is not None, "no C compiler"
     derivative = ca.external(function.name(), str(library), {"enable_fd": True})
