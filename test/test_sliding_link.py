@@ -231,15 +231,14 @@ def test_rrp_closed_loop_with_both_links_flexible(robot):
     """Seed 004 section 5 (Figs. 5-8) with links 2 and 3 flexible (two elements per plane, 19 equations): decoupling
     control along the cycloids (link 3 sliding out from 0.3 to 1.0 m), the LQR loop from 0.5 s: the end-effector
     error peaks at millimetres during the motion (measured 22 mm; link 3's tip deflects by up to 4 mm) and is below
-    0.1 mm from t = 1 s (measured 0.007 mm; at 1 kHz: 250 Hz steps are too coarse for link 3's stiff elements).
-    The plant runs its compiled path (generated C of the CasADi Lagrangian of the same chain, explicit roots)."""
+    0.1 mm from t = 1 s (measured 0.007 mm; at 1 kHz: 250 Hz steps are too coarse for link 3's stiff elements)."""
     from test_decoupling_control import end_effector_error
 
     from flexrobot_ros.dynamics.trajectory import load_trajectory
     from flexrobot_ros.simulation import Simulation
     from flexrobot_ros.simulation.decoupling_control import DecouplingControl
 
-    plant = FlexibleLinkPlant(robot, compiled=True)
+    plant = FlexibleLinkPlant(robot)
     control = DecouplingControl(plant, load_trajectory(share_directory() / "config" / "rrp_trajectory.yaml"))
     output = Simulation(plant, control, q0=control.q_d, rate=1000.0).run(1.1)
     error = end_effector_error(robot, plant, control, output)
