@@ -20,7 +20,7 @@ import tempfile
 import threading
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import casadi as ca
 import numpy as np
@@ -89,14 +89,17 @@ def bound_library(path: Path, n_in: int, n_out: int) -> tuple[ctypes.CDLL, np.nd
         return _LIBRARIES[key]
 
 
-def compile_library(function: ca.Function, stem: Path, n_in: int, n_out: int, what: str,
-                    keep_source: bool = False) -> Path | None:
+def compile_library(function: ca.Function | Callable[[], ca.Function], stem: Path, n_in: int, n_out: int, what: str,
+                    keep_source: bool = False, flags: tuple[str, ...] = CFLAGS) -> Path | None:
     """``stem``.so: ``function`` (one input of ``n_in``, one output of ``n_out`` doubles) generated as C with
-    :data:`WRAPPER` and compiled with :data:`CFLAGS` (written atomically; ``keep_source``: ``stem``.c beside it).
+    :data:`WRAPPER` and compiled with ``flags`` (written atomically; ``keep_source``: ``stem``.c beside it).
     Processes that ask for the same ``stem`` at once (the nodes of a bring-up, parallel test workers) compile it
     once: each takes an exclusive lock on ``stem``.lock, and the ones after the first find the library built.
     None, with a RuntimeWarning naming ``what``, when there is no C compiler or compiling fails: the caller then
-    evaluates with CasADi."""
+    evaluates with CasADi.
+
+    ``function`` may also be a callable returning the CasADi function: it is then only called when the library has
+    to be built (for functions whose preparation, e.g. common-subexpression elimination, costs seconds)."""
     compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
     if not compiler:
         warnings.warn(f"no C compiler found: {what} falls back to CasADi's evaluation (slower)", RuntimeWarning,
@@ -108,11 +111,13 @@ def compile_library(function: ca.Function, stem: Path, n_in: int, n_out: int, wh
         fcntl.flock(lock, fcntl.LOCK_EX)  # processes that need the same library wait for the one compiling it
         if library.exists():
             return library
-        return _generate_and_compile(function, stem, n_in, n_out, what, keep_source, compiler)
+        if not isinstance(function, ca.Function):
+            function = function()
+        return _generate_and_compile(function, stem, n_in, n_out, what, keep_source, compiler, flags)
 
 
 def _generate_and_compile(function: ca.Function, stem: Path, n_in: int, n_out: int, what: str, keep_source: bool,
-                          compiler: str) -> Path | None:
+                          compiler: str, flags: tuple[str, ...] = CFLAGS) -> Path | None:
     with tempfile.TemporaryDirectory(dir=stem.parent) as tmp:
         source = Path(tmp) / f"{stem.name}.c"
         generator = ca.CodeGenerator(source.name, {"with_header": False})
@@ -123,7 +128,7 @@ def _generate_and_compile(function: ca.Function, stem: Path, n_in: int, n_out: i
             sz_iw=max(function.sz_iw(), 1), sz_w=max(function.sz_w(), 1), n_in=n_in, n_out=n_out))
         target = Path(tmp) / "lib.so"
         try:
-            process = subprocess.run([compiler, *CFLAGS, "-o", str(target), str(source), "-lm"],
+            process = subprocess.run([compiler, *flags, "-o", str(target), str(source), "-lm"],
                                      capture_output=True, text=True)
             failure = process.stderr.strip()[:500] if process.returncode != 0 else ""
         except OSError as error:

@@ -361,12 +361,13 @@ def test_closed_loop_pd_modes_equal_the_linearized_lagrangian(name):
 
 
 @pytest.mark.parametrize("name", ROBOTS)
-def test_casadi_path_equals_the_numeric_path(name):
+def test_casadi_path_equals_the_numeric_path(plants, name):
     """The CasADi path (symbolic M, h, forward dynamics, plant state derivative) equals the numeric DeNOC path to
     1e-10 (relative to the largest entry) at random moving states; its exact Jacobian equals central differences
-    of the numeric derivative to 1e-5 (their truncation error, step 1e-7 relative)."""
-    robot = load_robot(name)
-    plant, numeric = ElasticRobotPlant(robot), ElasticRobotPlant(robot, path="numeric")
+    of the numeric derivative to 1e-5 (their truncation error, step 1e-7 relative). The CasADi-path plant is the
+    module's (``plants``), built once."""
+    plant = plants[name][0]
+    numeric = ElasticRobotPlant(plant.robot, path="numeric")
     model, functions = plant.model, plant.model.functions
     rng = np.random.default_rng(7)
     for _ in range(3):

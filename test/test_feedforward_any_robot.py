@@ -1,8 +1,10 @@
 """Issue 25: the feedforward of every robot the package loads. Joint-space inversion of flexible-link robots
 (link deformations integrated along the prescribed joint motion, flexible_links/prescribed_joint_inverse_dynamics.py)
 against the rigid-robot baseline in the simulator (seed 003 eq. 44 on the Canadarm, seed 004 section 5 on the RRP),
-and checks of the inverse dynamics by independent means: the forward dynamics of the simulator's plant (DeNOC
-recursion, seed 003 section 5) open loop, pinocchio's rnea, and the EJNEA path for robots without flexible links.
+and checks of the inverse dynamics by independent means: the forward dynamics of the simulator's plant open loop (its
+compiled path: generated C of the chain's Lagrangian, which equals the DeNOC recursion of seed 003 section 5 to 1e-9,
+test_flexible_links_dynamics.py / test_flexible_links_simulation.py), pinocchio's rnea, and the EJNEA path for robots
+without flexible links.
 The composed robots (mixed4, moberg5_flexlink: extra elasticities, gear dampers, Coulomb friction) against the
 forward dynamics of ElasticRobotPlant open loop and under the shipped PD, and moberg5's 'prescribed' against seed
 002's inverse DAE."""
@@ -34,6 +36,13 @@ def canadarm_feedforwards(canadarm):
     return {method: feedforward(canadarm, CANADARM, method, rate_hz=1000.0) for method in ("prescribed", "rigid")}
 
 
+@pytest.fixture(scope="module")
+def canadarm_plant(canadarm):
+    """The simulator's plant of the Canadarm on its compiled path (generated C of the CasADi Lagrangian: the DeNOC
+    recursion's model, equal to it to 1e-9, test_flexible_links_simulation.py), built once for the tests below."""
+    return FlexibleLinkPlant(canadarm, compiled=True)
+
+
 def run_with_pd(robot, plant, result, duration):
     """The feedforward result through the simulator under the robot's shipped motor PD about its motor reference."""
     controller = FeedforwardPD(robot, result.tau_m, result.q_m, result.qd_m, times=result.t)
@@ -46,14 +55,15 @@ def joint_error(output, result):
     return np.abs(output.q - reference).max()
 
 
-def test_canadarm_joint_space_feedforward_tracks_20x_better_than_rigid(canadarm, canadarm_feedforwards):
+def test_canadarm_joint_space_feedforward_tracks_20x_better_than_rigid(canadarm, canadarm_feedforwards,
+                                                                       canadarm_plant):
     """Acceptance (a): seed 003 eq. 44 on the Canadarm (three flexible links, rigid joints), feedforward + the
     shipped PD (K_P = 2e4 N m/rad, K_D = 2e3 N m s/rad) in the simulator (fixed step, 1 kHz) over the motion's 10 s:
     the worst joint error with the joint-space feedforward is at least 20x smaller than with the rigid-robot one.
     Eq. 44 does not end at rest (joint 1 at 0.15 rad/s at 10 s), so there is no "after" with a held reference: the
     tip deflections are printed over the motion and over its last second for both; joint-space inversion does not
     control the tip (the undamped beams vibrate as the motion makes them, by the feedforward's own prediction)."""
-    plant = FlexibleLinkPlant(canadarm, compiled=True)
+    plant = canadarm_plant
     errors, tips = {}, {}
     for method, result in canadarm_feedforwards.items():
         output = run_with_pd(canadarm, plant, result, 10.0)
@@ -70,22 +80,27 @@ def test_canadarm_joint_space_feedforward_tracks_20x_better_than_rigid(canadarm,
 
 
 #: Horizon of the open-loop check [s]: the first 2 s of eq. 44 (tip deflections up to 78 mm, 29 % of the motion's
-#: peak; torques up to 529 N m), not its 10 s: the DOP853 run through the Python DeNOC recursion costs ~25 s of CPU
-#: per simulated second on this 2-core machine, and the identity checked (forward dynamics of the inverse dynamics'
-#: torques = the prescribed motion) is the same at every instant, so a shorter horizon checks the same thing.
+#: peak; torques up to 529 N m), not its 10 s: the DOP853 run through the Python DeNOC recursion cost ~25 s of CPU
+#: per simulated second on this 2-core machine (it runs on the compiled plant now), and the identity checked (forward
+#: dynamics of the inverse dynamics' torques = the prescribed motion) is the same at every instant, so a shorter
+#: horizon checks the same thing.
 OPEN_LOOP_HORIZON_S = 2.0
 
 
-def test_canadarm_open_loop_torques_reproduce_the_joint_motion(canadarm, canadarm_feedforwards):
-    """Acceptance (c): the joint-space torques fed open loop (no feedback) to the simulator's plant, whose forward
-    dynamics is the DeNOC recursion (not the Lagrangian the inversion differentiates), integrated by DOP853
+def test_canadarm_open_loop_torques_reproduce_the_joint_motion(canadarm, canadarm_feedforwards, canadarm_plant):
+    """Acceptance (c): the joint-space torques fed open loop (no feedback) to the simulator's plant, integrated by
+    DOP853
     (rtol 1e-10): the joints follow eq. 44 to 1e-5 rad over its first OPEN_LOOP_HORIZON_S = 2 s (the same identity
     as over its 10 s, at a fifth of the cost; 1.5e-11 rad over the 10 s when this ran the whole motion), and the
     beams' tip deflections match the prediction to 1e-3 of their peak over that horizon. The torque between samples:
-    the quintic Hermite interpolant of tau, dtau, ddtau (scipy)."""
+    the quintic Hermite interpolant of tau, dtau, ddtau (scipy). The plant runs on its compiled path (generated C of
+    the CasADi Lagrangian of the chain, equal to the Python DeNOC recursion to 1e-9: test_flexible_links_simulation.py,
+    test_flexible_links_dynamics.py); the inversion's own equations are the Lagrangian differentiated by CasADi twice
+    in time (jtimes) and integrated by LSODA along the prescribed joints, a different evaluation from the plant's
+    forward dynamics x' = f(x, tau) integrated by DOP853."""
     result = canadarm_feedforwards["prescribed"]
     torque = BPoly.from_derivatives(result.t, np.stack([result.tau_m, result.dtau, result.ddtau], axis=1))
-    plant = FlexibleLinkPlant(canadarm)
+    plant = canadarm_plant
     output = Simulation(plant, TorqueInput(canadarm, lambda t: torque(min(t, result.t[-1]))), q0=result.q[0],
                         rate=100.0, mode="accurate", accurate=AccurateIntegration("DOP853", 1e-10, 1e-12)
                         ).run(OPEN_LOOP_HORIZON_S)

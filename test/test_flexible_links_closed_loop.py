@@ -1,6 +1,8 @@
 """Closed loop (issue 13): the modal monitor's modes of the held Canadarm (link-layer linearization, joint PD +
 flexible links) match the simulator's free decay after an impact, identified by the project's OMA (SSI-cov on the
-joint angles and the links' tip deflections), within 0.5 %."""
+joint angles and the links' tip deflections), within 0.5 %. The simulator runs the plant's compiled path (generated
+C of the CasADi Lagrangian, equal to the Python DeNOC recursion to 1e-9: test_flexible_links_simulation.py,
+test_flexible_links_dynamics.py); the monitor's linearization is the link layer's own."""
 import numpy as np
 
 from flexrobot_ros.modal.flexible_link_linearization import flexible_link_modes
@@ -14,7 +16,7 @@ POSE = np.array([0.4, -1.1, 0.7])
 
 def test_monitor_modes_match_identified_free_decay():
     robot = load_robot("canadarm")
-    plant = FlexibleLinkPlant(robot)
+    plant = FlexibleLinkPlant(robot, compiled=True)
     monitor = flexible_link_modes(robot, plant.chain, POSE)
     rate = 100.0
     simulation = Simulation(plant, hold_controller(plant, POSE), q0=POSE, rate=rate,

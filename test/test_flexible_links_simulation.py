@@ -31,11 +31,15 @@ def rigid_torque(robot):
 def test_canadarm_forced_run_fixed_vs_accurate():
     """0.5 s of the forced run: the fixed-step (real-time) mode follows the accurate mode (the integrator's
     lagged-Jacobian error, a few 1e-3 of the deflection), the accurate energy balance closes to 1e-9 of the energy,
-    and the deflection.<link>.y columns are the beams' tip deflections."""
+    and the deflection.<link>.y columns are the beams' tip deflections. Both runs on the plant's compiled path
+    (generated C of the CasADi Lagrangian, equal to the Python DeNOC recursion to 1e-9:
+    test_compiled_plant_equals_python_plant below, test_flexible_links_dynamics.py); energy and outputs are the
+    plant's Python ones either way."""
     robot = load_robot("canadarm")
+    plant = FlexibleLinkPlant(robot, compiled=True)
     controller = TorqueInput(robot, rigid_torque(robot))
-    fixed = Simulation(robot, controller, q0=np.zeros(3), rate=100).run(0.5)
-    accurate = Simulation(robot, controller, q0=np.zeros(3), rate=100, mode="accurate",
+    fixed = Simulation(plant, controller, q0=np.zeros(3), rate=100).run(0.5)
+    accurate = Simulation(plant, controller, q0=np.zeros(3), rate=100, mode="accurate",
                           accurate=AccurateIntegration("DOP853", 1e-9, 1e-11)).run(0.5)
     assert isinstance(fixed.plant, FlexibleLinkPlant)
     columns_fixed, columns_accurate = fixed.columns(), accurate.columns()

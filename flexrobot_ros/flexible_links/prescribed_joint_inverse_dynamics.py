@@ -34,8 +34,9 @@ the beams' modal or nodal coordinates of :mod:`.beam_link`; K_e [N m/rad | N/m],
 """
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 import casadi as ca
 import numpy as np
@@ -43,6 +44,7 @@ from scipy.integrate import solve_ivp
 from scipy.interpolate import BPoly
 from scipy.optimize import root
 
+from flexrobot_ros.compiled_code import bound_library, cache_dir, compile_library
 from flexrobot_ros.errors import ModelError
 from flexrobot_ros.flexible_links.compiled_dynamics import compiled_function, quadrature_points
 from flexrobot_ros.flexible_links.flexible_chain import FlexibleLinkChain
@@ -114,9 +116,13 @@ class PrescribedJointInverseDynamics:
             residual = residual + select.T @ (ca.DM(stiffness) * (select @ y) + ca.DM(damping) * (select @ yd))
         rate = ca.jtimes(residual, ca.vertcat(y, yd, ydd), ca.vertcat(yd, ydd, y3))
         rate2 = ca.jtimes(rate, ca.vertcat(y, yd, ydd, y3), ca.vertcat(yd, ydd, y3, y4))
-        self._residual = ca.Function("prescribed_r", [y, yd, ydd], [residual, inertia[F, :]])
-        self._rate = ca.Function("prescribed_r1", [y, yd, ydd, y3], [rate])
-        self._rate2 = ca.Function("prescribed_r2", [y, yd, ydd, y3, y4], [rate2])
+        # R with I[F, :] (column-major), R1, R2 as functions of the stacked sample [y; yd; ydd (; y3 (; y4))]:
+        # CasADi's map, or per sample in generated C for long trajectories (_evaluate)
+        self._stacked = (
+            ca.Function("prescribed_rows", [ca.vertcat(y, yd, ydd)], [ca.vertcat(residual, ca.vec(inertia[F, :]))]),
+            ca.Function("prescribed_rows1", [ca.vertcat(y, yd, ydd, y3)], [rate]),
+            ca.Function("prescribed_rows2", [ca.vertcat(y, yd, ydd, y3, y4)], [rate2]))
+        self._batches: list | None = None
         at_rest = ca.substitute(residual[F], ca.vertcat(yd, ydd), ca.SX.zeros(2 * size))
         self._static = ca.Function("prescribed_static", [y], [at_rest, ca.jacobian(at_rest, y[F])])
         # the deformation dynamics x' = [e'; e''] of x = [e; e'] with the joints' [q; q'; q''], as generated C: the
@@ -138,6 +144,17 @@ class PrescribedJointInverseDynamics:
         arguments = ca.vertcat(joints, x)
         self._state_rate = compiled_function(ca.Function("prescribed_xdot", [arguments], [cse(state_rate)]),
                                              3 * n + 2 * k, 2 * k)
+
+    def _evaluate(self, which: int, *columns: np.ndarray) -> np.ndarray:
+        """Function ``which`` (0: R and I[F, :], 1: R1, 2: R2) at every sample: arguments (size, samples) each,
+        result (outputs, samples). Chains with free coordinates evaluate, for BATCH_MIN_SAMPLES samples or more, the
+        generated C of :func:`_batch` (compiled on first use; the same numbers to round-off, ~1e-14 relative on the
+        Canadarm); shorter trajectories and the others (rigid robots: small functions) CasADi's map."""
+        if len(self.free) == 0 or (self._batches is None and columns[0].shape[1] < BATCH_MIN_SAMPLES):
+            return np.array(self._stacked[which].map(columns[0].shape[1])(np.concatenate(columns, axis=0)))
+        if self._batches is None:
+            self._batches = [_batch(function) for function in self._stacked]
+        return self._batches[which](np.concatenate(columns, axis=0).T).T
 
     def _chain_coordinates(self, q: np.ndarray, e: np.ndarray) -> np.ndarray:
         """Chain coordinates (size, ...) from prescribed ones q (n, ...) and free ones e (k, ...)."""
@@ -196,8 +213,10 @@ class PrescribedJointInverseDynamics:
         count, k = len(t), len(F)
         zeros = np.zeros((k, count))
         y, yd = self._chain_coordinates(q.T, e.T), self._chain_coordinates(qd.T, e_dot.T)
-        residual, inertia = self._residual.map(count)(y, yd, self._chain_coordinates(qdd.T, zeros))
-        inertia = np.array(inertia).T.reshape(count, self.chain.size, k).transpose(0, 2, 1)  # (samples, k, size)
+        size = self.chain.size
+        rows = self._evaluate(0, y, yd, self._chain_coordinates(qdd.T, zeros))
+        residual = rows[:size]
+        inertia = rows[size:].T.reshape(count, size, k).transpose(0, 2, 1)  # (samples, k, size)
         solve = inertia[:, :, F]
 
         def unknown(rows: np.ndarray) -> np.ndarray:
@@ -206,13 +225,13 @@ class PrescribedJointInverseDynamics:
 
         e_ddot = unknown(np.array(residual))
         ydd = self._chain_coordinates(qdd.T, e_ddot)
-        rate = np.array(self._rate.map(count)(y, yd, ydd, self._chain_coordinates(q3.T, zeros)))
+        rate = self._evaluate(1, y, yd, ydd, self._chain_coordinates(q3.T, zeros))
         e3 = unknown(rate)
         y3 = self._chain_coordinates(q3.T, e3)
-        rate2 = np.array(self._rate2.map(count)(y, yd, ydd, y3, self._chain_coordinates(q4.T, zeros)))
+        rate2 = self._evaluate(2, y, yd, ydd, y3, self._chain_coordinates(q4.T, zeros))
         e4 = unknown(rate2)
         coupling = inertia[:, :, P]  # I_eq (samples, k, n); I_qe = its transpose (I symmetric)
-        tau = np.array(residual)[P].T + np.einsum("kej,ke->kj", coupling, e_ddot.T)
+        tau = residual[P].T + np.einsum("kej,ke->kj", coupling, e_ddot.T)
         dtau = rate[P].T + np.einsum("kej,ke->kj", coupling, e3.T)
         ddtau = rate2[P].T + np.einsum("kej,ke->kj", coupling, e4.T)
         ne = self.ne
@@ -221,4 +240,46 @@ class PrescribedJointInverseDynamics:
                                      qd_e=e_dot[:, :ne], qdd_e=e_ddot.T[:, :ne])
 
 
-__all__ = ["ATOL", "PrescribedJointInverseDynamics", "PrescribedJointMotion", "RTOL"]
+#: Trajectories of at least this many samples evaluate R, R1, R2 as generated C (:func:`_batch`): on the Canadarm
+#: CasADi's map costs ~3.1 ms per sample, the C ~0.65 ms, and finding the cached library ~2.4 s (hashing the
+#: functions); compiling it the first time ~30-50 s of CPU.
+BATCH_MIN_SAMPLES = 2000
+
+#: Compiler flags of the batched residual functions: their generated C is large straight-line code (the Canadarm's R2:
+#: 2.7e5 operations after common-subexpression elimination), which gcc compiles at -O0 in ~14 s of CPU and at -O1 in
+#: minutes; at -O0 it evaluates ~5x faster than CasADi's virtual machine, with the same operations in the same order
+#: (bit-identical on the Canadarm).
+BATCH_FLAGS = ("-O0", "-shared", "-fPIC")
+
+
+def _batch(function: ca.Function) -> Callable[[np.ndarray], np.ndarray]:
+    """``evaluate(x (samples, n_in)) -> (samples, n_out)`` of a one-input, one-output SX function: a C loop over
+    the samples (``ff_batch`` of :mod:`flexrobot_ros.compiled_code`) of its generated C, compiled with
+    :data:`BATCH_FLAGS` once and cached in the package's code cache under a sha256 of the function, the CasADi
+    version and the flags; common subexpressions are eliminated only when it is compiled. CasADi's map of the
+    function without a C compiler or when compiling fails."""
+    n_in, n_out = function.size1_in(0), function.size1_out(0)
+    key = hashlib.sha256(function.serialize().encode() + ca.__version__.encode()
+                         + " ".join(BATCH_FLAGS).encode()).hexdigest()[:24]
+    cse = getattr(ca, "cse", lambda e: e)  # CasADi >= 3.6
+    inputs = function.sx_in()
+
+    def prepared() -> ca.Function:
+        return ca.Function(function.name(), inputs, [cse(function.call(inputs)[0])])
+
+    library = compile_library(prepared, cache_dir() / f"{function.name()}_{key}", n_in, n_out, function.name(),
+                              flags=BATCH_FLAGS)
+    if library is None:
+        return lambda x: np.array(function.map(x.shape[0])(x.T)).T
+    lib = bound_library(library, n_in, n_out)[0]
+
+    def evaluate(x: np.ndarray) -> np.ndarray:
+        x = np.ascontiguousarray(x, dtype=float)
+        out = np.empty((x.shape[0], n_out))
+        if lib.ff_batch(x.ctypes.data, out.ctypes.data, x.shape[0]):
+            raise FloatingPointError(f"compiled {function.name()} failed")
+        return out
+    return evaluate
+
+
+__all__ = ["ATOL", "BATCH_MIN_SAMPLES", "PrescribedJointInverseDynamics", "PrescribedJointMotion", "RTOL"]
