@@ -176,11 +176,8 @@ class ElasticRobot:
         """(M (size, size) [kg m^2 | kg m | kg], h (size,) [N m | N]) at (y, y_dot), one pass of the chain."""
         c = self.chain.size
         if self.rigid_chain:
-            inertia = np.array(pin.crba(self.model, self.data, y[:c]))
-            inertia = np.triu(inertia) + np.triu(inertia, 1).T
-            h_chain = np.array(pin.nonLinearEffects(self.model, self.data, y[:c], y_dot[:c]))
-        else:
-            inertia, h_chain = self.chain_dynamics.inertia_and_bias(y[:c], y_dot[:c])
+            return self.inertia(y), self.bias(y, y_dot)
+        inertia, h_chain = self.chain_dynamics.inertia_and_bias(y[:c], y_dot[:c])
         M = np.zeros((self.size, self.size))
         M[:c, :c] = inertia
         M[self.motor_index, self.motor_index] = self._b
@@ -190,8 +187,26 @@ class ElasticRobot:
         return M, h
 
     def inertia(self, y: np.ndarray) -> np.ndarray:
-        """M(y) (size, size), symmetric positive definite."""
-        return self.inertia_and_bias(y, np.zeros(self.size))[0]
+        """M(y) (size, size), symmetric positive definite (pinocchio's CRBA on a rigid chain)."""
+        if not self.rigid_chain:
+            return self.inertia_and_bias(y, np.zeros(self.size))[0]
+        c = self.chain.size
+        M = np.zeros((self.size, self.size))
+        inertia = np.array(pin.crba(self.model, self.data, y[:c]))
+        M[:c, :c] = np.triu(inertia) + np.triu(inertia, 1).T
+        M[self.motor_index, self.motor_index] = self._b
+        return M
+
+    def inverse_inertia(self, y: np.ndarray) -> np.ndarray:
+        """M(y)^-1 (size, size) (pinocchio's ``computeMinverse`` on a rigid chain)."""
+        if not self.rigid_chain:
+            return np.linalg.inv(self.inertia(y))
+        c = self.chain.size
+        inverse = np.zeros((self.size, self.size))
+        m_inv = np.array(pin.computeMinverse(self.model, self.data, y[:c]))
+        inverse[:c, :c] = np.triu(m_inv) + np.triu(m_inv, 1).T
+        inverse[self.motor_index, self.motor_index] = 1.0 / self._b
+        return inverse
 
     def bias(self, y: np.ndarray, y_dot: np.ndarray) -> np.ndarray:
         """h(y, y_dot) (size,): Coriolis, centrifugal and gravity forces."""
@@ -333,15 +348,27 @@ class ElasticRobot:
         y, zero = self.coordinates(q), np.zeros(self.size)
         free = np.concatenate([self.qe_index, np.arange(self.eta.start, self.eta.stop)]).astype(int)
         for _ in range(iterations if len(free) else 0):
-            residual = (self.bias(y, zero) + self.elastic_force(y))[free]
-            jacobian = self.linearize(y)[2][np.ix_(free, free)]
-            step = np.linalg.solve(jacobian, -residual)
+            force, slope = self.rest_force(y)
+            step = np.linalg.solve(slope[np.ix_(free, free)], -force[free])
             y[free] += step
             if np.max(np.abs(step)) < 1e-14 * max(1.0, np.max(np.abs(y[free]))):
                 break
         joint = self.bias(y, zero)[self.q_index[self.elastic_joints]]
         y[self.motors] = self._w * q[self.elastic_joints] + joint / (self._k * self._w)
         return y
+
+    def rest_force(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(h + f_el at rest (size,) [N m | N], its slope K = d(h + f_el)/dy (size, size)) at y: gravity and
+        springs (pinocchio's gravity and its analytic derivatives on a rigid chain, CasADi's exact ones else)."""
+        if not self.rigid_chain:
+            return self.bias(y, np.zeros(self.size)) + self.elastic_force(y), \
+                np.array(self.functions.linearization(y)[2])
+        c = self.chain.size
+        slope = self.stiffness_matrix.copy()
+        slope[:c, :c] += pin.computeGeneralizedGravityDerivatives(self.model, self.data, y[:c])
+        force = self.stiffness_matrix @ y
+        force[:c] += self.data.g
+        return force, slope
 
     def holding_torque(self, y: np.ndarray) -> np.ndarray:
         """Motor torques (n,) [N m | N] that hold the static equilibrium y: gravity on a rigid joint's row, the
@@ -359,10 +386,6 @@ class ElasticRobot:
         pinocchio's inertia and analytic gravity derivatives (Coriolis has no slope at rest)."""
         if not self.rigid_chain:
             return tuple(np.array(v) for v in self.functions.linearization(y))
-        c = self.chain.size
-        M = self.inertia(y)
-        K = self.stiffness_matrix.copy()
-        K[:c, :c] += pin.computeGeneralizedGravityDerivatives(self.model, self.data, y[:c])
-        return M, self.damping_matrix.copy(), K
+        return self.inertia(y), self.damping_matrix.copy(), self.rest_force(y)[1]
 
 __all__ = ["ElasticRobot", "Outputs", "STEP", "Wrench"]

@@ -306,13 +306,17 @@ class ElasticRobotPlant:
         model = self.model
         if not model.coulomb:
             return None
-        if self._symbolic is None:  # numeric and pinocchio paths
+        if self.path == "pinocchio":
             y, y_dot = self.coordinates(x)
-            inertia, slope = model.inertia(y), model.coulomb_slope(y_dot)
+            block = -model.inverse_inertia(y) * model.coulomb_slope(y_dot)
         else:
-            values, size = self._symbolic[3](x), model.size
-            inertia, slope = values[:size * size].reshape(size, size, order="F"), values[size * size:]
-        block = -np.linalg.solve(inertia, np.diag(slope))
+            if self._symbolic is None:
+                y, y_dot = self.coordinates(x)
+                inertia, slope = model.inertia(y), model.coulomb_slope(y_dot)
+            else:
+                values, size = self._symbolic[3](x), model.size
+                inertia, slope = values[:size * size].reshape(size, size, order="F"), values[size * size:]
+            block = -np.linalg.solve(inertia, np.diag(slope))
         v0 = self.layout["velocities"].start
         rows = self._vel - v0
         out = np.zeros((v0, v0))
