@@ -95,6 +95,11 @@ class ElasticRobotPlant:
         """Index of frame ``name`` in the extended model (ModelError listing the known frames otherwise)."""
         return self.model.frame_id(name)
 
+    def frame_position(self, x: np.ndarray, frame_id: int) -> np.ndarray:
+        """World position (3,) [m] of a frame's origin at state x, following the deformed links
+        (:meth:`ElasticRobot.frame_placement`)."""
+        return np.array(self.model.frame_placement(x[self._pos], frame_id).translation)
+
     def coordinates(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(y, y_dot) of the elastic-robot model at state x."""
         return x[self._pos], x[self._vel]
