@@ -2,9 +2,9 @@
 model's, flexrobot_ros.modal.elastic_robot_linearization), and the KR90 3DOF-joint variant of seed 001 (Table 6
 springs about x_i, y_i at joints 1-3).
 
-Checks: with no extra elasticity and D_g = 0 the composed model's linearization is the flexible-joint one (eqs. 2.9-2.11,
-flexrobot_ros.modal.linearization); the elastic coordinates' equilibrium balances gravity (K_e q_e + g_e = 0, from
-pinocchio's gravity at the deflected pose); kr90_3dof has 2n + ne = 12 modes, four of them below 30 Hz in the
+Checks: with no extra elasticity and D_g = 0 the composed model's linearization is the flexible-joint one (eqs.
+2.9-2.11, flexrobot_ros.modal.linearization); the elastic coordinates' equilibrium balances gravity (K_e q_e + g_e = 0,
+from pinocchio's gravity at the deflected pose); kr90_3dof has 2n + ne = 12 modes, four of them below 30 Hz in the
 milling posture where the SDOF model has three, the third one moving joint 1 about its axis and its x axis together
 (seed 001 section 3: the 19.2 Hz mode 'includes ... deformations ... around the axis normal to it (q_x1)'); Table 7
 itself is not reproduced (documented in config/kr90_3dof.yaml: ~15 % low).

@@ -130,11 +130,10 @@ class ElasticRobot:
         self.input_map[self.q_index[rigid], np.flatnonzero(rigid)] = 1.0
         self.input_map[self.motor_index, e] = 1.0
         self.force_function = force_function(self)
+        #: no beams: the chain is the extended pinocchio model (module docstring)
         self.rigid_chain = m == 0
-        zero = np.zeros(self.size)
-        slopes = force_function_slopes(self.force_function, self.size)
         #: d f_el / dy and the viscous d f_d / dy_dot (size, size), constant: the terms are linear
-        self.stiffness_matrix, self.damping_matrix = slopes(zero, zero)
+        self.stiffness_matrix, self.damping_matrix = force_function_slopes(self.force_function, self.size)
         self._functions: ElasticRobotFunctions | None = None
 
     @property

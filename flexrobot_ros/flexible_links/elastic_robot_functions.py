@@ -40,7 +40,8 @@ def force_function(model: Any) -> ca.Function:
     of an :class:`~.elastic_robot.ElasticRobot`'s parameters: joint springs s = K (W q - q_m) (W s on q, -s on q_m),
     extra springs K_e q_e, beam strain K_eta eta; viscous friction D qd, gear damping g = D_g (W qd - qd_m) (W g on
     q, -g on q_m), motor damping D_m qd_m, extra and modal dampers, and ``c`` times the smoothed Coulomb friction
-    ``coulomb_force tanh(y_dot / width)`` on link and motor sides; the slope is d(f_d)/d(y_dot) of the Coulomb part alone (diagonal), at c = 1."""
+    ``coulomb_force tanh(y_dot / width)`` on link and motor sides; the slope is d(f_d)/d(y_dot) of the Coulomb part
+    alone (diagonal), at c = 1."""
     size = model.size
     y, yd, c = ca.SX.sym("y", size), ca.SX.sym("yd", size), ca.SX.sym("c")
     P_q = _selection(model.q_index, size)
@@ -62,15 +63,16 @@ def force_function(model: Any) -> ca.Function:
     return ca.Function("elastic_robot_forces", [y, yd, c], [elastic, viscous + c * coulomb, slope])
 
 
-def force_function_slopes(forces: ca.Function, size: int) -> ca.Function:
-    """``slopes(y, y_dot) -> (d f_el/dy, d f_d/dy_dot)`` (size, size) of :func:`force_function`'s ``forces``,
-    Coulomb off: constant matrices (stiffness [N m/rad | N/m], viscous damping [N m s/rad | N s/m]), since the
-    springs and viscous dampers are linear."""
+def force_function_slopes(forces: ca.Function, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """(d f_el/dy, d f_d/dy_dot) (size, size) of :func:`force_function`'s ``forces`` with Coulomb off: constant
+    matrices (stiffness [N m/rad | N/m], viscous damping [N m s/rad | N s/m]), the springs and dampers being
+    linear."""
     y, yd = ca.SX.sym("y", size), ca.SX.sym("yd", size)
     elastic, dissipative, _ = forces(y, yd, 0.0)
     slopes = ca.Function("elastic_robot_force_slopes", [y, yd],
                          [ca.densify(ca.jacobian(elastic, y)), ca.densify(ca.jacobian(dissipative, yd))])
-    return lambda y_value, yd_value: tuple(np.array(v) for v in slopes(y_value, yd_value))
+    stiffness, damping = slopes(np.zeros(size), np.zeros(size))
+    return np.array(stiffness), np.array(damping)
 
 
 class ElasticRobotFunctions:

@@ -197,13 +197,20 @@ class ElasticRobotPlant:
     def _accelerations(self, x: np.ndarray, tau_m: np.ndarray, wrenches: Sequence[FrameWrench],
                        coulomb: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(y_ddot, f_d, S u + J^T w) at state x (numeric and pinocchio paths)."""
+        y, y_dot = self.coordinates(x)
+        dissipative, applied, force = self._forces(x, tau_m, wrenches, coulomb)
+        return self.model.acceleration(y, y_dot, force), dissipative, applied
+
+    def _forces(self, x: np.ndarray, tau_m: np.ndarray, wrenches: Sequence[FrameWrench],
+                coulomb: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(f_d, S u + J^T w, their sum with the springs S u + J^T w - f_el - f_d) (size,) at state x."""
         model = self.model
         y, y_dot = self.coordinates(x)
         dissipative = model.dissipative_force(y_dot, coulomb)
         applied = model.input_map @ tau_m
         if wrenches:
             applied = applied + model.wrench_force(y, wrenches)
-        return model.acceleration(y, y_dot, applied - model.elastic_force(y) - dissipative), dissipative, applied
+        return dissipative, applied, applied - model.elastic_force(y) - dissipative
 
     def _pack(self, x: np.ndarray, y_ddot: np.ndarray, dissipative: np.ndarray, applied: np.ndarray) -> np.ndarray:
         """x_dot of the module docstring's layout from the accelerations and the two powers' forces."""
@@ -256,9 +263,8 @@ class ElasticRobotPlant:
         torque law through the input map, the energy rows exact (``J^T w`` held constant)."""
         model, lay = self.model, self.layout
         y, y_dot = self.coordinates(x)
-        _, dissipative, applied = self._accelerations(x, tau_m, wrenches, True)
-        da_dy, da_dv, inverse = model.rigid_acceleration_jacobian(y, y_dot, applied - model.elastic_force(y)
-                                                                  - dissipative, coulomb)
+        dissipative, applied, force = self._forces(x, tau_m, wrenches, True)
+        da_dy, da_dv, inverse = model.rigid_acceleration_jacobian(y, y_dot, force, coulomb)
         size = lay.size
         accelerations = np.zeros((model.size, size))
         accelerations[:, self._pos] = da_dy
