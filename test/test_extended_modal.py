@@ -1,9 +1,10 @@
-"""Modal linearization with extra elastic DOFs (seed 000 eqs. 2.9-2.11 extended by seed 002 eq. 1c), and the
-KR90 3DOF-joint variant of seed 001 (Table 6 springs about x_i, y_i at joints 1-3).
+"""Modal linearization with extra elastic DOFs (seed 000 eqs. 2.9-2.11 extended by seed 002 eq. 1c: the composed
+model's, flexrobot_ros.modal.elastic_robot_linearization), and the KR90 3DOF-joint variant of seed 001 (Table 6
+springs about x_i, y_i at joints 1-3).
 
-Checks: with no extra elasticity and D_g = 0 the extended linearization is the flexible-joint one (eqs. 2.9-2.11,
-flexrobot_ros.modal.linearization); the elastic coordinates' equilibrium balances gravity (K_e q_e + g_e = 0, from
-pinocchio's gravity at the deflected pose); kr90_3dof has 2n + ne = 12 modes, four of them below 30 Hz in the
+Checks: with no extra elasticity and D_g = 0 the composed model's linearization is the flexible-joint one (eqs.
+2.9-2.11, flexrobot_ros.modal.linearization); the elastic coordinates' equilibrium balances gravity (K_e q_e + g_e = 0,
+from pinocchio's gravity at the deflected pose); kr90_3dof has 2n + ne = 12 modes, four of them below 30 Hz in the
 milling posture where the SDOF model has three, the third one moving joint 1 about its axis and its x axis together
 (seed 001 section 3: the 19.2 Hz mode 'includes ... deformations ... around the axis normal to it (q_x1)'); Table 7
 itself is not reproduced (documented in config/kr90_3dof.yaml: ~15 % low).
@@ -16,7 +17,9 @@ import numpy as np
 import pinocchio as pin
 
 from flexrobot_ros.model.extended_model import rigid_extended
-from flexrobot_ros.modal.extended_linearization import extended_modal_analysis, linearize_extended
+from flexrobot_ros.flexible_links.elastic_robot import ElasticRobot
+from flexrobot_ros.modal.elastic_robot_linearization import elastic_robot_coordinates, linearize_elastic_robot
+from flexrobot_ros.modal.held_modes import held_modes
 from flexrobot_ros.modal.linearization import linearize
 from flexrobot_ros.modal.modes import modal_analysis
 from flexrobot_ros.model import load_robot
@@ -27,7 +30,7 @@ MILLING = np.radians([0.0, 55.0, -100.5])
 def test_without_extras_it_is_the_flexible_joint_linearization() -> None:
     robot = load_robot("kr90_3dof")
     stiff = dataclasses.replace(robot, extended=rigid_extended(robot, 0.0))
-    ours, theirs = linearize_extended(stiff, MILLING), linearize(robot, MILLING)
+    ours, theirs = linearize_elastic_robot(ElasticRobot(stiff), MILLING), linearize(robot, MILLING)
     for name in ("M_bar", "D_bar", "K_bar"):
         np.testing.assert_allclose(getattr(ours, name), getattr(theirs, name), rtol=1e-12, atol=1e-6)
     np.testing.assert_allclose(ours.q_m, theirs.q_m, rtol=0, atol=1e-14)
@@ -35,24 +38,26 @@ def test_without_extras_it_is_the_flexible_joint_linearization() -> None:
 
 def test_elastic_equilibrium_carries_gravity() -> None:
     robot = load_robot("kr90_3dof")
-    lin = linearize_extended(robot, MILLING)
+    model = ElasticRobot(robot)
+    q_e = model.static_equilibrium(MILLING)[model.qe_index]
     ext = robot.extended
-    q_a = ext.full_q(MILLING, lin.q_e)
+    q_a = ext.full_q(MILLING, q_e)
     g = pin.computeGeneralizedGravity(ext.model, ext.create_data(), q_a)
-    np.testing.assert_allclose(ext.elastic_stiffness * lin.q_e + g[ext.elastic_index], 0.0, atol=1e-6)
-    assert np.abs(lin.q_e).max() > 1e-5  # the bearings do sag under the arm's weight
-    assert lin.coordinates[6:] == ext.elastic_names
+    np.testing.assert_allclose(ext.elastic_stiffness * q_e + g[ext.elastic_index], 0.0, atol=1e-6)
+    assert np.abs(q_e).max() > 1e-5  # the bearings do sag under the arm's weight
+    assert [c for c in elastic_robot_coordinates(model) if c.startswith("q_e.")] == [
+        f"q_e.{name}" for name in ext.elastic_names]
 
 
 def test_kr90_3dof_shows_the_transverse_mode() -> None:
     robot = load_robot("kr90_3dof")
-    modes = extended_modal_analysis(robot, MILLING)
+    modes = held_modes(robot, MILLING)
     sdof = modal_analysis(robot, MILLING)
     assert modes.frequencies_hz.size == 12
     assert np.sum(modes.frequencies_hz < 30.0) == 4 and np.sum(sdof.frequencies_hz < 30.0) == 3
     shapes = np.abs(modes.mode_shapes)
-    names = list(modes.linearized.coordinates)
-    axial, tilt = names.index("joint1"), names.index("joint1_rx")
+    names = elastic_robot_coordinates(ElasticRobot(robot))
+    axial, tilt = names.index("q.joint1"), names.index("q_e.joint1_rx")
     # mode 3: q_1 and q_x1 together (seed 001: 19.2 Hz measured, 18.7 Hz in Table 7; here 17.8 Hz)
     assert 15.0 < modes.frequencies_hz[2] < 21.0
     assert shapes[axial, 2] > 0.5 and shapes[tilt, 2] > 0.5
@@ -67,7 +72,7 @@ def test_cli_modal_shows_the_extended_modes(capsys) -> None:
 
     assert main(["modal", "kr90_3dof", "--q", "0,55*pi/180,-100.5*pi/180", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
-    modes = extended_modal_analysis(load_robot("kr90_3dof"), MILLING)
+    modes = held_modes(load_robot("kr90_3dof"), MILLING)
     assert report["model"] == "extended" and len(report["frequencies_hz"]) == 12
     np.testing.assert_allclose(report["frequencies_hz"], modes.frequencies_hz, rtol=1e-12)
     assert main(["modal", "kr90_3dof", "--q", "0,1,-1.7", "--undamped"]) == 2
@@ -94,6 +99,7 @@ def test_modal_monitor_node_publishes_the_extended_modes() -> None:
                                       MILLING))
         assert harness.spin(10.0, lambda: probe.array("/modal/frequencies") is not None)
         frequencies = probe.array("/modal/frequencies")
-    expected = extended_modal_analysis(load_robot("kr90_3dof"), MILLING)
+    expected = held_modes(load_robot("kr90_3dof"), MILLING)
     np.testing.assert_allclose(frequencies, expected.frequencies_hz, rtol=1e-9)
-    assert app.coordinates[-6:] == [f"q_e.{name}" for name in load_robot("kr90_3dof").extended.elastic_names]
+    assert [c for c in app.coordinates if c.startswith("q_e.")] == [
+        f"q_e.{name}" for name in load_robot("kr90_3dof").extended.elastic_names]

@@ -1,4 +1,5 @@
-"""The extended flexible-joint plant (seed 002 eq. 1) against independent checks: its Jacobian against central
+"""The extended flexible-joint robot (seed 002 eq. 1) as the composed model's plant (ElasticRobotPlant on a model
+without beams: pinocchio's path) against independent checks: its Jacobian against central
 differences of its derivative; energy balance E(t) - E(0) = work_in - dissipated in a simulation; with the extra
 elasticities removed and D_g = 0 it is the flexible-joint plant (thesis eq. 2.1) exactly; Simulation picks it for
 robots with an extended model."""
@@ -9,7 +10,7 @@ import dataclasses
 import numpy as np
 
 from flexrobot_ros.model.extended_model import rigid_extended
-from flexrobot_ros.simulation.extended_joint_plant import ExtendedJointPlant
+from flexrobot_ros.simulation.elastic_robot_plant import ElasticRobotPlant
 from flexrobot_ros.model import load_robot
 from flexrobot_ros.simulation import AccurateIntegration, FlexibleJointPlant, Simulation, TorqueInput
 
@@ -23,7 +24,7 @@ def _random_state(plant, rng):
 
 
 def test_layout_has_the_common_blocks_and_named_elastic_blocks() -> None:
-    plant = ExtendedJointPlant(load_robot("kr90_3dof"))
+    plant = ElasticRobotPlant(load_robot("kr90_3dof"))
     lay = plant.layout
     assert (lay["q"], lay["q_m"], lay["q_e"]) == (slice(0, 3), slice(3, 6), slice(6, 12))
     assert (lay["qd"], lay["qd_m"], lay["qd_e"]) == (slice(12, 15), slice(15, 18), slice(18, 24))
@@ -35,7 +36,7 @@ def test_jacobian_matches_central_differences() -> None:
     PD-like torque law Jacobian."""
     rng = np.random.default_rng(3)
     for name in ("kr90_3dof", "moberg5"):
-        plant = ExtendedJointPlant(load_robot(name))
+        plant = ElasticRobotPlant(load_robot(name))
         x = _random_state(plant, rng)
         tau = rng.normal(size=plant.n) * 100
         dtau = np.zeros((plant.n, plant.layout.size))
@@ -57,7 +58,7 @@ def test_energy_balance_in_simulation() -> None:
     controller = TorqueInput(robot, lambda t: np.array([2e3 * np.sin(30 * t * t), -1e3 * np.cos(20 * t)]))
     sim = Simulation(robot, controller, q0=[0.2, 0.9], q_m0=[0.2, 0.9], mode="accurate",
                      accurate=AccurateIntegration(method="Radau", rtol=1e-11, atol=1e-12))
-    assert isinstance(sim.plant, ExtendedJointPlant)
+    assert isinstance(sim.plant, ElasticRobotPlant)
     sim.run(0.5)
     energy = sim.energy()
     assert abs(energy.work_in) > 10.0
@@ -68,7 +69,7 @@ def test_without_extras_and_transmission_damping_it_is_the_flexible_joint_plant(
     """ne = 0, D_g = 0: the same xdot as FlexibleJointPlant (thesis eq. 2.1) for scompi-like friction on kr90_3dof."""
     robot = load_robot("kr90_3dof")
     rigid = dataclasses.replace(robot, extended=rigid_extended(robot, 0.0))
-    extended, flexible = ExtendedJointPlant(rigid), FlexibleJointPlant(robot)
+    extended, flexible = ElasticRobotPlant(rigid), FlexibleJointPlant(robot)
     rng = np.random.default_rng(5)
     for _ in range(5):
         x = _random_state(flexible, rng)

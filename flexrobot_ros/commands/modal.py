@@ -5,7 +5,10 @@ Prints a table (mode, f [Hz], zeta [%], stable) or, with ``--json``, ``{"frequen
 "marginal" | "unstable", ...], ...}``; a mode is marginal when its real part is zero within round-off. Optional:
 the modal participation at the tool frame, a PNG of the mode shapes, a PNG of the tool receptance.
 
-Robots with flexible links or rigid joints use the link layer's linearization
+Robots with extra elasticities or gear dampers (and those with Coulomb friction and flexible links) use the composed
+model's linearization (:mod:`flexrobot_ros.modal.elastic_robot_linearization`): the report adds ``model``,
+``coordinates``, each mode's ``dominant`` coordinate and the ``elastic_equilibrium`` q_e. Other robots with flexible
+links or rigid joints use the link layer's linearization
 (:mod:`flexrobot_ros.modal.flexible_link_linearization`): the modes include the link modes; ``--locked-joints`` gives
 the structural modes of the braked arm; ``--link-model amm|fem``, ``--link-modes N``, ``--link-elements N`` override
 every flexible link's discretization. Example: ``flexrobot modal canadarm --q 0.4,-1.1,0.7 --locked-joints --json``.
@@ -104,17 +107,30 @@ def flexible_link_result(robot: Any, q: np.ndarray, kp: Any, kd: Any, args: argp
     return flexible_link_modes(robot, chain, q, kp=kp, kd=kd, locked_joints=args.locked_joints)
 
 
-def elastic_robot_result(robot: Any, q: np.ndarray, kp: Any, kd: Any, args: argparse.Namespace) -> Any:
-    """Modes of a robot only the composed elastic-robot model describes (linearization of
-    :class:`~flexrobot_ros.flexible_links.elastic_robot.ElasticRobot`)."""
+def elastic_robot_result(robot: Any, q: np.ndarray, kp: Any, kd: Any, args: argparse.Namespace
+                         ) -> tuple[Any, dict[str, Any]]:
+    """Modes of a robot the composed elastic-robot model describes (linearization of
+    :class:`~flexrobot_ros.flexible_links.elastic_robot.ElasticRobot`: extra elasticities or gear dampers, Coulomb
+    friction with flexible links), and the report's extra entries: ``model`` ("extended"), ``coordinates`` (labels
+    of the shapes' rows), ``dominant`` (each mode's largest coordinate), ``elastic_equilibrium`` (q_e [rad | m])."""
     if args.wrench or args.participation or args.undamped or args.shapes_plot or args.frf_plot:
         raise CommandError(f"robot {robot.name}: --wrench, --participation, --undamped and the plots are not "
                            "available for the composed elastic-robot model yet")
+    if not robot.flexible_links and (args.link_model or args.modes is not None or args.elements is not None):
+        raise CommandError(f"robot {robot.name}: --link-model/--link-modes/--link-elements need flexible links (a "
+                           "flexible_links section in the flexibility YAML)")
     from flexrobot_ros.flexible_links.elastic_robot import ElasticRobot
-    from flexrobot_ros.modal.elastic_robot_linearization import elastic_robot_modes
+    from flexrobot_ros.modal.elastic_robot_linearization import elastic_robot_coordinates, elastic_robot_modes
 
     model = ElasticRobot(robot, method=LINK_MODELS.get(args.link_model), modes=args.modes, elements=args.elements)
-    return elastic_robot_modes(model, q, kp=kp, kd=kd, locked_joints=args.locked_joints)
+    result = elastic_robot_modes(model, q, kp=kp, kd=kd, locked_joints=args.locked_joints)
+    labels = np.array(elastic_robot_coordinates(model))
+    if args.locked_joints:
+        labels = labels[np.concatenate([model.qe_index, np.arange(model.eta.start, model.eta.stop)]).astype(int)]
+    dominant = [str(labels[int(np.argmax(np.abs(result.mode_shapes[:, k])))]) for k in range(result.n_modes)]
+    q_e = model.static_equilibrium(q)[model.qe_index]
+    return result, {"model": "extended", "coordinates": labels.tolist(), "dominant": dominant,
+                    "elastic_equilibrium": q_e.tolist()}
 
 
 def run(args: argparse.Namespace) -> int:
@@ -140,11 +156,9 @@ def run(args: argparse.Namespace) -> int:
     wrench = vector(args.wrench, "--wrench", 6)
     kp = gains(args.kp, "--kp", robot.n, robot.joint_names)
     kd = gains(args.kd, "--kd", robot.n, robot.joint_names)
-    if needs_elastic_robot(robot):  # extra elasticities or Coulomb with flexible links / rigid joints
-        result = elastic_robot_result(robot, q, kp, kd, args)
-    elif robot.extended is not None:  # extra elasticities or gear dampers: the extended model's modes
-        from flexrobot_ros.commands.extended_modal import run_extended
-        return run_extended(args, robot, q, kp, kd)
+    composed: dict[str, Any] = {}
+    if needs_elastic_robot(robot):  # extra elasticities / gear dampers, or Coulomb with flexible links / rigid joints
+        result, composed = elastic_robot_result(robot, q, kp, kd, args)
     else:
         result = flexible_link_result(robot, q, kp, kd, args)
     if result is None:
@@ -154,7 +168,8 @@ def run(args: argparse.Namespace) -> int:
     report: dict[str, Any] = {"robot": robot.name, "tool": robot.tool is not None, **result.to_dict(),
                               "mode_stable": (codes == 0).tolist(),
                               "mode_stability": [VERDICTS[code] for code in codes],
-                              "stability_tolerance_per_s": float(tol), "locked_joints": bool(args.locked_joints)}
+                              "stability_tolerance_per_s": float(tol), "locked_joints": bool(args.locked_joints),
+                              **composed}
     participation = None
     if args.participation:
         from flexrobot_ros.modal.participation import modal_participation
@@ -189,7 +204,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"robot {robot.name}{' + tool' if robot.tool else ''} at q = {np.round(q, 6).tolist()}"
           + ("; every joint locked (structural modes of the braked arm)" if args.locked_joints else ""))
     header = f"{'mode':>4} {'f [Hz]':>12} {'zeta [%]':>10} {'stable':>8}"
-    print(header + (f" {'particip.':>9}" if participation else "") + (f" {'undamped f':>11}" if undamped else ""))
+    print(header + (f" {'particip.':>9}" if participation else "") + (f" {'undamped f':>11}" if undamped else "")
+          + ("  dominant coordinate" if composed else ""))
     for k in range(result.n_modes):
         zeta = 0.0 if codes[k] == 1 else 100 * result.damping_ratios[k]  # marginal: zero within round-off
         line = (f"{k + 1:>4} {result.frequencies_hz[k]:>12.4f} {zeta:>10.4f} "
@@ -198,6 +214,8 @@ def run(args: argparse.Namespace) -> int:
             line += f" {100 * participation.participation[k]:>8.1f}%"
         if undamped is not None and k < undamped.frequencies_hz.size:
             line += f" {undamped.frequencies_hz[k]:>11.4f}"
+        if composed:
+            line += f"  {composed['dominant'][k]}"
         if result.overdamped[k]:
             line += "  (real eigenvalue, over-damped)"
         print(line)

@@ -1,5 +1,5 @@
 """Rigid-link dynamics of flexible-joint robots: trajectories, EJNEA and SDRNEA (tau, dtau, ddtau), motor side; the
-extended model's statics (:mod:`.elastic_equilibrium`) and DAE inverse dynamics (:mod:`.dae`).
+extended model's DAE inverse dynamics (:mod:`.dae`).
 
 Main entry point: :func:`feedforward` (link trajectory -> motor references q_m and motor torques tau_m).
 

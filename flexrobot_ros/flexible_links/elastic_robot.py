@@ -27,6 +27,12 @@ Energy: kinetic 1/2 y_dot^T M y_dot, elastic 1/2 s^T K^-1 s + 1/2 K_e q_e^2 + be
 the base origin); d/dt(E) = y_dot^T (S u + J^T w) - y_dot^T f_d. Coulomb friction is the smoothed
 ``f tanh(v / coulomb_width)`` on any joint (link side on rigid and elastic joints, motor side on elastic ones).
 
+Without beams (``m == 0``: elastic joints, extra elasticities, rigid joints on rigid links) the chain is the extended
+pinocchio model itself: :attr:`ElasticRobot.rigid_chain` is true and the chain's terms come from pinocchio's
+algorithms (CRBA, RNEA, ABA and its analytic derivatives, gravity derivatives, frame Jacobians), the joint, gear and
+extra-spring forces from the constant slopes of :func:`force_function` (``f_el`` and the viscous part of ``f_d`` are
+linear), so that the modes per pose and the simulator run at pinocchio's speed.
+
 Not composed yet (refused when the object is built, one line each): a sliding beam's ``roots: integrated``, and an
 extra elasticity inserted with ``side: after`` at the joint that carries a flexible link.
 """
@@ -41,7 +47,8 @@ import pinocchio as pin
 from flexrobot_ros.errors import ModelError
 from flexrobot_ros.flexible_links.chain_dynamics import chain_dynamics
 from flexrobot_ros.flexible_links.deformed_frames import deformed_frame_placement
-from flexrobot_ros.flexible_links.elastic_robot_functions import ElasticRobotFunctions, force_function
+from flexrobot_ros.flexible_links.elastic_robot_functions import (ElasticRobotFunctions, force_function,
+                                                                  force_function_slopes)
 from flexrobot_ros.flexible_links.flexible_chain import FlexibleLinkChain
 from flexrobot_ros.flexible_links.link_specs import build_beams, build_sliding_beams, hub_inertias, link_joints
 from flexrobot_ros.model.extended_model import extended_model
@@ -110,6 +117,10 @@ class ElasticRobot:
         self._ke, self._de = ext.elastic_stiffness.copy(), ext.elastic_damping.copy()
         self.width = float(robot.coulomb_width)
         self.coulomb = bool(np.any(self._cl) or np.any(self._cm))
+        #: Coulomb friction amplitude per coordinate of y (size,) [N m | N]: f_c on the joints, f_cm on the motors
+        self.coulomb_force = np.zeros(self.size)
+        self.coulomb_force[self.q_index] = self._cl
+        self.coulomb_force[self.motor_index] = self._cm
         self.beam_stiffness, self.beam_damping = np.zeros((m, m)), np.zeros((m, m))
         for body in self.chain.bodies:
             if body.beam is not None and body.m:
@@ -119,6 +130,10 @@ class ElasticRobot:
         self.input_map[self.q_index[rigid], np.flatnonzero(rigid)] = 1.0
         self.input_map[self.motor_index, e] = 1.0
         self.force_function = force_function(self)
+        #: no beams: the chain is the extended pinocchio model (module docstring)
+        self.rigid_chain = m == 0
+        #: d f_el / dy and the viscous d f_d / dy_dot (size, size), constant: the terms are linear
+        self.stiffness_matrix, self.damping_matrix = force_function_slopes(self.force_function, self.size)
         self._functions: ElasticRobotFunctions | None = None
 
     @property
@@ -159,6 +174,8 @@ class ElasticRobot:
     def inertia_and_bias(self, y: np.ndarray, y_dot: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(M (size, size) [kg m^2 | kg m | kg], h (size,) [N m | N]) at (y, y_dot), one pass of the chain."""
         c = self.chain.size
+        if self.rigid_chain:
+            return self.inertia(y), self.bias(y, y_dot)
         inertia, h_chain = self.chain_dynamics.inertia_and_bias(y[:c], y_dot[:c])
         M = np.zeros((self.size, self.size))
         M[:c, :c] = inertia
@@ -169,13 +186,34 @@ class ElasticRobot:
         return M, h
 
     def inertia(self, y: np.ndarray) -> np.ndarray:
-        """M(y) (size, size), symmetric positive definite."""
-        return self.inertia_and_bias(y, np.zeros(self.size))[0]
+        """M(y) (size, size), symmetric positive definite (pinocchio's CRBA on a rigid chain)."""
+        if not self.rigid_chain:
+            return self.inertia_and_bias(y, np.zeros(self.size))[0]
+        c = self.chain.size
+        M = np.zeros((self.size, self.size))
+        inertia = np.array(pin.crba(self.model, self.data, y[:c]))
+        M[:c, :c] = np.triu(inertia) + np.triu(inertia, 1).T
+        M[self.motor_index, self.motor_index] = self._b
+        return M
+
+    def inverse_inertia(self, y: np.ndarray) -> np.ndarray:
+        """M(y)^-1 (size, size) (pinocchio's ``computeMinverse`` on a rigid chain)."""
+        if not self.rigid_chain:
+            return np.linalg.inv(self.inertia(y))
+        c = self.chain.size
+        inverse = np.zeros((self.size, self.size))
+        m_inv = np.array(pin.computeMinverse(self.model, self.data, y[:c]))
+        inverse[:c, :c] = np.triu(m_inv) + np.triu(m_inv, 1).T
+        inverse[self.motor_index, self.motor_index] = 1.0 / self._b
+        return inverse
 
     def bias(self, y: np.ndarray, y_dot: np.ndarray) -> np.ndarray:
         """h(y, y_dot) (size,): Coriolis, centrifugal and gravity forces."""
         c = self.chain.size
         h = np.zeros(self.size)
+        if self.rigid_chain:
+            h[:c] = pin.nonLinearEffects(self.model, self.data, y[:c], y_dot[:c])
+            return h
         h[:c] = self.chain_dynamics.bias(y[:c], y_dot[:c])
         h[self.eta] -= self.beam_stiffness @ y[self.eta] + self.beam_damping @ y_dot[self.eta]
         return h
@@ -185,17 +223,20 @@ class ElasticRobot:
         return self._k * (self._w * y[self.q_index[self.elastic_joints]] - y[self.motors])
 
     def elastic_force(self, y: np.ndarray) -> np.ndarray:
-        """f_el(y) (size,) = dV_el/dy: joint springs, extra springs, beam strain."""
-        return np.array(self.force_function(y, np.zeros(self.size), 0.0)[0]).ravel()
+        """f_el(y) (size,) = dV_el/dy: joint springs, extra springs, beam strain (linear: ``stiffness_matrix @ y``)."""
+        return self.stiffness_matrix @ y
 
     def dissipative_force(self, y_dot: np.ndarray, coulomb: bool = True) -> np.ndarray:
         """f_d(y_dot) (size,): viscous friction, transmission and extra dampers, modal damping, and (``coulomb``)
         the smoothed Coulomb friction; y_dot . f_d >= 0 is the dissipated power [W]."""
-        return np.array(self.force_function(np.zeros(self.size), y_dot, float(coulomb))[1]).ravel()
+        viscous = self.damping_matrix @ y_dot
+        if not (coulomb and self.coulomb):
+            return viscous
+        return viscous + self.coulomb_force * np.tanh(y_dot / self.width)
 
     def coulomb_slope(self, y_dot: np.ndarray) -> np.ndarray:
         """d(f_d)/d(y_dot) of the smoothed Coulomb friction alone (size,), a diagonal [N m s/rad | N s/m]."""
-        return np.array(self.force_function(np.zeros(self.size), y_dot, 1.0)[2]).ravel()
+        return self.coulomb_force / self.width * (1.0 - np.tanh(y_dot / self.width) ** 2)
 
     # ------------------------------------------------------------------ frames and wrenches
     def frame_id(self, name: str) -> int:
@@ -208,6 +249,9 @@ class ElasticRobot:
     def frame_placement(self, y: np.ndarray, frame_id: int) -> pin.SE3:
         """World placement of a frame, following the deformed tip when the frame sits at a beam's end (or on a
         sliding beam's link)."""
+        if self.rigid_chain:
+            pin.framesForwardKinematics(self.model, self.data, y[:self.na])
+            return pin.SE3(self.data.oMf[frame_id])
         lagrangian = self.chain_dynamics.lagrangian
         placements = None if lagrangian is None else \
             (lambda z: np.array(lagrangian.placements(*lagrangian.arguments(z))))
@@ -215,8 +259,12 @@ class ElasticRobot:
 
     def frame_jacobian(self, y: np.ndarray, frame_id: int) -> np.ndarray:
         """J (6, size): [linear velocity of the frame's origin; angular velocity], world axes, per unit y_dot
-        (central differences of :meth:`frame_placement`, step :data:`STEP`)."""
+        (pinocchio's on a rigid chain, else central differences of :meth:`frame_placement`, step :data:`STEP`)."""
         out = np.zeros((6, self.size))
+        if self.rigid_chain:
+            out[:, :self.na] = pin.computeFrameJacobian(self.model, self.data, y[:self.na], frame_id,
+                                                        pin.LOCAL_WORLD_ALIGNED)
+            return out
         for k in range(self.chain.size):
             plus, minus = y.copy(), y.copy()
             plus[k] += STEP
@@ -252,8 +300,34 @@ class ElasticRobot:
     def forward_dynamics(self, y: np.ndarray, y_dot: np.ndarray, tau_m: np.ndarray,
                          wrenches: Sequence[Wrench] = ()) -> np.ndarray:
         """y_ddot (size,) of the module docstring's equation."""
-        M, h = self.inertia_and_bias(y, y_dot)
-        return np.linalg.solve(M, self.generalized_force(y, y_dot, tau_m, wrenches) - h)
+        return self.acceleration(y, y_dot, self.generalized_force(y, y_dot, tau_m, wrenches))
+
+    def acceleration(self, y: np.ndarray, y_dot: np.ndarray, f: np.ndarray) -> np.ndarray:
+        """y_ddot = M^-1 (f - h) (size,) for a generalized force ``f`` (size,) [N m | N] (pinocchio's ABA on a
+        rigid chain)."""
+        if not self.rigid_chain:
+            M, h = self.inertia_and_bias(y, y_dot)
+            return np.linalg.solve(M, f - h)
+        c = self.chain.size
+        return np.concatenate([pin.aba(self.model, self.data, y[:c], y_dot[:c], f[:c]), f[c:] / self._b])
+
+    def rigid_acceleration_jacobian(self, y: np.ndarray, y_dot: np.ndarray, f: np.ndarray,
+                                    coulomb: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """On a rigid chain (:attr:`rigid_chain`), for the generalized force ``f`` (size,) of
+        :meth:`generalized_force` at (y, y_dot): (d y_ddot/dy, d y_ddot/dy_dot, M^-1) (size, size) with ``f``'s own
+        slopes (springs, dampers, Coulomb when ``coulomb``) included and those of the inputs and wrenches left out
+        (the caller adds ``M^-1`` times them). Chain part from pinocchio's ``computeABADerivatives``."""
+        c = self.chain.size
+        dq, dv, m_inv = (np.array(a) for a in pin.computeABADerivatives(self.model, self.data, y[:c], y_dot[:c],
+                                                                           f[:c]))
+        inverse = np.zeros((self.size, self.size))
+        inverse[:c, :c] = np.triu(m_inv) + np.triu(m_inv, 1).T
+        inverse[self.motor_index, self.motor_index] = 1.0 / self._b
+        damping = self.damping_matrix + (np.diag(self.coulomb_slope(y_dot)) if coulomb and self.coulomb else 0.0)
+        da_dy, da_dv = -inverse @ self.stiffness_matrix, -inverse @ damping
+        da_dy[:c, :c] += dq
+        da_dv[:c, :c] += dv
+        return da_dy, da_dv, inverse
 
     def energy(self, y: np.ndarray, y_dot: np.ndarray) -> tuple[float, float, float]:
         """(kinetic, elastic, gravitational) energy [J] at (y, y_dot)."""
@@ -273,15 +347,27 @@ class ElasticRobot:
         y, zero = self.coordinates(q), np.zeros(self.size)
         free = np.concatenate([self.qe_index, np.arange(self.eta.start, self.eta.stop)]).astype(int)
         for _ in range(iterations if len(free) else 0):
-            residual = (self.bias(y, zero) + self.elastic_force(y))[free]
-            jacobian = np.array(self.functions.linearization(y)[2])[np.ix_(free, free)]
-            step = np.linalg.solve(jacobian, -residual)
+            force, slope = self.rest_force(y)
+            step = np.linalg.solve(slope[np.ix_(free, free)], -force[free])
             y[free] += step
             if np.max(np.abs(step)) < 1e-14 * max(1.0, np.max(np.abs(y[free]))):
                 break
         joint = self.bias(y, zero)[self.q_index[self.elastic_joints]]
         y[self.motors] = self._w * q[self.elastic_joints] + joint / (self._k * self._w)
         return y
+
+    def rest_force(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(h + f_el at rest (size,) [N m | N], its slope K = d(h + f_el)/dy (size, size)) at y: gravity and
+        springs (pinocchio's gravity and its analytic derivatives on a rigid chain, CasADi's exact ones else)."""
+        if not self.rigid_chain:
+            return self.bias(y, np.zeros(self.size)) + self.elastic_force(y), \
+                np.array(self.functions.linearization(y)[2])
+        c = self.chain.size
+        slope = self.stiffness_matrix.copy()
+        slope[:c, :c] += pin.computeGeneralizedGravityDerivatives(self.model, self.data, y[:c])
+        force = self.stiffness_matrix @ y
+        force[:c] += self.data.g
+        return force, slope
 
     def holding_torque(self, y: np.ndarray) -> np.ndarray:
         """Motor torques (n,) [N m | N] that hold the static equilibrium y: gravity on a rigid joint's row, the
@@ -295,7 +381,10 @@ class ElasticRobot:
     def linearize(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(M, D, K) (size, size) of the free robot (zero motor torques' slope) about the rest state y: M(y),
         D = d(h + f_d)/d(y_dot), K = d(h + f_el)/dy, exact (CasADi, :mod:`.elastic_robot_functions`); Coulomb
-        friction left out (its smoothed slope at rest is a modelling artefact, not a damping)."""
-        return tuple(np.array(v) for v in self.functions.linearization(y))
+        friction left out (its smoothed slope at rest is a modelling artefact, not a damping); on a rigid chain with
+        pinocchio's inertia and analytic gravity derivatives (Coriolis has no slope at rest)."""
+        if not self.rigid_chain:
+            return tuple(np.array(v) for v in self.functions.linearization(y))
+        return self.inertia(y), self.damping_matrix.copy(), self.rest_force(y)[1]
 
 __all__ = ["ElasticRobot", "Outputs", "STEP", "Wrench"]

@@ -39,8 +39,9 @@ def force_function(model: Any) -> ca.Function:
     """``forces(y, y_dot, c) -> (f_el (size,), f_d (size,), coulomb slope (size,))`` [N m | N; N m s/rad | N s/m]
     of an :class:`~.elastic_robot.ElasticRobot`'s parameters: joint springs s = K (W q - q_m) (W s on q, -s on q_m),
     extra springs K_e q_e, beam strain K_eta eta; viscous friction D qd, gear damping g = D_g (W qd - qd_m) (W g on
-    q, -g on q_m), motor damping D_m qd_m, extra and modal dampers, and ``c`` times the smoothed Coulomb friction on
-    link and motor sides; the slope is d(f_d)/d(y_dot) of the Coulomb part alone (diagonal), at c = 1."""
+    q, -g on q_m), motor damping D_m qd_m, extra and modal dampers, and ``c`` times the smoothed Coulomb friction
+    ``coulomb_force tanh(y_dot / width)`` on link and motor sides; the slope is d(f_d)/d(y_dot) of the Coulomb part
+    alone (diagonal), at c = 1."""
     size = model.size
     y, yd, c = ca.SX.sym("y", size), ca.SX.sym("yd", size), ca.SX.sym("c")
     P_q = _selection(model.q_index, size)
@@ -57,9 +58,21 @@ def force_function(model: Any) -> ca.Function:
     viscous = (P_q.T @ (ca.DM(model._d) * qd) + P_j.T @ (w * gear) + P_m.T @ (ca.DM(model._dm) * qd_m - gear)
                + P_e.T @ (ca.DM(model._de) * (P_e @ yd)) + P_eta.T @ (ca.DM(model.beam_damping) @ (P_eta @ yd)))
     width = model.width
-    coulomb = P_q.T @ (ca.DM(model._cl) * ca.tanh(qd / width)) + P_m.T @ (ca.DM(model._cm) * ca.tanh(qd_m / width))
+    coulomb = ca.DM(model.coulomb_force) * ca.tanh(yd / width)
     slope = ca.diag(ca.jacobian(coulomb, yd))
     return ca.Function("elastic_robot_forces", [y, yd, c], [elastic, viscous + c * coulomb, slope])
+
+
+def force_function_slopes(forces: ca.Function, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """(d f_el/dy, d f_d/dy_dot) (size, size) of :func:`force_function`'s ``forces`` with Coulomb off: constant
+    matrices (stiffness [N m/rad | N/m], viscous damping [N m s/rad | N s/m]), the springs and dampers being
+    linear."""
+    y, yd = ca.SX.sym("y", size), ca.SX.sym("yd", size)
+    elastic, dissipative, _ = forces(y, yd, 0.0)
+    slopes = ca.Function("elastic_robot_force_slopes", [y, yd],
+                         [ca.densify(ca.jacobian(elastic, y)), ca.densify(ca.jacobian(dissipative, yd))])
+    stiffness, damping = slopes(np.zeros(size), np.zeros(size))
+    return np.array(stiffness), np.array(damping)
 
 
 class ElasticRobotFunctions:
@@ -127,4 +140,4 @@ class ElasticRobotFunctions:
         return a, slopes[:, :size], slopes[:, size:2 * size], slopes[:, 2 * size:]
 
 
-__all__ = ["ElasticRobotFunctions", "force_function"]
+__all__ = ["ElasticRobotFunctions", "force_function", "force_function_slopes"]

@@ -1,10 +1,11 @@
 """The closed-loop modes of any loaded robot held at a pose by its joint PD law, with the linearization its model
 needs (the choice ``flexrobot modal`` makes): flexible joints (seed 000 chapter 2,
-:func:`~flexrobot_ros.modal.modes.modal_analysis`), extra elasticities (seed 002,
-:func:`~flexrobot_ros.modal.extended_linearization.extended_modal_analysis`), flexible links and rigid joints
-(seeds 003/004, :func:`~flexrobot_ros.modal.flexible_link_linearization.flexible_link_modes`, coordinates
-``[q, eta, q_m of the elastic joints]``), or both together (the composed model,
-:func:`~flexrobot_ros.modal.elastic_robot_linearization.elastic_robot_modes`).
+:func:`~flexrobot_ros.modal.modes.modal_analysis`), flexible links and rigid joints (seeds 003/004,
+:func:`~flexrobot_ros.modal.flexible_link_linearization.flexible_link_modes`, coordinates
+``[q, eta, q_m of the elastic joints]``), extra elasticities or gear dampers (seed 002), alone or with flexible
+links or rigid joints: the composed model (:func:`~flexrobot_ros.modal.elastic_robot_linearization.
+elastic_robot_modes`, coordinates :func:`~flexrobot_ros.modal.elastic_robot_linearization.
+elastic_robot_coordinates`).
 
 The flexible-link chain (or composed model) is built once per robot object and kept while the robot lives (a
 calibration evaluates the same robots at many poses).
@@ -18,7 +19,6 @@ from flexrobot_ros.flexible_links.elastic_robot import ElasticRobot
 from flexrobot_ros.flexible_links.flexible_chain import FlexibleLinkChain
 from flexrobot_ros.flexible_links.link_specs import chain_from_robot
 from flexrobot_ros.modal.elastic_robot_linearization import elastic_robot_modes
-from flexrobot_ros.modal.extended_linearization import extended_analysis
 from flexrobot_ros.modal.flexible_link_linearization import flexible_link_modes
 from flexrobot_ros.modal.modes import ModalResult, modal_analysis
 from flexrobot_ros.model import FlexibleRobot
@@ -45,14 +45,11 @@ def held_modes(robot: FlexibleRobot, q_d: Any, kp: Any = None, kd: Any = None) -
     """Modes of ``robot`` held at ``q_d`` (n,) [rad | m] by motor PD + gravity compensation (``kp`` [N m/rad],
     ``kd`` [N m s/rad], default the robot's gains): frequencies [Hz] ascending, damping ratios as fractions, mode
     shapes over the linearization's coordinates (module docstring)."""
-    if getattr(robot, "extended", None) is not None and (robot.flexible_links or robot.rigid_joints):
+    if getattr(robot, "extended", None) is not None:
         model = _COMPOSED.get(robot)
         if model is None:
             model = _COMPOSED[robot] = ElasticRobot(robot)
         return elastic_robot_modes(model, q_d, kp=kp, kd=kd)
-    extended = extended_analysis(robot)
-    if extended is not None:
-        return extended(robot, q_d, kp, kd)
     if has_link_layer(robot):
         return flexible_link_modes(robot, robot_chain(robot), q_d, kp=kp, kd=kd)
     return modal_analysis(robot, q_d, kp=kp, kd=kd)

@@ -26,8 +26,8 @@ beams' modes, which follow the pose, e.g. a sliding link's length). They are com
 along seed 004's section 5 motion they are within 5 % of the eigenvalues of the moving, deflected closed loop
 (``flexrobot modal --controller decoupling --trajectory``).
 
-A robot only the composed model simulates (flexible links or rigid joints with extra elasticities, gear dampers or
-Coulomb friction: mixed4, moberg5_flexlink) is analysed as ``flexrobot modal`` does it
+A robot the composed model describes (extra elasticities or gear dampers: kr90_3dof, moberg5, moberg5_nmp, mixed4,
+moberg5_flexlink; Coulomb friction with flexible links or rigid joints) is analysed as ``flexrobot modal`` does it
 (:func:`flexrobot_ros.modal.elastic_robot_linearization.elastic_robot_modes`); its mode shapes run over the composed
 coordinates, labelled ``q.<joint>``, ``q_e.<name>``, ``eta.<k>``, ``q_m.<elastic joint>``.
 
@@ -54,7 +54,6 @@ from flexrobot_ros.flexible_links.elastic_robot import ElasticRobot
 from flexrobot_ros.kinematics import chain_links, frame_origins
 from flexrobot_ros.modal import modal_analysis
 from flexrobot_ros.modal.elastic_robot_linearization import elastic_robot_coordinates, elastic_robot_modes
-from flexrobot_ros.modal.extended_linearization import extended_analysis
 from flexrobot_ros.modal.maps import grid_map, save_map
 from flexrobot_ros.modal.plots import plot_grid
 from flexrobot_ros.model import load_robot
@@ -121,14 +120,12 @@ class ModalMonitorNode:
         self.published: list[tuple[Counted, Any]] = []  # (publisher, message) of the current modes
         self.coordinates = [f"{side}.{joint}" for side in ("q", "q_m") for joint in self.robot.joint_names]
         self.joint_rows = np.arange(self.robot.n)  # rows of the joints in a mode shape
-        self.analysis = extended_analysis(self.robot) or modal_analysis  # extra elasticities: q_e coordinates too
+        self.analysis = modal_analysis
         if needs_elastic_robot(self.robot):  # the composed model, y = [q_a (joints and q_e), eta, q_m]
             self.elastic_robot = ElasticRobot(self.robot)
             self.analysis = self._elastic_robot_modes
             self.coordinates = elastic_robot_coordinates(self.elastic_robot)
             self.joint_rows = self.elastic_robot.q_index
-        elif self.analysis is not modal_analysis:
-            self.coordinates += [f"q_e.{name}" for name in self.robot.extended.elastic_names]
         elif self.robot.flexible_links or self.robot.rigid_joints:  # link-layer linearization, z = [q, eta, q_m]
             from flexrobot_ros.modal.flexible_link_linearization import flexible_link_modes
             from flexrobot_ros.modal.held_modes import robot_chain

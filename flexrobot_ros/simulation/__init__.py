@@ -1,7 +1,7 @@
 """Simulator core: flexible-joint robot dynamics under control, with excitations, sensors and energy accounting.
 
 See :class:`Simulation` for the entry point and :mod:`flexrobot_ros.simulation.plant` for the plant protocol that
-the flexible-joint, flexible-link and extended-joint plants implement.
+the flexible-joint, flexible-link and composed elastic-robot plants implement.
 
 May import: errors, lazy, timeseries, model, the physics (kinematics, dynamics, flexible_links), control and modal;
 never identification, oma, runtime, nodes or commands.

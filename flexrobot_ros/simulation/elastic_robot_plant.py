@@ -10,7 +10,11 @@ A rigid joint's motor entries repeat its joint's (``q_m = q``, ``qd_m = qd``) so
 layout. Dissipated power ``y_dot . f_d`` (viscous and Coulomb friction, transmission, extra and modal damping); input
 power ``y_dot . (S tau_m + J^T w)``. Energy: kinetic (links, beams, rotors), elastic (joint springs, extra springs,
 beam strain), gravitational.
-Two evaluations of the same derivative: ``path="casadi"`` (default) the CasADi functions of
+Three evaluations of the same derivative: ``path="pinocchio"`` (the default for a model without beams,
+:attr:`ElasticRobot.rigid_chain`: extended flexible joints, the robots with extra elasticities or gear dampers on
+rigid links) pinocchio's ABA with the Jacobian from its analytic ABA derivatives (the configuration dependence of
+``J^T w`` left out, as :class:`~flexrobot_ros.simulation.flexible_joint_plant.FlexibleJointPlant` does);
+``path="casadi"`` (the default with beams) the CasADi functions of
 :mod:`flexrobot_ros.flexible_links.elastic_robot_functions` composed into the state derivative, with the exact
 Jacobian (implicit-function rule, wrench slopes by central differences of ``J^T w``), ``compiled=True`` as generated C
 cached in the package's code cache (all three functions when the plant is built, or each at its first call with
@@ -27,6 +31,7 @@ from typing import Any, Sequence
 
 import casadi as ca
 import numpy as np
+import pinocchio as pin
 
 from flexrobot_ros.errors import ModelError, SimulationError
 from flexrobot_ros.flexible_links.compiled_dynamics import compiled_function
@@ -39,26 +44,31 @@ from flexrobot_ros.simulation.plant import Energy, FrameWrench, StateLayout
 
 
 def needs_elastic_robot(robot: FlexibleRobot) -> bool:
-    """Whether only the composed model simulates ``robot``: flexible links or rigid joints together with extra
-    elasticities / transmission damping, or with Coulomb friction."""
+    """Whether the composed model simulates ``robot`` and gives its modes: extra elasticities or transmission
+    damping (on rigid or flexible links), or Coulomb friction with flexible links or rigid joints."""
     coulomb = bool(np.any(robot.link_coulomb) or np.any(robot.motor_coulomb))
-    return bool(robot.flexible_links or robot.rigid_joints) and (robot.extended is not None or coulomb)
+    return robot.extended is not None or (bool(robot.flexible_links or robot.rigid_joints) and coulomb)
 
 
 class ElasticRobotPlant:
     """The composed elastic robot as a Plant (one pinocchio Data inside: one plant per thread)."""
 
     def __init__(self, robot: FlexibleRobot, method: str | None = None, modes: int | None = None,
-                 elements: int | None = None, compiled: bool = False, path: str = "casadi",
+                 elements: int | None = None, compiled: bool = False, path: str | None = None,
                  compile_on_first_use: bool = False):
-        if path not in ("casadi", "numeric"):
-            raise SimulationError(f"robot {robot.name}: path: expected 'casadi' or 'numeric', got {path!r}")
-        if compiled and path != "casadi":
-            raise SimulationError(f"robot {robot.name}: compiled=True needs path='casadi'")
+        if path not in (None, "casadi", "numeric", "pinocchio"):
+            raise SimulationError(f"robot {robot.name}: path: expected 'casadi', 'numeric' or 'pinocchio', "
+                                  f"got {path!r}")
         self.robot = robot
-        self.path = path
         self.model = ElasticRobot(robot, method=method, modes=modes, elements=elements)
         model = self.model
+        if path is None:
+            path = "pinocchio" if model.rigid_chain and not compiled else "casadi"
+        if compiled and path != "casadi":
+            raise SimulationError(f"robot {robot.name}: compiled=True needs path='casadi'")
+        if path == "pinocchio" and not model.rigid_chain:
+            raise SimulationError(f"robot {robot.name}: path='pinocchio' needs a model without flexible links")
+        self.path = path
         n, ne, m = robot.n, model.ne, model.m
         self.n, self.ne, self.m = n, ne, m
         self.joint_names = robot.joint_names
@@ -84,6 +94,11 @@ class ElasticRobotPlant:
     def frame_id(self, name: str) -> int:
         """Index of frame ``name`` in the extended model (ModelError listing the known frames otherwise)."""
         return self.model.frame_id(name)
+
+    def frame_position(self, x: np.ndarray, frame_id: int) -> np.ndarray:
+        """World position (3,) [m] of a frame's origin at state x, following the deformed links
+        (:meth:`ElasticRobot.frame_placement`)."""
+        return np.array(self.model.frame_placement(x[self._pos], frame_id).translation)
 
     def coordinates(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(y, y_dot) of the elastic-robot model at state x."""
@@ -176,14 +191,31 @@ class ElasticRobotPlant:
     # ------------------------------------------------------------------ plant protocol
     def _derivative(self, x: np.ndarray, tau_m: np.ndarray, wrenches: Sequence[FrameWrench],
                     coulomb: bool) -> np.ndarray:
+        y_ddot, dissipative, applied = self._accelerations(x, tau_m, wrenches, coulomb)
+        return self._pack(x, y_ddot, dissipative, applied)
+
+    def _accelerations(self, x: np.ndarray, tau_m: np.ndarray, wrenches: Sequence[FrameWrench],
+                       coulomb: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(y_ddot, f_d, S u + J^T w) at state x (numeric and pinocchio paths)."""
+        y, y_dot = self.coordinates(x)
+        dissipative, applied, force = self._forces(x, tau_m, wrenches, coulomb)
+        return self.model.acceleration(y, y_dot, force), dissipative, applied
+
+    def _forces(self, x: np.ndarray, tau_m: np.ndarray, wrenches: Sequence[FrameWrench],
+                coulomb: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(f_d, S u + J^T w, their sum with the springs S u + J^T w - f_el - f_d) (size,) at state x."""
         model = self.model
         y, y_dot = self.coordinates(x)
-        M, h = model.inertia_and_bias(y, y_dot)
         dissipative = model.dissipative_force(y_dot, coulomb)
         applied = model.input_map @ tau_m
         if wrenches:
             applied = applied + model.wrench_force(y, wrenches)
-        y_ddot = np.linalg.solve(M, applied - model.elastic_force(y) - dissipative - h)
+        return dissipative, applied, applied - model.elastic_force(y) - dissipative
+
+    def _pack(self, x: np.ndarray, y_ddot: np.ndarray, dissipative: np.ndarray, applied: np.ndarray) -> np.ndarray:
+        """x_dot of the module docstring's layout from the accelerations and the two powers' forces."""
+        model = self.model
+        y_dot = x[self._vel]
         out = np.empty(self.layout.size)
         lay, p = self.layout, self.layout["velocities"].start
         out[:p] = x[p:2 * p]
@@ -206,6 +238,8 @@ class ElasticRobotPlant:
         """d(xdot)/dx (the torque law's slope ``dtau_dx`` (n, size) included; ``coulomb=False`` leaves the smoothed
         Coulomb slopes out): exact on the CasADi path (module docstring), central differences on the numeric one."""
         tau_m = np.asarray(tau_m, dtype=float)
+        if self.path == "pinocchio":
+            return self._pinocchio_jacobian(x, tau_m, dtau_dx, wrenches, coulomb)
         if self._symbolic is None:
             return self._difference_jacobian(x, tau_m, dtau_dx, wrenches, coulomb)
         evaluate, evaluate_pieces, shapes, _ = self._symbolic
@@ -222,6 +256,35 @@ class ElasticRobotPlant:
         slopes = np.linalg.solve(M, -np.hstack([r_x, r_tau]))
         size = self.layout.size
         return s_x + s_a @ slopes[:, :size] + (s_tau + s_a @ slopes[:, size:]) @ dtau_dx
+
+    def _pinocchio_jacobian(self, x: np.ndarray, tau_m: np.ndarray, dtau_dx: np.ndarray,
+                            wrenches: Sequence[FrameWrench], coulomb: bool) -> np.ndarray:
+        """d(xdot)/dx on a rigid chain: :meth:`ElasticRobot.rigid_acceleration_jacobian` mapped onto the state, the
+        torque law through the input map, the energy rows exact (``J^T w`` held constant)."""
+        model, lay = self.model, self.layout
+        y, y_dot = self.coordinates(x)
+        dissipative, applied, force = self._forces(x, tau_m, wrenches, True)
+        da_dy, da_dv, inverse = model.rigid_acceleration_jacobian(y, y_dot, force, coulomb)
+        size = lay.size
+        accelerations = np.zeros((model.size, size))
+        accelerations[:, self._pos] = da_dy
+        accelerations[:, self._vel] += da_dv
+        accelerations += inverse @ (model.input_map @ dtau_dx)
+        jac = np.zeros((size, size))
+        positions, velocities = lay["positions"], lay["velocities"]
+        jac[positions, velocities] = np.eye(positions.stop - positions.start)
+        jac[self._vel] = accelerations
+        rows = model.q_index[self._rigid]
+        jac[lay["qd_m"].start + self._rigid] = accelerations[rows]
+        jac[lay["q_m"].start + self._rigid] = 0.0
+        jac[lay["q_m"].start + self._rigid, self._vel[rows]] = 1.0
+        damping = model.damping_matrix + (np.diag(model.coulomb_slope(y_dot)) if coulomb and model.coulomb else 0.0)
+        d = lay["dissipated"].start
+        jac[d, self._vel] = dissipative + damping.T @ y_dot
+        work = lay["work_in"].start
+        jac[work] = y_dot @ model.input_map @ dtau_dx
+        jac[work, self._vel] += applied
+        return jac
 
     def _wrench_slope(self, x: np.ndarray, wrenches: Sequence[FrameWrench]) -> np.ndarray:
         """d(J^T w)/dx (size, state size), central differences over the position block."""
@@ -254,13 +317,17 @@ class ElasticRobotPlant:
         model = self.model
         if not model.coulomb:
             return None
-        if self._symbolic is None:
+        if self.path == "pinocchio":
             y, y_dot = self.coordinates(x)
-            inertia, slope = model.inertia(y), model.coulomb_slope(y_dot)
+            block = -model.inverse_inertia(y) * model.coulomb_slope(y_dot)
         else:
-            values, size = self._symbolic[3](x), model.size
-            inertia, slope = values[:size * size].reshape(size, size, order="F"), values[size * size:]
-        block = -np.linalg.solve(inertia, np.diag(slope))
+            if self._symbolic is None:
+                y, y_dot = self.coordinates(x)
+                inertia, slope = model.inertia(y), model.coulomb_slope(y_dot)
+            else:
+                values, size = self._symbolic[3](x), model.size
+                inertia, slope = values[:size * size].reshape(size, size, order="F"), values[size * size:]
+            block = -np.linalg.solve(inertia, np.diag(slope))
         v0 = self.layout["velocities"].start
         rows = self._vel - v0
         out = np.zeros((v0, v0))
@@ -288,9 +355,14 @@ class ElasticRobotPlant:
 
     def frame_acceleration(self, x: np.ndarray, xdot: np.ndarray, frame_id: int) -> np.ndarray:
         """Classical linear acceleration (3,) [m/s^2] of a frame's origin, world axes, by central differences in
-        time of its position along y + s y_dot + s^2/2 y_ddot."""
+        time of its position along y + s y_dot + s^2/2 y_ddot (pinocchio's classical acceleration on a rigid
+        chain)."""
         y, y_dot = self.coordinates(x)
         y_ddot = xdot[self._vel]
+        if self.model.rigid_chain:
+            model, data, c = self.model.model, self.model.data, self.model.chain.size
+            pin.forwardKinematics(model, data, y[:c], y_dot[:c], y_ddot[:c])
+            return np.array(pin.getFrameClassicalAcceleration(model, data, frame_id, pin.LOCAL_WORLD_ALIGNED).linear)
         step = 1e-4
 
         def position(s: float) -> np.ndarray:
@@ -322,9 +394,11 @@ class ElasticRobotPlant:
         return beam_axes(self.model.chain, self.deflection_links, q[0], eta[0], points)
 
     def extra_columns(self, states: np.ndarray) -> dict[str, np.ndarray]:
-        """``q_e.<name>`` [rad | m] and ``deflection.<link>.y`` / ``.z`` [m] (tip deflection in beam axes)."""
+        """``q_e.<name>`` [rad | m], ``qd_e.<name>`` [rad/s | m/s] and ``deflection.<link>.y`` / ``.z`` [m] (tip
+        deflection in beam axes)."""
         states = np.asarray(states)
-        columns = {f"q_e.{name}": states[:, self.layout["q_e"]][:, i] for i, name in enumerate(self.elastic_names)}
+        columns = {f"{block}.{name}": states[:, self.layout[block]][:, i] for block in ("q_e", "qd_e")
+                   for i, name in enumerate(self.elastic_names)}
         values = self.tip_deflections(states)
         for k, (link, i) in enumerate(self.deflection_links):
             columns[f"deflection.{link}.y"] = values[:, k, 0]

@@ -318,11 +318,11 @@ def plant_for(robot: FlexibleRobot, **options):
     """The plant that simulates ``robot``: for flexible links or rigid joints, FlexibleLinkPlant, or the composed
     :class:`~flexrobot_ros.simulation.elastic_robot_plant.ElasticRobotPlant` when they come with extra
     elasticities, transmission damping or Coulomb friction; else None."""
+    if not (robot.flexible_links or robot.rigid_joints):
+        return None
     if needs_elastic_robot(robot):
         return ElasticRobotPlant(robot, **options)
-    if robot.flexible_links or robot.rigid_joints:
-        return FlexibleLinkPlant(robot, **options)
-    return None
+    return FlexibleLinkPlant(robot, **options)
 
 
 @dataclass(frozen=True)

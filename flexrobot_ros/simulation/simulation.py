@@ -23,11 +23,25 @@ import numpy as np
 
 from flexrobot_ros.errors import FlexrobotError, SimulationError
 from flexrobot_ros.model import FlexibleRobot
-from flexrobot_ros.simulation import extended_joint_plant
 from flexrobot_ros.simulation.excitation import RectangularPulse
 from flexrobot_ros.simulation.integrators import (AccurateIntegration, ClosedLoop, Divergence, ExponentialEuler,
                                                   FixedStepIntegration, integrate_accurate)
 from flexrobot_ros.simulation.plant import Energy, Plant
+
+
+def plant_for(robot: FlexibleRobot) -> Plant:
+    """The plant that simulates ``robot``: the link layer's for flexible links or rigid joints
+    (:func:`flexrobot_ros.simulation.flexible_link_plant.plant_for`), the composed model's
+    :class:`~flexrobot_ros.simulation.elastic_robot_plant.ElasticRobotPlant` for extra elasticities or gear
+    dampers, else :class:`~flexrobot_ros.simulation.flexible_joint_plant.FlexibleJointPlant`."""
+    from flexrobot_ros.simulation import flexible_link_plant
+    from flexrobot_ros.simulation.elastic_robot_plant import ElasticRobotPlant, needs_elastic_robot
+    from flexrobot_ros.simulation.flexible_joint_plant import FlexibleJointPlant
+
+    plant = flexible_link_plant.plant_for(robot)
+    if plant is not None:
+        return plant
+    return ElasticRobotPlant(robot) if needs_elastic_robot(robot) else FlexibleJointPlant(robot)
 
 MODES = ("fixed", "accurate")
 
@@ -110,8 +124,8 @@ class Simulation:
     """A robot (or any :class:`~flexrobot_ros.simulation.plant.Plant`) under a controller, stepped in chunks.
 
     ``robot``: a FlexibleRobot (simulated with the plant its description needs: flexible links or rigid joints
-    :class:`~flexrobot_ros.simulation.flexible_link_plant.FlexibleLinkPlant`, extra elasticities
-    :class:`~flexrobot_ros.simulation.extended_joint_plant.ExtendedJointPlant`, else
+    :class:`~flexrobot_ros.simulation.flexible_link_plant.FlexibleLinkPlant`, extra elasticities or gear dampers
+    the composed model's :class:`~flexrobot_ros.simulation.elastic_robot_plant.ElasticRobotPlant`, else
     :class:`~flexrobot_ros.simulation.flexible_joint_plant.FlexibleJointPlant`) or a plant. ``controller``: see
     :mod:`flexrobot_ros.simulation.controllers`. Initial state: ``q0`` [rad | m] defaults to the controller's set
     point ``q_d``; ``q_m0`` to its ``q_m_d`` or else to the static motor position of ``q0`` (eq. 2.3, springs
@@ -128,9 +142,7 @@ class Simulation:
                  sensors: Iterable[Any] = (), seed: int = 0, excitations: Iterable[Any] = (),
                  max_speed: float = 1.0e3, max_position: float = 1.0e3):
         if isinstance(robot, FlexibleRobot):
-            from flexrobot_ros.simulation.flexible_link_plant import plant_for  # flexible links / rigid joints
-
-            self.plant: Plant = plant_for(robot) or extended_joint_plant.plant_for(robot)
+            self.plant: Plant = plant_for(robot)
         else:
             self.plant = robot
         self.robot: FlexibleRobot = self.plant.robot
