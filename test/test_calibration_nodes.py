@@ -74,7 +74,12 @@ class Cell:
             held.append(time_seconds(last.header.stamp))
             return held[-1] - held[0] >= 0.5
         assert self.harness.spin(120.0, reached), f"pose {q} not reached"
-        self.harness.spin(1.5)  # the monitor recomputes at 10 Hz
+
+        def analysed() -> bool:  # the monitor's newest modes are of this pose, to within its recompute threshold
+            pose = self.probe.diagnostics("modal_monitor_node").get("pose")  # (0.01 rad; 1 Hz diagnostics)
+            return pose is not None and np.max(np.abs(np.array(json.loads(pose)) - q)) <= 0.01 + 1e-3
+        assert self.harness.spin(120.0, analysed), f"the monitor did not analyse pose {q}"
+        self.harness.spin(0.2)  # its modal/frequencies, published before the diagnostics, are in
 
     def monitor(self):
         return self.probe.array("/modal/frequencies")

@@ -600,6 +600,7 @@ class SimulatorNode:
             if self.shapes is not None and self.p["link_shapes_rate_hz"] else 0
         q_m = np.column_stack([output.sensors[f"motor_encoder.{joint}"] for joint in names])
         q = np.column_stack([output.sensors[f"link_encoder.{joint}"] for joint in names])
+        tau_j = output.elastic_torque  # (samples, n) [N m], computed once per chunk
         first = self.sim.sample_index - len(output.t) + 1
         for k, t in enumerate(output.t):
             stamp = self.node.stamp(self.stamp_base + t)
@@ -608,10 +609,10 @@ class SimulatorNode:
             self.motor_states.publish(joint_state(types, stamp, names, q_m[k], output.qd_m[k], output.tau_m[k]))
             if dynamic_every and (first + k) % dynamic_every == 0:
                 self.dynamic_joint_states.publish(dynamic_joint_state(types, stamp, names, dict(zip(
-                    SIMULATED_INTERFACES, (q[k], output.qd[k], output.elastic_torque[k], q_m[k], output.qd_m[k])))))
+                    SIMULATED_INTERFACES, (q[k], output.qd[k], tau_j[k], q_m[k], output.qd_m[k])))))
             if (first + k) % decimation == 0:
                 self.joint_states.publish(joint_state(types, stamp, names, q[k], output.qd[k],
-                                                      output.elastic_torque[k]))
+                                                      tau_j[k]))
                 if self.deflections is not None:
                     self.deflections.publish(multiarray(types, self.sim.plant.tip_deflections(
                         output.states[k:k + 1])[0], ("link", "direction")))

@@ -35,6 +35,9 @@ import threading
 import time
 from typing import Any, Callable, Mapping, Sequence
 
+from cyclonedds._clayer import ddspy_take, ddspy_write
+from cyclonedds.core import DDSException, InstanceState, SampleState, ViewState
+
 from flexrobot_ros.errors import RuntimeLayerError
 from flexrobot_ros.runtime.graph import DISCOVERY_TOPIC, DISCOVERY_TYPE, QOS_DISCOVERY, ParticipantEntities, gid
 from flexrobot_ros.runtime.messages import (dds_message_types, default_distro, message_fields, type_hash,
@@ -50,6 +53,8 @@ from flexrobot_ros.runtime.time_source import (CLOCK_TOPIC, QOS_CLOCK, USE_SIM_T
                                                TimeSource)
 
 _MASK_64 = (1 << 64) - 1
+#: Sample mask of a take: every sample, read or not, of any view and instance state.
+_ANY_SAMPLE = int(SampleState.Any | ViewState.Any | InstanceState.Any)
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -228,11 +233,9 @@ def endpoint_qos(profile: QosProfile, typename: str | None, distro: str, *, read
 
 
 def _take_raw(reader: Any, count: int = 256) -> list[tuple[bytes, Any]]:
-    """Up to ``count`` samples as (raw CDR with encapsulation header, SampleInfo), invalid ones included."""
-    from cyclonedds._clayer import ddspy_take
-    from cyclonedds.core import DDSException, InstanceState, SampleState, ViewState
-
-    result = ddspy_take(reader._ref, SampleState.Any | ViewState.Any | InstanceState.Any, count)
+    """Up to ``count`` samples as (raw CDR with encapsulation header, SampleInfo), invalid ones included. (Called
+    for every reader at every wake-up of a node: the C call alone, 0.6 us when empty.)"""
+    result = ddspy_take(reader._ref, _ANY_SAMPLE, count)
     if isinstance(result, int):
         raise DDSException(result, "while taking samples")
     return result
@@ -274,8 +277,6 @@ class DdsPublisher:
 
     def publish_raw(self, data: bytes) -> None:
         """Send one already serialized sample (CDR with its 4-byte encapsulation header), e.g. from a bag."""
-        from cyclonedds._clayer import ddspy_write
-
         padded = bytes(data).ljust((len(data) + 3) & ~3, b"\0")
         if ddspy_write(self._writer._ref, padded) < 0:
             raise RuntimeLayerError(f"topic {self.topic_name}: the DDS writer refused a raw sample")
@@ -286,7 +287,6 @@ class DdsPublisher:
 
     def wait_for_acks(self, timeout_sec: float) -> bool:
         """Wait until reliable subscribers acknowledged everything sent; False on timeout."""
-        from cyclonedds.core import DDSException
         from cyclonedds.util import duration
 
         try:
@@ -304,7 +304,7 @@ class DdsSubscription:
 
     def __init__(self, node: DdsNode, cls: type, topic: str, callback: Callable[..., Any], qos: QosProfile,
                  raw: bool = False) -> None:
-        from cyclonedds.core import InstanceState, ReadCondition, SampleState, ViewState
+        from cyclonedds.core import ReadCondition
         from cyclonedds.sub import DataReader
 
         self.topic_name = topic
@@ -314,7 +314,7 @@ class DdsSubscription:
         ctx = node.context
         self._reader = DataReader(ctx.subscriber, ctx.topic("rt" + topic, cls),
                                   endpoint_qos(qos, self.typename, node.distro, reader=True))
-        self.condition = ReadCondition(self._reader, SampleState.Any | ViewState.Any | InstanceState.Any)
+        self.condition = ReadCondition(self._reader, _ANY_SAMPLE)
         ctx.add_endpoints(node, readers=[self._reader])
 
     def get_publisher_count(self) -> int:
@@ -359,7 +359,7 @@ class DdsService:
     """Service server on ``rq/<name>Request`` -> ``rr/<name>Reply``; the reply echoes the request header."""
 
     def __init__(self, node: DdsNode, srv_type: Any, name: str, callback: Callable[[Any, Any], Any]) -> None:
-        from cyclonedds.core import InstanceState, ReadCondition, SampleState, ViewState
+        from cyclonedds.core import ReadCondition
         from cyclonedds.pub import DataWriter
         from cyclonedds.sub import DataReader
 
@@ -371,7 +371,7 @@ class DdsService:
                                   endpoint_qos(QOS_SERVICES, typename, node.distro, reader=True))
         self._writer = DataWriter(ctx.publisher, ctx.topic(f"rr{name}Reply", srv_type.wire_response),
                                   endpoint_qos(QOS_SERVICES, typename, node.distro, reader=False))
-        self.condition = ReadCondition(self._reader, SampleState.Any | ViewState.Any | InstanceState.Any)
+        self.condition = ReadCondition(self._reader, _ANY_SAMPLE)
         ctx.add_endpoints(node, readers=[self._reader], writers=[self._writer])
         self._request_fields = [f for f in message_fields(srv_type.Request())]
 
@@ -417,7 +417,7 @@ class DdsClient:
     another guid or sequence number are ignored."""
 
     def __init__(self, node: DdsNode, srv_type: Any, name: str) -> None:
-        from cyclonedds.core import InstanceState, ReadCondition, SampleState, ViewState, WaitSet
+        from cyclonedds.core import ReadCondition, WaitSet
         from cyclonedds.pub import DataWriter
         from cyclonedds.sub import DataReader
 
@@ -430,7 +430,7 @@ class DdsClient:
                                   endpoint_qos(QOS_SERVICES, typename, node.distro, reader=True))
         self.guid = self._writer.get_instance_handle() & _MASK_64
         ctx.add_endpoints(node, readers=[self._reader], writers=[self._writer])
-        self._condition = ReadCondition(self._reader, SampleState.Any | ViewState.Any | InstanceState.Any)
+        self._condition = ReadCondition(self._reader, _ANY_SAMPLE)
         self._waitset = WaitSet(ctx.participant)
         self._waitset.attach(self._condition)
         self._sequence = itertools.count(1)
