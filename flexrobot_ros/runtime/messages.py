@@ -323,21 +323,27 @@ class MessageTypes:
 
     def __init__(self, resolve: Callable[[str], Any], backend: str) -> None:
         self._resolve = resolve
+        self._classes: dict[str, Any] = {}
         self.backend = backend
 
     def get(self, typename: str) -> Any:
-        """The class of ``pkg/msg/Name`` or ``pkg/srv/Name``.
+        """The class of ``pkg/msg/Name`` or ``pkg/srv/Name`` (resolved once: nodes name types per message).
 
         Raises:
             RuntimeLayerError: the type does not exist on this back end.
         """
-        split_type_name(typename)
-        return self._resolve(typename)
+        cls = self._classes.get(typename)
+        if cls is None:
+            split_type_name(typename)
+            cls = self._classes[typename] = self._resolve(typename)
+        return cls
 
     def __getattr__(self, package: str) -> "_Package":
         if package.startswith("_"):
             raise AttributeError(package)
-        return _Package(self, package)
+        value = _Package(self, package)
+        setattr(self, package, value)  # found as a plain attribute from now on
+        return value
 
     def __repr__(self) -> str:
         return f"MessageTypes(backend={self.backend!r})"
@@ -350,7 +356,9 @@ class _Package:
     def __getattr__(self, kind: str) -> "_Module":
         if kind not in ("msg", "srv"):
             raise AttributeError(f"{self._package}.{kind}: expected 'msg' or 'srv'")
-        return _Module(self._types, self._package, kind)
+        value = _Module(self._types, self._package, kind)
+        setattr(self, kind, value)
+        return value
 
 
 class _Module:
@@ -360,7 +368,9 @@ class _Module:
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
             raise AttributeError(name)
-        return self._types.get(self._prefix + name)
+        value = self._types.get(self._prefix + name)
+        setattr(self, name, value)
+        return value
 
 
 def dds_message_types(distro: str | None = None) -> MessageTypes:
