@@ -1,6 +1,6 @@
 """Speed acceptance of issue 24's one plant for the plain flexible-joint robots: the former FlexibleJointPlant (its
-file taken from git, default ``main``, and imported beside the current tree) against ElasticRobotPlant's
-elastic-joints evaluation in the same process.
+file taken from git, default 864f837, the last commit that has it, and imported beside the current tree) against
+ElasticRobotPlant's elastic-joints evaluation in the same process.
 
 Cases: the Scompi with its 4 kg tool at the thesis' configuration 8 and the KUKA LWR4 at the second pose of the
 regression cases (``test/regression_cases.py``), each under its shipped PD + gravity compensation, a 6 ms force
@@ -14,7 +14,7 @@ new, new, old, so that a drift of the shared machine's load cancels): one ``deri
 Acceptance: the 1 s run not slower than the old plant by more than 10 %. BLAS threads are pinned to 1. The headline
 is the last line.
 
-    nice -n 19 python bench/one_plant_speed.py [--old main] [--rounds 3]
+    nice -n 19 python bench/one_plant_speed.py [--old 864f837] [--rounds 3]
 """
 from __future__ import annotations
 
@@ -96,7 +96,8 @@ def measure(build, robot, q_d: np.ndarray, force: float) -> dict[str, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--old", default="main", help="commit holding the former FlexibleJointPlant (default main)")
+    parser.add_argument("--old", default="864f837", help="a commit holding the former FlexibleJointPlant (default "
+                        "864f837, the last one)")
     parser.add_argument("--rounds", type=int, default=3, help="ABBA rounds (default 3)")
     args = parser.parse_args()
     slowdowns = {}
