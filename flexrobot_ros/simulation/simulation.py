@@ -339,10 +339,9 @@ class Simulation:
                    f"t = {self.t:.6g} s.")
         if hasattr(self.controller, "q_d"):
             try:
-                from flexrobot_ros.modal.modes import modal_analysis
+                from flexrobot_ros.modal.held_modes import held_modes
 
-                verdict = modal_analysis(self.robot, self.controller.q_d, self.controller.kp,
-                                         self.controller.kd).verdict
+                verdict = held_modes(self.robot, self.controller.q_d, self.controller.kp, self.controller.kd).verdict
                 message += f" The linearized closed loop at the set point is {verdict} with kp/kd as given."
             except FlexrobotError:
                 pass
