@@ -87,3 +87,15 @@ def test_modal_map_command_serves_a_robot_with_extra_elasticities(tmp_path, caps
                                   for b in np.linspace(-1.8, -1.6, 2)])
     assert summary["points"] == 6 and summary["modes"] == 12
     np.testing.assert_allclose(summary["frequency_range_hz"], [frequencies.min(), frequencies.max()], rtol=1e-12)
+
+
+def test_joint_identification_refuses_a_robot_the_joint_model_does_not_hold():
+    """k, d_f, d_fm of kr90_3dof (extra elasticities): refused by name before any solve (its modes are the composed
+    model's, 2n + ne of them, which the seed-000 affine model cannot hold); the data are the plain KR90's."""
+    from flexrobot_ros.errors import IdentificationError
+    from flexrobot_ros.identification import identify_joint_parameters
+    from flexrobot_ros.identification.modal_data import modal_data_from_model
+
+    data = modal_data_from_model(load_robot("kr90"), [np.radians([0.0, 55.0, -100.5])])
+    with pytest.raises(IdentificationError, match=r"robot kr90_3dof: k, d_f, d_fm .* extra elasticities"):
+        identify_joint_parameters(load_robot("kr90_3dof"), data, starts=1)
