@@ -5,10 +5,11 @@ Prints a table (mode, f [Hz], zeta [%], stable) or, with ``--json``, ``{"frequen
 "marginal" | "unstable", ...], ...}``; a mode is marginal when its real part is zero within round-off. Optional:
 the modal participation at the tool frame, a PNG of the mode shapes, a PNG of the tool receptance.
 
-Robots with extra elasticities or gear dampers (and those with Coulomb friction and flexible links) use the composed
-model's linearization (:mod:`flexrobot_ros.modal.elastic_robot_linearization`): the report adds ``model``,
-``coordinates``, each mode's ``dominant`` coordinate and the ``elastic_equilibrium`` q_e. Other robots with flexible
-links or rigid joints use the link layer's linearization
+The modes come from the one linearization entry (:func:`flexrobot_ros.modal.held_modes.held_modes`), which picks
+the robot's model. Robots with extra elasticities or gear dampers (and those with Coulomb friction and flexible links)
+get the composed model's linearization (:mod:`flexrobot_ros.modal.elastic_robot_linearization`): the report adds
+``model``, ``coordinates``, each mode's ``dominant`` coordinate and the ``elastic_equilibrium`` q_e. Other robots with
+flexible links or rigid joints get the link layer's linearization
 (:mod:`flexrobot_ros.modal.flexible_link_linearization`): the modes include the link modes; ``--locked-joints`` gives
 the structural modes of the braked arm; ``--link-model amm|fem``, ``--link-modes N``, ``--link-elements N`` override
 every flexible link's discretization. Example: ``flexrobot modal canadarm --q 0.4,-1.1,0.7 --locked-joints --json``.
