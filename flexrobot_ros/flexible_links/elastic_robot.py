@@ -39,6 +39,7 @@ extra elasticity inserted with ``side: after`` at the joint that carries a flexi
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Sequence
 
 import numpy as np
@@ -138,14 +139,31 @@ class ElasticRobot:
         self.input_map = np.zeros((self.size, n))  # S (size, n): motor torques -> generalized forces
         self.input_map[self.q_index[rigid], np.flatnonzero(rigid)] = 1.0
         self.input_map[self.motor_index, e] = 1.0
-        self.force_function = force_function(self)
         #: no beams: the chain is the extended pinocchio model (module docstring)
         self.rigid_chain = m == 0
         #: elastic joints alone on rigid links (:func:`elastic_joints_only`): y = [q; q_m]
         self.joints_only = elastic_joints_only(robot)
-        #: d f_el / dy and the viscous d f_d / dy_dot (size, size), constant: the terms are linear
-        self.stiffness_matrix, self.damping_matrix = force_function_slopes(self.force_function, self.size)
         self._functions: ElasticRobotFunctions | None = None
+
+    @cached_property
+    def force_function(self) -> Any:
+        """:func:`force_function` of this model's parameters (CasADi, built on first use: about 3 ms, which the
+        plant's elastic-joints evaluation never needs)."""
+        return force_function(self)
+
+    @cached_property
+    def _force_slopes(self) -> tuple[np.ndarray, np.ndarray]:
+        return force_function_slopes(self.force_function, self.size)
+
+    @property
+    def stiffness_matrix(self) -> np.ndarray:
+        """d f_el / dy (size, size) [N m/rad | N/m], constant: the springs are linear."""
+        return self._force_slopes[0]
+
+    @property
+    def damping_matrix(self) -> np.ndarray:
+        """The viscous d f_d / dy_dot (size, size) [N m s/rad | N s/m], constant: the dampers are linear."""
+        return self._force_slopes[1]
 
     @property
     def functions(self) -> ElasticRobotFunctions:
