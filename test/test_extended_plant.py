@@ -1,18 +1,19 @@
 """The extended flexible-joint robot (seed 002 eq. 1) as the composed model's plant (ElasticRobotPlant on a model
 without beams: pinocchio's path) against independent checks: its Jacobian against central
 differences of its derivative; energy balance E(t) - E(0) = work_in - dissipated in a simulation; with the extra
-elasticities removed and D_g = 0 it is the flexible-joint plant (thesis eq. 2.1) exactly; Simulation picks it for
-robots with an extended model."""
+elasticities removed and D_g = 0 it is the flexible-joint robot (thesis eq. 2.1, written in the test) exactly;
+Simulation picks it for robots with an extended model and for the plain flexible-joint robots."""
 from __future__ import annotations
 
 import dataclasses
 
 import numpy as np
+import pinocchio as pin
 
 from flexrobot_ros.model.extended_model import rigid_extended
 from flexrobot_ros.simulation.elastic_robot_plant import ElasticRobotPlant
 from flexrobot_ros.model import load_robot
-from flexrobot_ros.simulation import AccurateIntegration, FlexibleJointPlant, Simulation, TorqueInput
+from flexrobot_ros.simulation import AccurateIntegration, Simulation, TorqueInput
 
 
 def _random_state(plant, rng):
@@ -65,16 +66,48 @@ def test_energy_balance_in_simulation() -> None:
     assert abs(energy.balance_residual(0.0)) < 1e-6 * abs(energy.work_in)
 
 
-def test_without_extras_and_transmission_damping_it_is_the_flexible_joint_plant() -> None:
-    """ne = 0, D_g = 0: the same xdot as FlexibleJointPlant (thesis eq. 2.1) for scompi-like friction on kr90_3dof."""
-    robot = load_robot("kr90_3dof")
-    rigid = dataclasses.replace(robot, extended=rigid_extended(robot, 0.0))
-    extended, flexible = ElasticRobotPlant(rigid), FlexibleJointPlant(robot)
+def _thesis_derivative(robot, x: np.ndarray, tau_m: np.ndarray, frame_id: int, wrench: np.ndarray) -> np.ndarray:
+    """xdot of thesis eq. 2.1 with smoothed Coulomb friction and a world-axes wrench at a frame's origin, written
+    here with CRBA + RNEA + a linear solve (the plant uses ABA), state [q, q_m, qd, qd_m, dissipated, work_in]."""
+    n = robot.n
+    q, q_m, qd, qd_m = x[:n], x[n:2 * n], x[2 * n:3 * n], x[3 * n:4 * n]
+    data = robot.create_data()
+    mass = pin.crba(robot.model, data, q)
+    mass = np.triu(mass) + np.triu(mass, 1).T
+    jacobian = pin.computeFrameJacobian(robot.model, data, q, frame_id, pin.LOCAL_WORLD_ALIGNED)
+    w, k, width = robot.transmission, robot.stiffness, robot.coulomb_width
+    spring = k * (w * q - q_m)
+    f_link = robot.link_damping * qd + robot.link_coulomb * np.tanh(qd / width)
+    f_motor = robot.motor_damping * qd_m + robot.motor_coulomb * np.tanh(qd_m / width)
+    external = jacobian.T @ wrench
+    qdd = np.linalg.solve(mass, external - w * spring - f_link - pin.nonLinearEffects(robot.model, data, q, qd))
+    qdd_m = (tau_m + spring - f_motor) / robot.motor_inertia
+    return np.concatenate([qd, qd_m, qdd, qdd_m, [qd @ f_link + qd_m @ f_motor, tau_m @ qd_m + external @ qd]])
+
+
+def test_without_extras_and_transmission_damping_it_is_the_flexible_joint_robot() -> None:
+    """ne = 0, D_g = 0 (kr90_3dof with its extras removed, the Scompi with Coulomb friction): the plant's
+    elastic-joints evaluation gives thesis eq. 2.1's xdot written in the test (CRBA + RNEA + solve, J^T w of a
+    wrench on the tool) to 1e-12, and its Coulomb damping block equals the CasADi path's (the chain's Lagrangian)."""
+    scompi = load_robot("scompi", tool=True).with_parameters(link_coulomb=[20.0, 2.0, 2.0, 1.0, 0.5, 0.5],
+                                                            motor_coulomb=0.05)
+    kr90 = load_robot("kr90_3dof")
     rng = np.random.default_rng(5)
-    for _ in range(5):
-        x = _random_state(flexible, rng)
-        tau = rng.normal(size=3) * 1e3
-        np.testing.assert_allclose(extended.derivative(x, tau), flexible.derivative(x, tau), rtol=1e-12, atol=1e-9)
+    for robot in (dataclasses.replace(kr90, extended=rigid_extended(kr90, 0.0)), scompi):
+        plant = ElasticRobotPlant(robot)
+        assert plant.joints_only and plant.layout.size == 4 * robot.n + 2
+        reference = ElasticRobotPlant(robot, path="casadi")
+        frame_id = plant.frame_id(robot.tool_frame or robot.model.frames[-1].name)
+        for _ in range(5):
+            x = _random_state(plant, rng)
+            tau = rng.normal(size=robot.n) * 1e3
+            wrench = rng.normal(size=6) * 50.0
+            expected = _thesis_derivative(robot, x, tau, frame_id, wrench)
+            np.testing.assert_allclose(plant.derivative(x, tau, [(frame_id, wrench)]), expected, rtol=1e-12,
+                                       atol=1e-9 * np.abs(expected).max(), err_msg=robot.name)
+            if np.any(robot.link_coulomb):
+                np.testing.assert_allclose(plant.coulomb_damping(x), reference.coulomb_damping(x), rtol=1e-9,
+                                           atol=1e-9 * np.abs(plant.coulomb_damping(x)).max(), err_msg=robot.name)
 
 
 def test_divergence_in_an_elastic_block_is_reported_by_name() -> None:
@@ -88,3 +121,17 @@ def test_divergence_in_an_elastic_block_is_reported_by_name() -> None:
     sim._x[sim.plant.layout["qd_e"]] = 5.0  # a knock on the tool body: it swings ~0.1 rad, past the bound
     with pytest.raises(SimulationError, match=r"q_e\[joint3\]"):
         sim.advance(0.2)
+
+
+def test_simulation_builds_the_one_plant_for_the_plain_flexible_joint_robots() -> None:
+    """scompi, planar_2r, lwr4, kr90 (elastic joints on rigid links): Simulation's plant is ElasticRobotPlant with its
+    elastic-joints evaluation, state [q, q_m, qd, qd_m, dissipated, work_in] (4 n + 2)."""
+    from flexrobot_ros.simulation.simulation import plant_for
+
+    for name in ("scompi", "planar_2r", "lwr4", "kr90"):
+        robot = load_robot(name)
+        plant = plant_for(robot)
+        assert isinstance(plant, ElasticRobotPlant) and plant.joints_only, name
+        lay, n = plant.layout, robot.n
+        assert (lay.size, lay["q_m"], lay["qd"], lay["work_in"]) == (4 * n + 2, slice(n, 2 * n), slice(2 * n, 3 * n),
+                                                                   slice(4 * n + 1, 4 * n + 2)), name

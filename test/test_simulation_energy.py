@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 
-from flexrobot_ros.simulation import (AccurateIntegration, FlexibleJointPlant, HalfSinePulse, PDGravityCompensation,
+from flexrobot_ros.simulation import (AccurateIntegration, ElasticRobotPlant, HalfSinePulse, PDGravityCompensation,
                                       RectangularPulse, Simulation, TorqueInput)
 from flexrobot_ros.simulation.impact_experiment import thesis_configuration
 from flexrobot_ros.simulation.integrators import ClosedLoop
@@ -57,7 +57,7 @@ def test_energy_balance_closes_with_damping_friction_control_and_impacts(scompi_
 
 def test_potential_energy_gradient_is_generalized_gravity(scompi_tool):
     """The gravitational energy the simulator reports (pinocchio) has gradient g(q) (central differences)."""
-    plant = FlexibleJointPlant(scompi_tool)
+    plant = ElasticRobotPlant(scompi_tool)
     data = scompi_tool.create_data()
     q = Q8 + np.array([0.05, 0.1, -0.2, 0.3, 0.1, -0.4])
     x = plant.state(q, q)
@@ -74,7 +74,7 @@ def test_state_jacobian_matches_finite_differences(scompi_tool):
     central finite differences of the state derivative at a random state (no wrench acting)."""
     robot = scompi_tool.with_parameters(link_coulomb=[1.0, 2.0, 3.0, 1.0, 1.0, 1.0], motor_coulomb=0.5)
     controller = PDGravityCompensation.create(robot, Q8)
-    plant = FlexibleJointPlant(robot)
+    plant = ElasticRobotPlant(robot)
     loop = ClosedLoop(plant, controller)
     rng = np.random.default_rng(1)
     x = plant.state(controller.q_d, controller.q_m_d) + np.concatenate([rng.normal(size=24) * 0.01, [0.0, 0.0]])

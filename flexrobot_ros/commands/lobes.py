@@ -112,8 +112,9 @@ def map_poses(robot: Any, args: argparse.Namespace, q: np.ndarray) -> tuple[str,
 
 
 def run(args: argparse.Namespace) -> int:
+    from flexrobot_ros.flexible_links.elastic_robot import elastic_joints_only
+    from flexrobot_ros.modal.held_modes import held_modes
     from flexrobot_ros.modal.milling_frf import robot_feed_plane_frf
-    from flexrobot_ros.modal.modes import modal_analysis
     from flexrobot_ros.modal.stability_lobes import chatter_frequency_grid, lobe_count, zeroth_order_lobes
     from flexrobot_ros.model import load_robot
 
@@ -121,9 +122,9 @@ def run(args: argparse.Namespace) -> int:
     speeds_given = speed_range(args.spindle_speed_range) if args.spindle_speed_range else None
     plot_dir = output_directory(args.plot_dir, "--plot-dir") if args.plot_dir else None
     robot = load_robot(args.robot, tool=args.tool)
-    if robot.flexible_links or robot.rigid_joints or robot.extended is not None:
+    if not elastic_joints_only(robot):
         raise CommandError(f"robot {robot.name}: lobes use the flexible-joint receptance; flexible links, rigid "
-                           "joints and extra elasticities are not supported yet")
+                           "joints, extra elasticities and gear dampers are not supported yet")
     q = within_limits(robot, vector(args.q, "--q", robot.n, robot.joint_names), "--q")
     kp = gains(args.kp, "--kp", robot.n, robot.joint_names)
     kd = gains(args.kd, "--kd", robot.n, robot.joint_names)
@@ -133,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
                 "frame": args.frame, "tip_offset": vector(args.tip_offset, "--tip-offset", 3)}
     kind, sweep = map_poses(robot, args, q)
     progress = Progress("lobes", quiet=args.json)
-    modes = modal_analysis(robot, q, kp=kp, kd=kd)
+    modes = held_modes(robot, q, kp=kp, kd=kd)
     frf = robot_feed_plane_frf(robot, q, kp=kp, kd=kd, linearized=modes.linearized, **geometry)
     grid = chatter_frequency_grid(modes.frequencies_hz, modes.damping_ratios)
     with progress.stage(f"stability lobes at {grid.size} chatter frequencies, {grid[0]:.4g}-{grid[-1]:.4g} Hz"):

@@ -5,10 +5,11 @@ Prints a table (mode, f [Hz], zeta [%], stable) or, with ``--json``, ``{"frequen
 "marginal" | "unstable", ...], ...}``; a mode is marginal when its real part is zero within round-off. Optional:
 the modal participation at the tool frame, a PNG of the mode shapes, a PNG of the tool receptance.
 
-Robots with extra elasticities or gear dampers (and those with Coulomb friction and flexible links) use the composed
-model's linearization (:mod:`flexrobot_ros.modal.elastic_robot_linearization`): the report adds ``model``,
-``coordinates``, each mode's ``dominant`` coordinate and the ``elastic_equilibrium`` q_e. Other robots with flexible
-links or rigid joints use the link layer's linearization
+The modes come from the one linearization entry (:func:`flexrobot_ros.modal.held_modes.held_modes`), which picks
+the robot's model. Robots with extra elasticities or gear dampers (and those with Coulomb friction and flexible links)
+get the composed model's linearization (:mod:`flexrobot_ros.modal.elastic_robot_linearization`): the report adds
+``model``, ``coordinates``, each mode's ``dominant`` coordinate and the ``elastic_equilibrium`` q_e. Other robots with
+flexible links or rigid joints get the link layer's linearization
 (:mod:`flexrobot_ros.modal.flexible_link_linearization`): the modes include the link modes; ``--locked-joints`` gives
 the structural modes of the braked arm; ``--link-model amm|fem``, ``--link-modes N``, ``--link-elements N`` override
 every flexible link's discretization. Example: ``flexrobot modal canadarm --q 0.4,-1.1,0.7 --locked-joints --json``.
@@ -88,56 +89,46 @@ def frf_grid(text: str) -> np.ndarray:
     return np.linspace(low, high, int(count))
 
 
-def flexible_link_result(robot: Any, q: np.ndarray, kp: Any, kd: Any, args: argparse.Namespace) -> Any:
-    """Modes of a robot with flexible links or rigid joints (the link-layer linearization), or None."""
-    link_options = args.locked_joints or args.link_model or args.modes is not None or args.elements is not None
-    if not (robot.flexible_links or robot.rigid_joints):
-        if link_options:
-            raise CommandError(f"robot {robot.name}: --locked-joints/--link-model/--link-modes/--link-elements need "
-                             "flexible links (a flexible_links section in the flexibility YAML)")
-        return None
-    if args.wrench or args.participation or args.undamped or args.shapes_plot or args.frf_plot:
-        raise CommandError(f"robot {robot.name}: --wrench, --participation, --undamped and the plots are not "
-                         "available for flexible-link robots yet")
-    from flexrobot_ros.flexible_links.link_specs import chain_from_robot
-    from flexrobot_ros.modal.flexible_link_linearization import flexible_link_modes
+def check_options(robot: Any, args: argparse.Namespace) -> None:
+    """The options that do not apply to ``robot``'s linearization: the link discretization without flexible links,
+    --locked-joints without flexible links or extra elasticities, the wrench, participation, undamped modes and
+    plots beyond elastic joints on rigid links (seed 000's linearization, the one in the joint coordinates)."""
+    from flexrobot_ros.flexible_links.elastic_robot import elastic_joints_only
 
-    method = LINK_MODELS.get(args.link_model)
-    chain = chain_from_robot(robot, method=method, modes=args.modes, elements=args.elements)
-    return flexible_link_modes(robot, chain, q, kp=kp, kd=kd, locked_joints=args.locked_joints)
-
-
-def elastic_robot_result(robot: Any, q: np.ndarray, kp: Any, kd: Any, args: argparse.Namespace
-                         ) -> tuple[Any, dict[str, Any]]:
-    """Modes of a robot the composed elastic-robot model describes (linearization of
-    :class:`~flexrobot_ros.flexible_links.elastic_robot.ElasticRobot`: extra elasticities or gear dampers, Coulomb
-    friction with flexible links), and the report's extra entries: ``model`` ("extended"), ``coordinates`` (labels
-    of the shapes' rows), ``dominant`` (each mode's largest coordinate), ``elastic_equilibrium`` (q_e [rad | m])."""
-    if args.wrench or args.participation or args.undamped or args.shapes_plot or args.frf_plot:
-        raise CommandError(f"robot {robot.name}: --wrench, --participation, --undamped and the plots are not "
-                           "available for the composed elastic-robot model yet")
     if not robot.flexible_links and (args.link_model or args.modes is not None or args.elements is not None):
         raise CommandError(f"robot {robot.name}: --link-model/--link-modes/--link-elements need flexible links (a "
                            "flexible_links section in the flexibility YAML)")
-    from flexrobot_ros.flexible_links.elastic_robot import ElasticRobot
-    from flexrobot_ros.modal.elastic_robot_linearization import elastic_robot_coordinates, elastic_robot_modes
+    if args.locked_joints and elastic_joints_only(robot):
+        raise CommandError(f"robot {robot.name}: --locked-joints needs flexible links or extra elasticities (the "
+                           "coordinates left free with every joint locked)")
+    if not elastic_joints_only(robot) and (args.wrench or args.participation or args.undamped or args.shapes_plot
+                                           or args.frf_plot):
+        raise CommandError(f"robot {robot.name}: --wrench, --participation, --undamped and the plots are available "
+                           "for elastic joints on rigid links only (this robot has extra elasticities, gear dampers, "
+                           "flexible links or rigid joints)")
 
-    model = ElasticRobot(robot, method=LINK_MODELS.get(args.link_model), modes=args.modes, elements=args.elements)
-    result = elastic_robot_modes(model, q, kp=kp, kd=kd, locked_joints=args.locked_joints)
-    labels = np.array(elastic_robot_coordinates(model))
-    if args.locked_joints:
-        labels = labels[np.concatenate([model.qe_index, np.arange(model.eta.start, model.eta.stop)]).astype(int)]
+
+def composed_entries(robot: Any, q: np.ndarray, result: Any, args: argparse.Namespace) -> dict[str, Any]:
+    """The report's entries of a robot the composed elastic-robot model linearizes (extra elasticities or gear
+    dampers, Coulomb friction with flexible links): ``model`` ("extended"), ``coordinates`` (labels of the shapes'
+    rows), ``dominant`` (each mode's largest coordinate), ``elastic_equilibrium`` (q_e [rad | m]); none for the
+    others."""
+    from flexrobot_ros.flexible_links.elastic_robot import elastic_joints_only
+    from flexrobot_ros.modal.held_modes import composed_model, has_link_layer, held_coordinates
+
+    if elastic_joints_only(robot) or has_link_layer(robot):
+        return {}
+    model = composed_model(robot, LINK_MODELS.get(args.link_model), args.modes, args.elements)
+    labels = held_coordinates(robot, args.locked_joints, model)
     dominant = [str(labels[int(np.argmax(np.abs(result.mode_shapes[:, k])))]) for k in range(result.n_modes)]
     q_e = model.static_equilibrium(q)[model.qe_index]
-    return result, {"model": "extended", "coordinates": labels.tolist(), "dominant": dominant,
-                    "elastic_equilibrium": q_e.tolist()}
+    return {"model": "extended", "coordinates": labels, "dominant": dominant, "elastic_equilibrium": q_e.tolist()}
 
 
 def run(args: argparse.Namespace) -> int:
     from flexrobot_ros.modal.eigenproblem import VERDICTS, eigenvalue_codes, stability_tolerance
-    from flexrobot_ros.modal.modes import modal_analysis
+    from flexrobot_ros.modal.held_modes import held_modes
     from flexrobot_ros.model import load_robot
-    from flexrobot_ros.simulation.elastic_robot_plant import needs_elastic_robot
 
     shapes_plot = output_file(args.shapes_plot, "--shapes-plot", (".png",))
     frf_plot = output_file(args.frf_plot, "--frf-plot", (".png",))
@@ -156,13 +147,10 @@ def run(args: argparse.Namespace) -> int:
     wrench = vector(args.wrench, "--wrench", 6)
     kp = gains(args.kp, "--kp", robot.n, robot.joint_names)
     kd = gains(args.kd, "--kd", robot.n, robot.joint_names)
-    composed: dict[str, Any] = {}
-    if needs_elastic_robot(robot):  # extra elasticities / gear dampers, or Coulomb with flexible links / rigid joints
-        result, composed = elastic_robot_result(robot, q, kp, kd, args)
-    else:
-        result = flexible_link_result(robot, q, kp, kd, args)
-    if result is None:
-        result = modal_analysis(robot, q, kp=kp, kd=kd, wrench=wrench, frame=args.frame)
+    check_options(robot, args)
+    result = held_modes(robot, q, kp=kp, kd=kd, wrench=wrench, frame=args.frame, locked_joints=args.locked_joints,
+                        method=LINK_MODELS.get(args.link_model), modes=args.modes, elements=args.elements)
+    composed = composed_entries(robot, q, result, args)
     tol = stability_tolerance(np.concatenate([result.eigenvalues, result.offending_eigenvalues])[None])[0]
     codes = eigenvalue_codes(result.eigenvalues, tol)
     report: dict[str, Any] = {"robot": robot.name, "tool": robot.tool is not None, **result.to_dict(),

@@ -116,9 +116,6 @@ def compute(robot: FlexibleRobot, args: argparse.Namespace) -> ModalMap:
     """The map requested by the command-line arguments for one robot (with or without tool)."""
     from flexrobot_ros.modal import maps
 
-    if robot.flexible_links or robot.rigid_joints or robot.extended is not None:
-        raise ModalError(f"robot {robot.name}: modal maps are computed with the flexible-joint model; for flexible "
-                         "links, rigid joints or extra elasticities use flexrobot modal at each pose")
     n, joints = robot.n, robot.joint_names
     options: dict[str, Any] = {"kp": gains(args.kp, "--kp", n, joints), "kd": gains(args.kd, "--kd", n, joints),
                                "wrench": vector(args.wrench, "--wrench", 6),

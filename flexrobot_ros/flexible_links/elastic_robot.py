@@ -39,6 +39,7 @@ extra elasticity inserted with ``side: after`` at the joint that carries a flexi
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Sequence
 
 import numpy as np
@@ -58,6 +59,15 @@ from flexrobot_ros.model.extended_model import extended_model
 Wrench = tuple[int, np.ndarray]
 #: Central-difference step of the frame Jacobians [rad | m].
 STEP = 1e-6
+
+
+def elastic_joints_only(robot: Any) -> bool:
+    """Whether ``robot`` has elastic joints alone on rigid links (no flexible links, rigid joints, extra elasticities
+    or gear dampers): seed 000 eq. 2.1 over y = [q; q_m], whose direct evaluations (the plant's, the seed-000
+    linearization) are the fast paths of these robots."""
+    ext = getattr(robot, "extended", None)
+    return not (robot.flexible_links or robot.rigid_joints) and \
+        (ext is None or (ext.ne == 0 and not np.any(ext.spring_damping)))
 
 
 @dataclass(frozen=True)
@@ -129,12 +139,31 @@ class ElasticRobot:
         self.input_map = np.zeros((self.size, n))  # S (size, n): motor torques -> generalized forces
         self.input_map[self.q_index[rigid], np.flatnonzero(rigid)] = 1.0
         self.input_map[self.motor_index, e] = 1.0
-        self.force_function = force_function(self)
         #: no beams: the chain is the extended pinocchio model (module docstring)
         self.rigid_chain = m == 0
-        #: d f_el / dy and the viscous d f_d / dy_dot (size, size), constant: the terms are linear
-        self.stiffness_matrix, self.damping_matrix = force_function_slopes(self.force_function, self.size)
+        #: elastic joints alone on rigid links (:func:`elastic_joints_only`): y = [q; q_m]
+        self.joints_only = elastic_joints_only(robot)
         self._functions: ElasticRobotFunctions | None = None
+
+    @cached_property
+    def force_function(self) -> Any:
+        """:func:`force_function` of this model's parameters (CasADi, built on first use: about 3 ms, which the
+        plant's elastic-joints evaluation never needs)."""
+        return force_function(self)
+
+    @cached_property
+    def _force_slopes(self) -> tuple[np.ndarray, np.ndarray]:
+        return force_function_slopes(self.force_function, self.size)
+
+    @property
+    def stiffness_matrix(self) -> np.ndarray:
+        """d f_el / dy (size, size) [N m/rad | N/m], constant: the springs are linear."""
+        return self._force_slopes[0]
+
+    @property
+    def damping_matrix(self) -> np.ndarray:
+        """The viscous d f_d / dy_dot (size, size) [N m s/rad | N s/m], constant: the dampers are linear."""
+        return self._force_slopes[1]
 
     @property
     def functions(self) -> ElasticRobotFunctions:
@@ -330,9 +359,14 @@ class ElasticRobot:
         return da_dy, da_dv, inverse
 
     def energy(self, y: np.ndarray, y_dot: np.ndarray) -> tuple[float, float, float]:
-        """(kinetic, elastic, gravitational) energy [J] at (y, y_dot)."""
+        """(kinetic, elastic, gravitational) energy [J] at (y, y_dot) (pinocchio's kinetic and potential energy on a
+        rigid chain; gravitational zero at the base origin either way)."""
         c = self.chain.size
-        kinetic, strain, gravity = self.chain_dynamics.energy(y[:c], y_dot[:c])
+        if self.rigid_chain:
+            kinetic = float(pin.computeKineticEnergy(self.model, self.data, y[:c], y_dot[:c]))
+            strain, gravity = 0.0, float(pin.computePotentialEnergy(self.model, self.data, y[:c]))
+        else:
+            kinetic, strain, gravity = self.chain_dynamics.energy(y[:c], y_dot[:c])
         s, qe = self.spring_torque(y), y[self.qe_index]
         kinetic += 0.5 * float(y_dot[self.motors] @ (self._b * y_dot[self.motors]))
         elastic = strain + 0.5 * float(s @ (s / self._k)) + 0.5 * float(qe @ (self._ke * qe))
@@ -387,4 +421,4 @@ class ElasticRobot:
             return tuple(np.array(v) for v in self.functions.linearization(y))
         return self.inertia(y), self.damping_matrix.copy(), self.rest_force(y)[1]
 
-__all__ = ["ElasticRobot", "Outputs", "STEP", "Wrench"]
+__all__ = ["ElasticRobot", "Outputs", "STEP", "Wrench", "elastic_joints_only"]

@@ -43,8 +43,8 @@ from flexrobot_ros.identification.matching import (
     FREQUENCY_TOLERANCE, MAC_THRESHOLD, PoseMatch, match_modes, require_matched)
 from flexrobot_ros.identification.modal_data import ModalData, PoseModes
 from flexrobot_ros.identification.parameters import KIND_FIELDS, parse_parameters, resolve_bounds
-from flexrobot_ros.modal import linearize
-from flexrobot_ros.modal.held_modes import has_link_layer, held_modes
+from flexrobot_ros.flexible_links.elastic_robot import elastic_joints_only
+from flexrobot_ros.modal.held_modes import has_link_layer, held_linearization, held_modes
 from flexrobot_ros.model import FlexibleRobot
 
 #: Two local solutions are the same minimum when they differ by less than this fraction of the bound widths.
@@ -307,7 +307,7 @@ def _linearize_poses(robot: FlexibleRobot, data: ModalData) -> list:
             raise IdentificationError(f"{data.source}: poses[{i}].q: expected {robot.n} joint positions for "
                                       f"{list(robot.joint_names)}, got {pose.q.shape[0]}")
         try:
-            linearized.append(linearize(robot, pose.q))
+            linearized.append(held_linearization(robot, pose.q))
         except (ModalError, ModelError) as error:
             raise IdentificationError(f"{data.source}: poses[{i}]: cannot linearize {robot.name} there: {error}") \
                 from None
@@ -403,6 +403,11 @@ def identify_joint_parameters(
             f"robot {robot.name}: k, d_f, d_fm are identified on the flexible-joint model (seed 000), which has no "
             "flexible links or rigid joints; this robot's flexible links are identified by EI, zeta "
             "(identify_link_parameters)")
+    if not elastic_joints_only(robot):
+        raise IdentificationError(
+            f"robot {robot.name}: k, d_f, d_fm are identified on the flexible-joint model (seed 000: elastic joints on "
+            "rigid links, coordinates [q; q_m]); this robot has extra elasticities or gear dampers, whose modes the "
+            "joint model does not hold")
     unknowns = parse_parameters(robot, parameters)
     check_pose_lengths(robot, data)
     check_counting(data, unknowns)

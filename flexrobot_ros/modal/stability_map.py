@@ -1,6 +1,6 @@
 """The minimum critical depth of cut over robot poses: where to place the workpiece (seed 001's purpose).
 
-At each pose q the closed loop is linearized (:func:`flexrobot_ros.modal.linearization.linearize_batch`), the
+At each pose q the closed loop is linearized (:func:`flexrobot_ros.modal.held_modes.held_linearization_batch`), the
 chatter frequencies are gridded around its modes (:func:`~flexrobot_ros.modal.stability_lobes.
 chatter_frequency_grid`) and the zeroth-order minimum critical depth a_lim,min [m] of the cut is found for the
 tool-tip receptance in the feed plane (:mod:`flexrobot_ros.modal.milling_frf`): below it the cut is stable at every
@@ -14,7 +14,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from flexrobot_ros.modal.linearization import linearize_batch
+from flexrobot_ros.errors import ModalError
+from flexrobot_ros.flexible_links.elastic_robot import elastic_joints_only
+from flexrobot_ros.modal.held_modes import held_linearization_batch
 from flexrobot_ros.modal.maps import grid_poses
 from flexrobot_ros.modal.milling_frf import machining_frame, robot_feed_plane_frf
 from flexrobot_ros.modal.modes import modes_of
@@ -49,8 +51,13 @@ def critical_depth_map(robot: FlexibleRobot, poses: Any, process: MillingProcess
                        kp: Any = None, kd: Any = None, progress: Callable[[int, int], None] | None = None
                        ) -> CriticalDepthMap:
     """a_lim,min [m] of ``process`` at each of ``poses`` (P, n) (module docstring); ``progress(done, total)`` is
-    called after each pose."""
-    batch = linearize_batch(robot, poses, kp=kp, kd=kd)
+    called after each pose. Elastic joints on rigid links only (the tool receptance over [q; q_m]); a ModalError
+    otherwise."""
+    if not elastic_joints_only(robot):
+        raise ModalError(f"robot {robot.name}: the critical depth map takes the tool receptance of elastic joints on "
+                         "rigid links; this robot has extra elasticities, gear dampers, flexible links or rigid "
+                         "joints")
+    batch = held_linearization_batch(robot, poses, kp=kp, kd=kd)
     count = len(batch)
     depths, frequencies = np.empty(count), np.empty(count)
     positions = np.empty((count, 3))

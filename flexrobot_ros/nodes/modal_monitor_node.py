@@ -5,8 +5,9 @@ Subscribes ``joint_states`` (sensor_msgs/JointState, link side; other joints in 
 link position is the state interface ``dynamic_joint_states.link_interface``, default ``position``; joints mapped by
 name; :mod:`flexrobot_ros.nodes.state_input`). When the
 pose has moved more than ``threshold`` [rad | m] in any joint since the last computation (and at most
-``max_rate_hz`` times per second) it runs :func:`flexrobot_ros.modal.modal_analysis` (seed 000 eqs. 2.13-2.18:
-PD gains ``kp``/``kd``, gravity, the tool) and publishes, latched, and again every 1/``publish_rate_hz`` s (0: only
+``max_rate_hz`` times per second) it runs :func:`flexrobot_ros.modal.held_modes.held_modes` (the one linearization of
+any robot, as ``flexrobot modal``; seed 000 eqs. 2.13-2.18 for elastic joints on rigid links: PD gains ``kp``/``kd``,
+gravity, the tool) and publishes, latched, and again every 1/``publish_rate_hz`` s (0: only
 on change) so that late subscribers (latched) and volatile ones (``ros2 topic echo``, rqt_plot, PlotJuggler,
 launch_testing's WaitForTopics) get the current modes while the robot holds still:
 
@@ -26,10 +27,9 @@ beams' modes, which follow the pose, e.g. a sliding link's length). They are com
 along seed 004's section 5 motion they are within 5 % of the eigenvalues of the moving, deflected closed loop
 (``flexrobot modal --controller decoupling --trajectory``).
 
-A robot the composed model describes (extra elasticities or gear dampers: kr90_3dof, moberg5, moberg5_nmp, mixed4,
-moberg5_flexlink; Coulomb friction with flexible links or rigid joints) is analysed as ``flexrobot modal`` does it
-(:func:`flexrobot_ros.modal.elastic_robot_linearization.elastic_robot_modes`); its mode shapes run over the composed
-coordinates, labelled ``q.<joint>``, ``q_e.<name>``, ``eta.<k>``, ``q_m.<elastic joint>``.
+The mode shapes run over the linearization's coordinates (:func:`flexrobot_ros.modal.held_modes.held_coordinates`):
+``q.<joint>`` then ``q_m.<joint>`` for elastic joints on rigid links, and ``q.<joint>``, ``q_e.<name>``, ``eta.<k>``,
+``q_m.<elastic joint>`` for the robots with extra elasticities, gear dampers, flexible links or rigid joints.
 
 Service ``~/map`` (std_srvs/Trigger): a modal map over a ``map.points`` x ``map.points`` grid of the joints
 ``map.joints`` within +-``map.span`` of the current pose, written to ``map.directory`` (which must lie inside the
@@ -50,10 +50,8 @@ from typing import Any
 import numpy as np
 
 from flexrobot_ros.errors import RuntimeLayerError
-from flexrobot_ros.flexible_links.elastic_robot import ElasticRobot
 from flexrobot_ros.kinematics import chain_links, frame_origins
-from flexrobot_ros.modal import modal_analysis
-from flexrobot_ros.modal.elastic_robot_linearization import elastic_robot_coordinates, elastic_robot_modes
+from flexrobot_ros.modal.held_modes import has_link_layer, held_coordinates, held_modes, robot_chain
 from flexrobot_ros.modal.maps import grid_map, save_map
 from flexrobot_ros.modal.plots import plot_grid
 from flexrobot_ros.model import load_robot
@@ -66,7 +64,6 @@ from flexrobot_ros.nodes.output_files import output_path
 from flexrobot_ros.nodes.state_input import state_input_parameters
 from flexrobot_ros.nodes.run_parameters import RunParameters
 from flexrobot_ros.runtime import QOS_LATCHED, ParameterSpec, run_node
-from flexrobot_ros.simulation.elastic_robot_plant import needs_elastic_robot
 
 PARAMETERS = (
     ParameterSpec("robot", "scompi", "shipped robot name or path of a flexibility YAML", read_only=True),
@@ -113,29 +110,14 @@ class ModalMonitorNode:
         p = self.p = live.values
         self.loaded = load_robot(p["robot"], tool=p["tool"])
         self.robot = live_robot(self.loaded, p)  # the YAML's joint parameters, or calibrated ones (model.*)
-        self.chain = None  # the flexible-link chain, for the link-layer linearization
+        self.chain = robot_chain(self.robot) if has_link_layer(self.robot) else None  # the decoupling law's check
         self.links = chain_links(self.robot)
         self.pose, self.stamp, self.computed, self.result = None, None, None, None
         self.computations, self.republished = 0, 0
         self.published: list[tuple[Counted, Any]] = []  # (publisher, message) of the current modes
-        self.coordinates = [f"{side}.{joint}" for side in ("q", "q_m") for joint in self.robot.joint_names]
-        self.joint_rows = np.arange(self.robot.n)  # rows of the joints in a mode shape
-        self.analysis = modal_analysis
-        if needs_elastic_robot(self.robot):  # the composed model, y = [q_a (joints and q_e), eta, q_m]
-            self.elastic_robot = ElasticRobot(self.robot)
-            self.analysis = self._elastic_robot_modes
-            self.coordinates = elastic_robot_coordinates(self.elastic_robot)
-            self.joint_rows = self.elastic_robot.q_index
-        elif self.robot.flexible_links or self.robot.rigid_joints:  # link-layer linearization, z = [q, eta, q_m]
-            from flexrobot_ros.modal.flexible_link_linearization import flexible_link_modes
-            from flexrobot_ros.modal.held_modes import robot_chain
-
-            chain = self.chain = robot_chain(self.robot)  # rebuilt for new link parameters (model.link_*)
-            self.analysis = lambda robot, pose, kp, kd: flexible_link_modes(robot, robot_chain(robot), pose, kp, kd,
-                                                                            decoupling=self.decoupling)
-            elastic = [j for j in self.robot.joint_names if j not in self.robot.rigid_joints]
-            self.coordinates = ([f"q.{j}" for j in self.robot.joint_names] + [f"eta.{k}" for k in range(chain.m)]
-                                + [f"q_m.{j}" for j in elastic])
+        self.coordinates = held_coordinates(self.robot)
+        # rows of the joints in a mode shape
+        self.joint_rows = np.array([self.coordinates.index(f"q.{joint}") for joint in self.robot.joint_names])
         self.kp, self.kd, self.decoupling = self._settings(p)
         types = node.types
         array_type = types.std_msgs.msg.Float64MultiArray
@@ -162,12 +144,6 @@ class ModalMonitorNode:
                          f"{node.resolve_name(self.topic)}: threshold {p['threshold']:g}, at most "
                          f"{p['max_rate_hz']:g} Hz")
 
-    def _elastic_robot_modes(self, robot: Any, pose: np.ndarray, kp: Any, kd: Any) -> Any:
-        """Modes of the composed model held at ``pose`` (rebuilt when new joint parameters replaced the robot)."""
-        if self.elastic_robot.robot is not robot:
-            self.elastic_robot = ElasticRobot(robot)
-        return elastic_robot_modes(self.elastic_robot, pose, kp=kp, kd=kd)
-
     def on_joint_states(self, msg: Any) -> None:
         with reporting(self.node, "joint_states"):
             self.stamp = ordered_stamp(msg, self.stamp, lambda *_: None)  # a restarted stream: take its poses
@@ -183,7 +159,8 @@ class ModalMonitorNode:
         pose = self.pose
         if pose is None or (self.computed is not None and np.abs(pose - self.computed).max() <= self.p["threshold"]):
             return
-        self.result, self.computed = self.analysis(self.robot, pose, self.kp, self.kd), pose
+        self.result = held_modes(self.robot, pose, self.kp, self.kd, decoupling=self.decoupling)
+        self.computed = pose
         self.computations += 1
         self._publish(self.result)
 
@@ -201,11 +178,6 @@ class ModalMonitorNode:
     def on_map(self, request: Any, response: Any) -> Any:
         if self.computed is None:
             response.success, response.message = False, f"no pose received on {self.topic} yet"
-            return response
-        if self.analysis is not modal_analysis:
-            response.success = False
-            response.message = (f"~/map: robot {self.robot.name} has flexible links, rigid joints or extra "
-                                "elasticities; maps use the flexible-joint model and are not available for it yet")
             return response
         p, names = self.p, self.robot.joint_names
         joints = tuple(p["map.joints"]) or names[:2]

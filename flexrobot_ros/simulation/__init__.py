@@ -1,7 +1,7 @@
 """Simulator core: flexible-joint robot dynamics under control, with excitations, sensors and energy accounting.
 
 See :class:`Simulation` for the entry point and :mod:`flexrobot_ros.simulation.plant` for the plant protocol that
-the flexible-joint, flexible-link and composed elastic-robot plants implement.
+the composed elastic-robot plant (:mod:`.elastic_robot_plant`) and the flexible-link plant implement.
 
 May import: errors, lazy, timeseries, model, the physics (kinematics, dynamics, flexible_links), control and modal;
 never identification, oma, runtime, nodes or commands.
@@ -12,7 +12,7 @@ from flexrobot_ros.lazy import lazy_package
 _EXPORTS = {
     **dict.fromkeys(("FeedforwardPD", "PDGravityCompensation", "Signal", "TorqueInput"), "controllers"),
     **dict.fromkeys(("HalfSinePulse", "RandomForce", "RectangularPulse", "StepLoad"), "excitation"),
-    "FlexibleJointPlant": "flexible_joint_plant",
+    "ElasticRobotPlant": "elastic_robot_plant",
     **dict.fromkeys(("AccurateIntegration", "FixedStepIntegration"), "integrators"),
     **dict.fromkeys(("Energy", "Plant", "StateLayout"), "plant"),
     **dict.fromkeys(("JointTorqueSensor", "LinkEncoder", "MotorEncoder", "ToolAccelerometer"), "sensors"),

@@ -11,9 +11,18 @@ layout. Dissipated power ``y_dot . f_d`` (viscous and Coulomb friction, transmis
 power ``y_dot . (S tau_m + J^T w)``. Energy: kinetic (links, beams, rotors), elastic (joint springs, extra springs,
 beam strain), gravitational.
 Three evaluations of the same derivative: ``path="pinocchio"`` (the default for a model without beams,
-:attr:`ElasticRobot.rigid_chain`: extended flexible joints, the robots with extra elasticities or gear dampers on
-rigid links) pinocchio's ABA with the Jacobian from its analytic ABA derivatives (the configuration dependence of
-``J^T w`` left out, as :class:`~flexrobot_ros.simulation.flexible_joint_plant.FlexibleJointPlant` does);
+:attr:`ElasticRobot.rigid_chain`: elastic joints on rigid links, extended flexible joints, the robots with extra
+elasticities or gear dampers on rigid links) pinocchio's ABA with the Jacobian from its analytic ABA derivatives (the
+configuration dependence of ``J^T w`` left out: wrenches are short excitations, and the Jacobian only steers the
+integrators); for elastic joints alone (:attr:`ElasticRobotPlant.joints_only`: no q_e, beams, rigid joints or gear
+dampers; the Scompi, LWR4, KR90, planar 2R) the state is ``[q, q_m, qd, qd_m, dissipated, work_in]`` = ``[y, y_dot,
+...]`` and seed 000 eq. 2.1 is evaluated on it directly, ABA on the link rows and the motor rows divided by B::
+
+    M(q) qdd + C(q, qd) qd + g(q) + D qd + f_c tanh(qd / w_c) + K W (W q - q_m) = sum_j J_j^T(q) w_j
+    B qdd_m + D_m qd_m + f_cm tanh(qd_m / w_c) - K (W q - q_m) = tau_m
+
+(the same numbers as the general pinocchio evaluation, without its index maps and matrix products: the
+simulator's speed for the plain robots, ``bench/one_plant_speed.py``);
 ``path="casadi"`` (the default with beams) the CasADi functions of
 :mod:`flexrobot_ros.flexible_links.elastic_robot_functions` composed into the state derivative, with the exact
 Jacobian (implicit-function rule, wrench slopes by central differences of ``J^T w``), ``compiled=True`` as generated C
@@ -87,6 +96,12 @@ class ElasticRobotPlant:
         self._pos[np.arange(model.eta.start, model.eta.stop)] = 2 * n + ne + np.arange(m)
         self._vel = self._pos + p
         self._rigid = np.flatnonzero(model.rigid)
+        #: elastic joints alone on rigid links (module docstring): y = x[:2n], y_dot = x[2n:4n]
+        self.joints_only = path == "pinocchio" and model.joints_only
+        if self.joints_only:
+            self._prepare_joints()
+        #: the coordinates whose change makes a Jacobian stale (:meth:`relinearize_needed`)
+        self._moving = self.layout["q"] if self.joints_only else self.layout["positions"]
         self._symbolic = self._build_symbolic(compiled, compile_on_first_use) if path == "casadi" else None
         self.deflection_links = deflection_links(robot, model.chain)  # (link, chain body index)
 
@@ -126,6 +141,93 @@ class ElasticRobotPlant:
     def static_motor_position(self, q: np.ndarray) -> np.ndarray:
         """Motor angles (n,) holding ``q`` at rest with q_e and eta at their static equilibrium (rigid joints: q)."""
         return self.model.motor_positions(self.model.static_equilibrium(np.asarray(q, dtype=float)))
+
+    # ------------------------------------------------------------------ elastic joints alone (seed 000 eq. 2.1)
+    def _prepare_joints(self) -> None:
+        """Constants of :attr:`joints_only`'s evaluation: W, K, K W, 1 / B (n,), viscous [D, D_m] and Coulomb [f_c,
+        f_cm] friction coefficients (2n,), the Coulomb width w_c [rad/s | m/s]."""
+        robot = self.robot
+        self._w, self._k = robot.transmission.copy(), robot.stiffness.copy()
+        self._kw = self._k * self._w
+        self._inv_b = 1.0 / robot.motor_inertia
+        self._viscous = np.concatenate([robot.link_damping, robot.motor_damping])
+        self._coulomb_force = np.concatenate([robot.link_coulomb, robot.motor_coulomb])
+        self._width = float(robot.coulomb_width)
+        self._coulomb = self.model.coulomb
+        self._pinocchio = self.model.model, self.model.data
+
+    def _joint_friction(self, velocities: np.ndarray) -> np.ndarray:
+        """Viscous and smoothed Coulomb friction (2n,) [N m | N] of ``velocities = [qd, qd_m]``."""
+        friction = self._viscous * velocities
+        if self._coulomb:
+            friction += self._coulomb_force * np.tanh(velocities / self._width)
+        return friction
+
+    def _joint_coulomb_slope(self, velocities: np.ndarray) -> np.ndarray:
+        """d/dv of f_c tanh(v / w_c) = f_c / w_c (1 - tanh^2) (2n,), without overflow at high speed."""
+        return self._coulomb_force / self._width * (1.0 - np.tanh(velocities / self._width) ** 2)
+
+    def _joint_derivative(self, x: np.ndarray, tau_m: np.ndarray, wrenches: Sequence[FrameWrench]) -> np.ndarray:
+        """``xdot`` (4n + 2,) of seed 000 eq. 2.1 (module docstring): ABA on the link rows, the motor rows / B."""
+        n = self.n
+        q, q_m, velocities = x[:n], x[n:2 * n], x[2 * n:4 * n]
+        qd, qd_m = velocities[:n], velocities[n:]
+        spring = self._k * (self._w * q - q_m)
+        friction = self._joint_friction(velocities)
+        tau_link = -self._w * spring - friction[:n]
+        power_in = tau_m @ qd_m
+        if wrenches:
+            tau_ext = self.model.wrench_force(x[:2 * n], wrenches)[:n]
+            tau_link += tau_ext
+            power_in += tau_ext @ qd
+        qdd = pin.aba(*self._pinocchio, q, qd, tau_link)
+        qdd_m = (tau_m + spring - friction[n:]) * self._inv_b
+        return np.concatenate((velocities, qdd, qdd_m, (velocities @ friction, power_in)))
+
+    def _joint_jacobian(self, x: np.ndarray, tau_m: np.ndarray, dtau_dx: np.ndarray,
+                        wrenches: Sequence[FrameWrench], coulomb: bool) -> np.ndarray:
+        """d(xdot)/dx (4n + 2, 4n + 2) of :meth:`_joint_derivative`: pinocchio's ``computeABADerivatives`` for the
+        link rows, springs, friction and the energy integrals exact, ``J^T w`` held constant."""
+        n, size = self.n, self.layout.size
+        q, q_m, velocities = x[:n], x[n:2 * n], x[2 * n:4 * n]
+        qd, qd_m = velocities[:n], velocities[n:]
+        spring = self._k * (self._w * q - q_m)
+        friction = self._joint_friction(velocities)
+        slope = self._viscous.copy()
+        if self._coulomb and coulomb:
+            slope += self._joint_coulomb_slope(velocities)
+        tau_ext = self.model.wrench_force(x[:2 * n], wrenches)[:n] if wrenches else np.zeros(n)
+        tau_link = -self._w * spring - friction[:n] + tau_ext
+        ddq_dq, ddq_dv, m_inv = (np.array(a) for a in pin.computeABADerivatives(*self._pinocchio, q, qd, tau_link))
+        jac = np.zeros((size, size))
+        jac[:n, 2 * n:3 * n] = np.eye(n)
+        jac[n:2 * n, 3 * n:4 * n] = np.eye(n)
+        link = slice(2 * n, 3 * n)
+        jac[link, :n] = ddq_dq - m_inv * (self._kw * self._w)
+        jac[link, n:2 * n] = m_inv * self._kw
+        jac[link, 2 * n:3 * n] = ddq_dv - m_inv * slope[:n]
+        motor = slice(3 * n, 4 * n)
+        jac[motor] = dtau_dx * self._inv_b[:, None]
+        jac[motor, :n] += np.diag(self._kw * self._inv_b)
+        jac[motor, n:2 * n] -= np.diag(self._k * self._inv_b)
+        jac[motor, 3 * n:4 * n] -= np.diag(slope[n:] * self._inv_b)
+        jac[4 * n, 2 * n:4 * n] = friction + velocities * slope
+        work = 4 * n + 1
+        jac[work] = qd_m @ dtau_dx
+        jac[work, 3 * n:4 * n] += tau_m
+        jac[work, 2 * n:3 * n] += tau_ext
+        return jac
+
+    def _joint_coulomb_damping(self, x: np.ndarray) -> np.ndarray:
+        """:meth:`coulomb_damping` of :attr:`joints_only`: ``-blockdiag(M^-1 diag(s_link), diag(s_motor / B))``."""
+        n = self.n
+        m_inv = pin.computeMinverse(*self._pinocchio, x[:n])
+        m_inv = np.triu(m_inv) + np.triu(m_inv, 1).T
+        slope = self._joint_coulomb_slope(x[2 * n:4 * n])
+        damping = np.zeros((2 * n, 2 * n))
+        damping[:n, :n] = -m_inv * slope[:n]
+        damping[n:, n:] = -np.diag(slope[n:] * self._inv_b)
+        return damping
 
     # ------------------------------------------------------------------ CasADi path
     def _state_derivative(self, x: ca.SX, y_ddot: ca.SX, dissipative: ca.SX, applied: ca.SX) -> ca.SX:
@@ -228,6 +330,8 @@ class ElasticRobotPlant:
 
     def derivative(self, x: np.ndarray, tau_m: np.ndarray, wrenches: Sequence[FrameWrench] = ()) -> np.ndarray:
         """``xdot`` for motor torques ``tau_m`` (n,) [N m | N] and external wrenches (module docstring)."""
+        if self.joints_only:
+            return self._joint_derivative(x, tau_m, wrenches)
         tau_m = np.asarray(tau_m, dtype=float)
         if self._symbolic is None:
             return self._derivative(x, tau_m, wrenches, True)
@@ -238,6 +342,8 @@ class ElasticRobotPlant:
         """d(xdot)/dx (the torque law's slope ``dtau_dx`` (n, size) included; ``coulomb=False`` leaves the smoothed
         Coulomb slopes out): exact on the CasADi path (module docstring), central differences on the numeric one."""
         tau_m = np.asarray(tau_m, dtype=float)
+        if self.joints_only:
+            return self._joint_jacobian(x, tau_m, dtau_dx, wrenches, coulomb)
         if self.path == "pinocchio":
             return self._pinocchio_jacobian(x, tau_m, dtau_dx, wrenches, coulomb)
         if self._symbolic is None:
@@ -317,6 +423,8 @@ class ElasticRobotPlant:
         model = self.model
         if not model.coulomb:
             return None
+        if self.joints_only:
+            return self._joint_coulomb_damping(x)
         if self.path == "pinocchio":
             y, y_dot = self.coordinates(x)
             block = -model.inverse_inertia(y) * model.coulomb_slope(y_dot)
@@ -337,8 +445,9 @@ class ElasticRobotPlant:
         return out
 
     def relinearize_needed(self, x: np.ndarray, x_lin: np.ndarray, h: float, distance: float) -> bool:
-        """Whether a position coordinate moved by more than ``distance`` [rad | m] since ``x_lin``."""
-        p = self.layout["positions"]
+        """Whether a position coordinate moved by more than ``distance`` [rad | m] since ``x_lin`` (for
+        :attr:`joints_only`, a joint coordinate: M(q) and g(q) change with q alone, the motor side is linear)."""
+        p = self._moving
         return bool(np.abs(x[p] - x_lin[p]).max() > distance)
 
     def energy(self, x: np.ndarray) -> Energy:

@@ -9,8 +9,8 @@ A plant owns its state vector ``x`` and its layout. Every plant's state holds, i
   external wrenches), integrated as states so that ``E(t) - E(0) = work_in - dissipated`` can be checked to the
   integrator's tolerance.
 
-The flexible-joint robot of seed 000 eq. 2.1 is :class:`flexrobot_ros.simulation.flexible_joint_plant.
-FlexibleJointPlant`; flexible-link plants implement the same protocol with a longer state.
+Every robot is :class:`flexrobot_ros.simulation.elastic_robot_plant.ElasticRobotPlant` (the flexible-joint robot of
+seed 000 eq. 2.1 its fast path), or the flexible-link plant with a longer state.
 """
 from __future__ import annotations
 

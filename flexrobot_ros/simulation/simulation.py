@@ -31,17 +31,14 @@ from flexrobot_ros.simulation.plant import Energy, Plant
 
 def plant_for(robot: FlexibleRobot) -> Plant:
     """The plant that simulates ``robot``: the link layer's for flexible links or rigid joints
-    (:func:`flexrobot_ros.simulation.flexible_link_plant.plant_for`), the composed model's
-    :class:`~flexrobot_ros.simulation.elastic_robot_plant.ElasticRobotPlant` for extra elasticities or gear
-    dampers, else :class:`~flexrobot_ros.simulation.flexible_joint_plant.FlexibleJointPlant`."""
+    (:func:`flexrobot_ros.simulation.flexible_link_plant.plant_for`), else the composed model's
+    :class:`~flexrobot_ros.simulation.elastic_robot_plant.ElasticRobotPlant` (elastic joints, extra elasticities,
+    gear dampers on rigid links: its pinocchio path)."""
     from flexrobot_ros.simulation import flexible_link_plant
-    from flexrobot_ros.simulation.elastic_robot_plant import ElasticRobotPlant, needs_elastic_robot
-    from flexrobot_ros.simulation.flexible_joint_plant import FlexibleJointPlant
+    from flexrobot_ros.simulation.elastic_robot_plant import ElasticRobotPlant
 
     plant = flexible_link_plant.plant_for(robot)
-    if plant is not None:
-        return plant
-    return ElasticRobotPlant(robot) if needs_elastic_robot(robot) else FlexibleJointPlant(robot)
+    return ElasticRobotPlant(robot) if plant is None else plant
 
 MODES = ("fixed", "accurate")
 
@@ -123,10 +120,9 @@ class SimulationOutput:
 class Simulation:
     """A robot (or any :class:`~flexrobot_ros.simulation.plant.Plant`) under a controller, stepped in chunks.
 
-    ``robot``: a FlexibleRobot (simulated with the plant its description needs: flexible links or rigid joints
-    :class:`~flexrobot_ros.simulation.flexible_link_plant.FlexibleLinkPlant`, extra elasticities or gear dampers
-    the composed model's :class:`~flexrobot_ros.simulation.elastic_robot_plant.ElasticRobotPlant`, else
-    :class:`~flexrobot_ros.simulation.flexible_joint_plant.FlexibleJointPlant`) or a plant. ``controller``: see
+    ``robot``: a FlexibleRobot (simulated with the plant :func:`plant_for` picks: flexible links or rigid joints
+    the link layer's, else the composed model's :class:`~flexrobot_ros.simulation.elastic_robot_plant.
+    ElasticRobotPlant`) or a plant. ``controller``: see
     :mod:`flexrobot_ros.simulation.controllers`. Initial state: ``q0`` [rad | m] defaults to the controller's set
     point ``q_d``; ``q_m0`` to its ``q_m_d`` or else to the static motor position of ``q0`` (eq. 2.3, springs
     carrying gravity); rates default to zero. ``rate`` [Hz] output sample rate; ``mode`` 'fixed' or 'accurate' with
@@ -343,10 +339,9 @@ class Simulation:
                    f"t = {self.t:.6g} s.")
         if hasattr(self.controller, "q_d"):
             try:
-                from flexrobot_ros.modal.modes import modal_analysis
+                from flexrobot_ros.modal.held_modes import held_modes
 
-                verdict = modal_analysis(self.robot, self.controller.q_d, self.controller.kp,
-                                         self.controller.kd).verdict
+                verdict = held_modes(self.robot, self.controller.q_d, self.controller.kp, self.controller.kd).verdict
                 message += f" The linearized closed loop at the set point is {verdict} with kp/kd as given."
             except FlexrobotError:
                 pass
