@@ -5,13 +5,11 @@ Prints a table (mode, f [Hz], zeta [%], stable) or, with ``--json``, ``{"frequen
 "marginal" | "unstable", ...], ...}``; a mode is marginal when its real part is zero within round-off. Optional:
 the modal participation at the tool frame, a PNG of the mode shapes, a PNG of the tool receptance.
 
-Robots with extra elasticities or gear dampers (and those with Coulomb friction and flexible links) use the composed
-model's linearization (:mod:`flexrobot_ros.modal.elastic_robot_linearization`): the report adds ``model``,
-``coordinates``, each mode's ``dominant`` coordinate and the ``elastic_equilibrium`` q_e. Other robots with flexible
-links or rigid joints use the link layer's linearization
-(:mod:`flexrobot_ros.modal.flexible_link_linearization`): the modes include the link modes; ``--locked-joints`` gives
-the structural modes of the braked arm; ``--link-model amm|fem``, ``--link-modes N``, ``--link-elements N`` override
-every flexible link's discretization. Example: ``flexrobot modal canadarm --q 0.4,-1.1,0.7 --locked-joints --json``.
+Robots with flexible links, rigid joints, extra elasticities or gear dampers use the composed model's linearization
+(:mod:`flexrobot_ros.modal.elastic_robot_linearization`): the modes include the link modes; the report adds
+``model`` (``extended`` with extra elasticities, else ``elastic_robot``), ``coordinates``, each mode's ``dominant``
+coordinate and the ``elastic_equilibrium`` q_e; ``--locked-joints`` gives the structural modes of the braked arm;
+``--link-model amm|fem``, ``--link-modes N``, ``--link-elements N`` override every flexible link's discretization. Example: ``flexrobot modal canadarm --q 0.4,-1.1,0.7 --locked-joints --json``.
 """
 from __future__ import annotations
 
@@ -88,31 +86,13 @@ def frf_grid(text: str) -> np.ndarray:
     return np.linspace(low, high, int(count))
 
 
-def flexible_link_result(robot: Any, q: np.ndarray, kp: Any, kd: Any, args: argparse.Namespace) -> Any:
-    """Modes of a robot with flexible links or rigid joints (the link-layer linearization), or None."""
-    link_options = args.locked_joints or args.link_model or args.modes is not None or args.elements is not None
-    if not (robot.flexible_links or robot.rigid_joints):
-        if link_options:
-            raise CommandError(f"robot {robot.name}: --locked-joints/--link-model/--link-modes/--link-elements need "
-                             "flexible links (a flexible_links section in the flexibility YAML)")
-        return None
-    if args.wrench or args.participation or args.undamped or args.shapes_plot or args.frf_plot:
-        raise CommandError(f"robot {robot.name}: --wrench, --participation, --undamped and the plots are not "
-                         "available for flexible-link robots yet")
-    from flexrobot_ros.flexible_links.link_specs import chain_from_robot
-    from flexrobot_ros.modal.flexible_link_linearization import flexible_link_modes
-
-    method = LINK_MODELS.get(args.link_model)
-    chain = chain_from_robot(robot, method=method, modes=args.modes, elements=args.elements)
-    return flexible_link_modes(robot, chain, q, kp=kp, kd=kd, locked_joints=args.locked_joints)
-
-
 def elastic_robot_result(robot: Any, q: np.ndarray, kp: Any, kd: Any, args: argparse.Namespace
                          ) -> tuple[Any, dict[str, Any]]:
     """Modes of a robot the composed elastic-robot model describes (linearization of
-    :class:`~flexrobot_ros.flexible_links.elastic_robot.ElasticRobot`: extra elasticities or gear dampers, Coulomb
-    friction with flexible links), and the report's extra entries: ``model`` ("extended"), ``coordinates`` (labels
-    of the shapes' rows), ``dominant`` (each mode's largest coordinate), ``elastic_equilibrium`` (q_e [rad | m])."""
+    :class:`~flexrobot_ros.flexible_links.elastic_robot.ElasticRobot`: flexible links, rigid joints, extra
+    elasticities or gear dampers), and the report's extra entries: ``model`` ("extended" with extra elasticities,
+    else "elastic_robot"), ``coordinates`` (labels of the shapes' rows), ``dominant`` (each mode's largest
+    coordinate), ``elastic_equilibrium`` (q_e [rad | m])."""
     if args.wrench or args.participation or args.undamped or args.shapes_plot or args.frf_plot:
         raise CommandError(f"robot {robot.name}: --wrench, --participation, --undamped and the plots are not "
                            "available for the composed elastic-robot model yet")
@@ -129,7 +109,7 @@ def elastic_robot_result(robot: Any, q: np.ndarray, kp: Any, kd: Any, args: argp
         labels = labels[np.concatenate([model.qe_index, np.arange(model.eta.start, model.eta.stop)]).astype(int)]
     dominant = [str(labels[int(np.argmax(np.abs(result.mode_shapes[:, k])))]) for k in range(result.n_modes)]
     q_e = model.static_equilibrium(q)[model.qe_index]
-    return result, {"model": "extended", "coordinates": labels.tolist(), "dominant": dominant,
+    return result, {"model": "extended" if robot.extended is not None else "elastic_robot", "coordinates": labels.tolist(), "dominant": dominant,
                     "elastic_equilibrium": q_e.tolist()}
 
 
@@ -137,7 +117,6 @@ def run(args: argparse.Namespace) -> int:
     from flexrobot_ros.modal.eigenproblem import VERDICTS, eigenvalue_codes, stability_tolerance
     from flexrobot_ros.modal.modes import modal_analysis
     from flexrobot_ros.model import load_robot
-    from flexrobot_ros.simulation.elastic_robot_plant import needs_elastic_robot
 
     shapes_plot = output_file(args.shapes_plot, "--shapes-plot", (".png",))
     frf_plot = output_file(args.frf_plot, "--frf-plot", (".png",))
@@ -157,11 +136,12 @@ def run(args: argparse.Namespace) -> int:
     kp = gains(args.kp, "--kp", robot.n, robot.joint_names)
     kd = gains(args.kd, "--kd", robot.n, robot.joint_names)
     composed: dict[str, Any] = {}
-    if needs_elastic_robot(robot):  # extra elasticities / gear dampers, or Coulomb with flexible links / rigid joints
+    if robot.extended is not None or robot.flexible_links or robot.rigid_joints:
         result, composed = elastic_robot_result(robot, q, kp, kd, args)
     else:
-        result = flexible_link_result(robot, q, kp, kd, args)
-    if result is None:
+        if args.locked_joints or args.link_model or args.modes is not None or args.elements is not None:
+            raise CommandError(f"robot {robot.name}: --locked-joints/--link-model/--link-modes/--link-elements need "
+                               "flexible links (a flexible_links section in the flexibility YAML)")
         result = modal_analysis(robot, q, kp=kp, kd=kd, wrench=wrench, frame=args.frame)
     tol = stability_tolerance(np.concatenate([result.eigenvalues, result.offending_eigenvalues])[None])[0]
     codes = eigenvalue_codes(result.eigenvalues, tol)
@@ -247,7 +227,7 @@ def run_along_motion(robot: Any, args: argparse.Namespace) -> int:
     from flexrobot_ros.dynamics.trajectory import load_trajectory
     from flexrobot_ros.modal.eigenproblem import VERDICTS, classify, eigenvalue_codes, stability_tolerance
     from flexrobot_ros.simulation.decoupling_control import DecouplingControl, eigenvalues_along_motion
-    from flexrobot_ros.simulation.flexible_link_plant import plant_for
+    from flexrobot_ros.simulation.elastic_robot_plant import ElasticRobotPlant
 
     if not (args.controller and args.trajectory and args.times):
         raise CommandError("--controller decoupling, --trajectory FILE and --times T1,... go together")
@@ -256,7 +236,8 @@ def run_along_motion(robot: Any, args: argparse.Namespace) -> int:
     times = [number(text, "--times") for text in args.times.split(",")]
     progress = Progress("modal", quiet=args.json)
     with progress.stage(f"building the plant of {robot.name}"):
-        plant = plant_for(robot, method=LINK_MODELS.get(args.link_model), modes=args.modes, elements=args.elements)
+        plant = ElasticRobotPlant(robot, method=LINK_MODELS.get(args.link_model), modes=args.modes,
+                                  elements=args.elements)
     with progress.stage(f"simulating the motion to t = {max(times):g} s under decoupling control and linearizing "
                         f"at {len(times)} times"):
         sampled, eigenvalues = eigenvalues_along_motion(plant, DecouplingControl(plant, load_trajectory(

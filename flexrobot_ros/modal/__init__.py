@@ -3,9 +3,8 @@
 linearization (M_bar, D_bar, K_bar, q_m^d; eqs. 2.3, 2.9-2.12), eigenproblem (batched, skew+symmetric first-order
 form), modes (frequencies, damping, shapes, stability; eqs. 2.13-2.18), undamped, frf (receptance at a frame),
 participation, mac, maps (paths, grids, gain sweeps, NPZ files), plots (PNG, matplotlib imported lazily);
-flexible_link_linearization (robots with flexible links or rigid joints, seed 004's decoupling law),
-elastic_robot_linearization (the composed model: robots with extra elasticities or gear dampers, seed 002, alone or
-with flexible links / rigid joints).
+elastic_robot_linearization (the composed model: robots with flexible links or rigid joints, seeds 003/004 incl. the
+decoupling law, with extra elasticities or gear dampers, seed 002, or both).
 
 May import: errors, model, the physics (kinematics, dynamics, flexible_links) and control; never simulation,
 identification, oma, runtime, nodes or commands.

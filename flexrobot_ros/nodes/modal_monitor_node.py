@@ -20,14 +20,14 @@ launch_testing's WaitForTopics) get the current modes while the robot holds stil
 - ``diagnostics``: stability verdict (OK stable, WARN marginal, ERROR unstable), lowest damping ratio.
 
 ``controller: decoupling`` (flexible links, rigid joints) analyses instead the closed loop of seed 004's decoupling law
-(:func:`flexrobot_ros.modal.flexible_link_linearization.linearize_decoupled`, gains ``decoupling.gp``/``gv``): as the
+(:func:`flexrobot_ros.modal.elastic_robot_linearization.linearize_decoupled`, gains ``decoupling.gp``/``gv``): as the
 arm moves the node streams the closed-loop frequencies of its Figs. 9-10 (the joint loop's poles at sqrt(G_p) and the
 beams' modes, which follow the pose, e.g. a sliding link's length). They are computed at the current pose at rest:
 along seed 004's section 5 motion they are within 5 % of the eigenvalues of the moving, deflected closed loop
 (``flexrobot modal --controller decoupling --trajectory``).
 
-A robot the composed model describes (extra elasticities or gear dampers: kr90_3dof, moberg5, moberg5_nmp, mixed4,
-moberg5_flexlink; Coulomb friction with flexible links or rigid joints) is analysed as ``flexrobot modal`` does it
+A robot with flexible links, rigid joints, extra elasticities or gear dampers (canadarm, rrp, flexarm2, kr90_3dof,
+moberg5, moberg5_nmp, mixed4, moberg5_flexlink) is analysed through the composed model as ``flexrobot modal`` does it
 (:func:`flexrobot_ros.modal.elastic_robot_linearization.elastic_robot_modes`); its mode shapes run over the composed
 coordinates, labelled ``q.<joint>``, ``q_e.<name>``, ``eta.<k>``, ``q_m.<elastic joint>``.
 
@@ -66,7 +66,6 @@ from flexrobot_ros.nodes.output_files import output_path
 from flexrobot_ros.nodes.state_input import state_input_parameters
 from flexrobot_ros.nodes.run_parameters import RunParameters
 from flexrobot_ros.runtime import QOS_LATCHED, ParameterSpec, run_node
-from flexrobot_ros.simulation.elastic_robot_plant import needs_elastic_robot
 
 PARAMETERS = (
     ParameterSpec("robot", "scompi", "shipped robot name or path of a flexibility YAML", read_only=True),
@@ -113,7 +112,7 @@ class ModalMonitorNode:
         p = self.p = live.values
         self.loaded = load_robot(p["robot"], tool=p["tool"])
         self.robot = live_robot(self.loaded, p)  # the YAML's joint parameters, or calibrated ones (model.*)
-        self.chain = None  # the flexible-link chain, for the link-layer linearization
+        self.chain = None  # the composed model's flexible-link chain (the decoupling law's check)
         self.links = chain_links(self.robot)
         self.pose, self.stamp, self.computed, self.result = None, None, None, None
         self.computations, self.republished = 0, 0
@@ -121,21 +120,13 @@ class ModalMonitorNode:
         self.coordinates = [f"{side}.{joint}" for side in ("q", "q_m") for joint in self.robot.joint_names]
         self.joint_rows = np.arange(self.robot.n)  # rows of the joints in a mode shape
         self.analysis = modal_analysis
-        if needs_elastic_robot(self.robot):  # the composed model, y = [q_a (joints and q_e), eta, q_m]
+        if self.robot.extended is not None or self.robot.flexible_links or self.robot.rigid_joints:
+            # the composed model, y = [q_a (joints and q_e), eta, q_m]
             self.elastic_robot = ElasticRobot(self.robot)
+            self.chain = self.elastic_robot.chain
             self.analysis = self._elastic_robot_modes
             self.coordinates = elastic_robot_coordinates(self.elastic_robot)
             self.joint_rows = self.elastic_robot.q_index
-        elif self.robot.flexible_links or self.robot.rigid_joints:  # link-layer linearization, z = [q, eta, q_m]
-            from flexrobot_ros.modal.flexible_link_linearization import flexible_link_modes
-            from flexrobot_ros.modal.held_modes import robot_chain
-
-            chain = self.chain = robot_chain(self.robot)  # rebuilt for new link parameters (model.link_*)
-            self.analysis = lambda robot, pose, kp, kd: flexible_link_modes(robot, robot_chain(robot), pose, kp, kd,
-                                                                            decoupling=self.decoupling)
-            elastic = [j for j in self.robot.joint_names if j not in self.robot.rigid_joints]
-            self.coordinates = ([f"q.{j}" for j in self.robot.joint_names] + [f"eta.{k}" for k in range(chain.m)]
-                                + [f"q_m.{j}" for j in elastic])
         self.kp, self.kd, self.decoupling = self._settings(p)
         types = node.types
         array_type = types.std_msgs.msg.Float64MultiArray
@@ -163,10 +154,11 @@ class ModalMonitorNode:
                          f"{p['max_rate_hz']:g} Hz")
 
     def _elastic_robot_modes(self, robot: Any, pose: np.ndarray, kp: Any, kd: Any) -> Any:
-        """Modes of the composed model held at ``pose`` (rebuilt when new joint parameters replaced the robot)."""
+        """Modes of the composed model held at ``pose`` by the PD law or the decoupling law (rebuilt when new joint
+        or link parameters replaced the robot)."""
         if self.elastic_robot.robot is not robot:
             self.elastic_robot = ElasticRobot(robot)
-        return elastic_robot_modes(self.elastic_robot, pose, kp=kp, kd=kd)
+        return elastic_robot_modes(self.elastic_robot, pose, kp=kp, kd=kd, decoupling=self.decoupling)
 
     def on_joint_states(self, msg: Any) -> None:
         with reporting(self.node, "joint_states"):
@@ -267,9 +259,11 @@ class ModalMonitorNode:
             from flexrobot_ros.control.decoupling_gains import DEFAULT_GP, DEFAULT_GV, decoupling_gains
 
             elastic = [j for j in robot.joint_names if j not in robot.rigid_joints]
-            if self.chain is None or not self.chain.m or elastic:
+            extra = list(robot.extended.elastic_names) if robot.extended is not None else []
+            if self.chain is None or not self.chain.m or elastic or extra:
                 raise RuntimeLayerError(f"parameter 'controller': decoupling (seed 004) needs flexible links and rigid "
-                                        f"joints; {robot.name} has " + (f"elastic joints {elastic}" if elastic
+                                        f"joints; {robot.name} has " + (f"elastic joints {elastic}" if elastic else
+                                                                         f"extra elasticities {extra}" if extra
                                                                          else "no flexible links"))
             decoupling = tuple(checked(name, decoupling_gains, p[name] or None, robot.n, default, name)
                                for name, default in (("decoupling.gp", DEFAULT_GP), ("decoupling.gv", DEFAULT_GV)))

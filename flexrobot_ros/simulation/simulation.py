@@ -30,18 +30,15 @@ from flexrobot_ros.simulation.plant import Energy, Plant
 
 
 def plant_for(robot: FlexibleRobot) -> Plant:
-    """The plant that simulates ``robot``: the link layer's for flexible links or rigid joints
-    (:func:`flexrobot_ros.simulation.flexible_link_plant.plant_for`), the composed model's
-    :class:`~flexrobot_ros.simulation.elastic_robot_plant.ElasticRobotPlant` for extra elasticities or gear
-    dampers, else :class:`~flexrobot_ros.simulation.flexible_joint_plant.FlexibleJointPlant`."""
-    from flexrobot_ros.simulation import flexible_link_plant
-    from flexrobot_ros.simulation.elastic_robot_plant import ElasticRobotPlant, needs_elastic_robot
+    """The plant that simulates ``robot``: the composed model's
+    :class:`~flexrobot_ros.simulation.elastic_robot_plant.ElasticRobotPlant` for flexible links, rigid joints, extra
+    elasticities or gear dampers, else :class:`~flexrobot_ros.simulation.flexible_joint_plant.FlexibleJointPlant`."""
+    from flexrobot_ros.simulation.elastic_robot_plant import ElasticRobotPlant
     from flexrobot_ros.simulation.flexible_joint_plant import FlexibleJointPlant
 
-    plant = flexible_link_plant.plant_for(robot)
-    if plant is not None:
-        return plant
-    return ElasticRobotPlant(robot) if needs_elastic_robot(robot) else FlexibleJointPlant(robot)
+    if robot.extended is not None or robot.flexible_links or robot.rigid_joints:
+        return ElasticRobotPlant(robot)
+    return FlexibleJointPlant(robot)
 
 MODES = ("fixed", "accurate")
 
@@ -123,9 +120,9 @@ class SimulationOutput:
 class Simulation:
     """A robot (or any :class:`~flexrobot_ros.simulation.plant.Plant`) under a controller, stepped in chunks.
 
-    ``robot``: a FlexibleRobot (simulated with the plant its description needs: flexible links or rigid joints
-    :class:`~flexrobot_ros.simulation.flexible_link_plant.FlexibleLinkPlant`, extra elasticities or gear dampers
-    the composed model's :class:`~flexrobot_ros.simulation.elastic_robot_plant.ElasticRobotPlant`, else
+    ``robot``: a FlexibleRobot (simulated with the plant its description needs, :func:`plant_for`: flexible links,
+    rigid joints, extra elasticities or gear dampers the composed model's
+    :class:`~flexrobot_ros.simulation.elastic_robot_plant.ElasticRobotPlant`, else
     :class:`~flexrobot_ros.simulation.flexible_joint_plant.FlexibleJointPlant`) or a plant. ``controller``: see
     :mod:`flexrobot_ros.simulation.controllers`. Initial state: ``q0`` [rad | m] defaults to the controller's set
     point ``q_d``; ``q_m0`` to its ``q_m_d`` or else to the static motor position of ``q0`` (eq. 2.3, springs
