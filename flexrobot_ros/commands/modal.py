@@ -6,9 +6,9 @@ Prints a table (mode, f [Hz], zeta [%], stable) or, with ``--json``, ``{"frequen
 the modal participation at the tool frame, a PNG of the mode shapes, a PNG of the tool receptance.
 
 Robots with flexible links, rigid joints, extra elasticities or gear dampers use the composed model's linearization
-(:mod:`flexrobot_ros.modal.elastic_robot_linearization`): the modes include the link modes; the report adds
-``model`` (``extended`` with extra elasticities, else ``elastic_robot``), ``coordinates``, each mode's ``dominant``
-coordinate and the ``elastic_equilibrium`` q_e; ``--locked-joints`` gives the structural modes of the braked arm;
+(:mod:`flexrobot_ros.modal.elastic_robot_linearization`): the modes include the link modes; with extra elasticities
+the report adds ``model`` (``extended``), ``coordinates``, each mode's ``dominant`` coordinate and the
+``elastic_equilibrium`` q_e; ``--locked-joints`` gives the structural modes of the braked arm;
 ``--link-model amm|fem``, ``--link-modes N``, ``--link-elements N`` override every flexible link's discretization. Example: ``flexrobot modal canadarm --q 0.4,-1.1,0.7 --locked-joints --json``.
 """
 from __future__ import annotations
@@ -90,9 +90,9 @@ def elastic_robot_result(robot: Any, q: np.ndarray, kp: Any, kd: Any, args: argp
                          ) -> tuple[Any, dict[str, Any]]:
     """Modes of a robot the composed elastic-robot model describes (linearization of
     :class:`~flexrobot_ros.flexible_links.elastic_robot.ElasticRobot`: flexible links, rigid joints, extra
-    elasticities or gear dampers), and the report's extra entries: ``model`` ("extended" with extra elasticities,
-    else "elastic_robot"), ``coordinates`` (labels of the shapes' rows), ``dominant`` (each mode's largest
-    coordinate), ``elastic_equilibrium`` (q_e [rad | m])."""
+    elasticities or gear dampers), and, with extra elasticities, the report's extra entries: ``model``
+    ("extended"), ``coordinates`` (labels of the shapes' rows), ``dominant`` (each mode's largest coordinate),
+    ``elastic_equilibrium`` (q_e [rad | m]); without them, none (the report of the link modes over [q, eta, q_m])."""
     if args.wrench or args.participation or args.undamped or args.shapes_plot or args.frf_plot:
         raise CommandError(f"robot {robot.name}: --wrench, --participation, --undamped and the plots are not "
                            "available for the composed elastic-robot model yet")
@@ -104,12 +104,14 @@ def elastic_robot_result(robot: Any, q: np.ndarray, kp: Any, kd: Any, args: argp
 
     model = ElasticRobot(robot, method=LINK_MODELS.get(args.link_model), modes=args.modes, elements=args.elements)
     result = elastic_robot_modes(model, q, kp=kp, kd=kd, locked_joints=args.locked_joints)
+    if robot.extended is None:
+        return result, {}
     labels = np.array(elastic_robot_coordinates(model))
     if args.locked_joints:
         labels = labels[np.concatenate([model.qe_index, np.arange(model.eta.start, model.eta.stop)]).astype(int)]
     dominant = [str(labels[int(np.argmax(np.abs(result.mode_shapes[:, k])))]) for k in range(result.n_modes)]
     q_e = model.static_equilibrium(q)[model.qe_index]
-    return result, {"model": "extended" if robot.extended is not None else "elastic_robot", "coordinates": labels.tolist(), "dominant": dominant,
+    return result, {"model": "extended", "coordinates": labels.tolist(), "dominant": dominant,
                     "elastic_equilibrium": q_e.tolist()}
 
 

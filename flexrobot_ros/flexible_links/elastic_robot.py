@@ -36,7 +36,9 @@ linear), so that the modes per pose and the simulator run at pinocchio's speed.
 A sliding beam with ``roots: integrated`` (seed 004 eqs. 45-47) has its clamped-mass roots beta as extra states
 (:attr:`ElasticRobot.roots` of them): the chain's terms take them as an argument ``beta`` (None: the explicit roots
 at y's free lengths, which is what they equal along any motion started on them; the static equilibrium and the
-linearization use those).
+linearization use those). The loader still refuses them together with extra elasticities, transmission damping or
+Coulomb friction (:func:`~flexrobot_ros.model.extended_model.check_composable`): only the plant's numeric path
+integrates them, and the other users of this model (feedforward, tool space) take explicit roots.
 
 Not composed yet (refused when the object is built, one line): an extra elasticity inserted with ``side: after`` at
 the joint that carries a flexible link.

@@ -12,20 +12,21 @@ State layout (the blocks every plant has, then the elastic coordinates, position
 A rigid joint's motor entries repeat its joint's (``q_m = q``, ``qd_m = qd``) so that every controller sees one
 layout. A sliding link with ``roots: integrated`` adds its clamped-mass roots as the block ``beta`` (seed 004 eqs.
 45-47: beta_dot = dbeta/dd d_dot, started on eq. 38's roots; the default ``explicit`` keeps them functions of d, the
-same dynamics); only the numeric path takes them. Dissipated power ``y_dot . f_d`` (viscous and Coulomb friction, transmission, extra and modal damping); input
-power ``y_dot . (S tau_m + J^T w)``. Energy: kinetic (links, beams, rotors), elastic (joint springs, extra springs,
+same dynamics); only the numeric path takes them. Dissipated power ``y_dot . f_d`` (viscous and Coulomb friction,
+transmission, extra and modal damping); input power ``y_dot . (S tau_m + J^T w)``. Energy: kinetic (links, beams, rotors), elastic (joint springs, extra springs,
 beam strain), gravitational.
 Three evaluations of the same derivative: ``path="pinocchio"`` (the default for a model without beams,
 :attr:`ElasticRobot.rigid_chain`: extended flexible joints, the robots with extra elasticities or gear dampers on
 rigid links) pinocchio's ABA with the Jacobian from its analytic ABA derivatives (the configuration dependence of
 ``J^T w`` left out, as :class:`~flexrobot_ros.simulation.flexible_joint_plant.FlexibleJointPlant` does);
-``path="casadi"`` (the default with beams) the CasADi functions of
+``path="casadi"`` (the default with beams on revolute joints, and with ``compiled=True``) the CasADi functions of
 :mod:`flexrobot_ros.flexible_links.elastic_robot_functions` composed into the state derivative, with the exact
 Jacobian (implicit-function rule, wrench slopes by central differences of ``J^T w``), ``compiled=True`` as generated C
 cached in the package's code cache (all three functions when the plant is built, or each at its first call with
 ``compile_on_first_use=True``: a run that never asks for the Jacobian skips its compile, 10-40 s);
-``path="numeric"`` the DeNOC recursion with a central-difference Jacobian (the reference the CasADi path is tested
-against, ``bench/elastic_robot.py``; the default with integrated roots), the chain's (I, h) shared through
+``path="numeric"`` the DeNOC recursion (or a sliding beam's Lagrangian) with a central-difference Jacobian (the
+reference the CasADi path is tested against, ``bench/elastic_robot.py``; the default with a sliding beam, whose
+symbolic composition costs 10-80 s to build on the RRP, and with integrated roots), the chain's (I, h) shared through
 :func:`~flexrobot_ros.flexible_links.chain_dynamics.chain_dynamics`'s memory with a model-based controller that asks
 at the same state (:meth:`inertia_and_bias`, seed 004's decoupling law).
 Output columns added by :meth:`extra_columns`: ``q_e.<name>`` [rad | m], ``deflection.<link>.y`` / ``.z`` [m],
@@ -67,7 +68,8 @@ class ElasticRobotPlant:
                                   "(`roots: integrated` of a sliding link); use `roots: explicit` (same dynamics) or "
                                   "path='numeric'")
         if path is None:
-            path = "numeric" if model.roots else "pinocchio" if model.rigid_chain and not compiled else "casadi"
+            path = ("casadi" if compiled else "pinocchio" if model.rigid_chain else
+                    "numeric" if model.chain_dynamics.lagrangian is not None else "casadi")
         if compiled and path != "casadi":
             raise SimulationError(f"robot {robot.name}: compiled=True needs path='casadi'")
         if path == "pinocchio" and not model.rigid_chain:
@@ -366,8 +368,9 @@ class ElasticRobotPlant:
         return out
 
     def relinearize_needed(self, x: np.ndarray, x_lin: np.ndarray, h: float, distance: float) -> bool:
-        """Whether a position coordinate moved by more than ``distance`` [rad | m] since ``x_lin``."""
-        p = self.layout["positions"]
+        """Whether a joint, motor or extra-elastic coordinate moved by more than ``distance`` [rad | m] since
+        ``x_lin`` (the beams' coordinates do not count)."""
+        p = slice(0, self.layout["eta"].start)
         return bool(np.abs(x[p] - x_lin[p]).max() > distance)
 
     def energy(self, x: np.ndarray) -> Energy:
