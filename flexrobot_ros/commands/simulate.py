@@ -131,13 +131,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def flexible_link_controller(robot, q_d: np.ndarray, kp, kd, compiled: bool, hold: bool = True, **link_model):
     """(plant, hold controller or None) for a robot with flexible links or rigid joints, else (None, None);
-    ``link_model``: the plant's method/modes/elements overrides (``compiled``: each generated function compiled
-    when the run first needs it)."""
+    ``link_model``: the plant's method/modes/elements overrides (``compiled``: generated C, loaded or compiled when
+    the plant is built, before the run and its real-time factor)."""
     from flexrobot_ros.simulation.elastic_robot_plant import ElasticRobotPlant, hold_controller
 
     if not (robot.flexible_links or robot.rigid_joints):
         return None, None
-    plant = ElasticRobotPlant(robot, compiled=compiled, compile_on_first_use=compiled, **link_model)
+    plant = ElasticRobotPlant(robot, compiled=compiled, **link_model)
     return plant, hold_controller(plant, q_d, kp=kp, kd=kd) if hold else None
 
 

@@ -6,8 +6,8 @@ linearize_elastic_robot`, coordinates ``z = [q (n), eta (m), q_m (e)]``) is::
 
     M_bar = M(y*)      K_bar = d(h + f_el)/dy (y*, 0) + K_P      D_bar = d(h + f_d)/dy_dot (y*, 0) + K_D
 
-and the beams enter through their strain ``K_b eta`` (in f_el) and modal damping ``D_b eta_dot`` (in f_d) only (the Coriolis
-terms are quadratic in the rates: no part of D_bar at rest). ``K_b`` of each bending plane is proportional to that
+and the beams enter through their strain ``K_b eta`` (in f_el) and modal damping ``D_b eta_dot`` (in f_d) only (the
+Coriolis terms are quadratic in the rates: no part of D_bar at rest). ``K_b`` of each bending plane is proportional to that
 plane's EI [N m^2] (assumed modes and finite elements alike); ``D_b = M_ff V diag(2 zeta omega_c) V^T M_ff``
 (``K_b V = M_ff V diag(omega_c^2)``, V M_ff-normalized: the clamped link's modes) follows from K_b and the damping
 ratio zeta. So, with the beams' blocks of the linearization at the robot's values removed::

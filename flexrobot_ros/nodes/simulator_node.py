@@ -414,13 +414,13 @@ class SimulatorNode:
             raise RuntimeLayerError(f"parameter 'controller': feedforward (EJNEA) needs a flexible-joint robot; "
                                     f"{self.robot.name} has flexible links or rigid joints (use pd or decoupling)")
         if kind == "decoupling":
-            elastic = [n for n in self.names if n not in self.robot.rigid_joints]
+            elastic = [] if self.plant is None else [n for n in self.names if n not in self.robot.rigid_joints]
             extra = [] if self.plant is None else list(self.plant.elastic_names)
             if self.plant is None or not self.plant.m or elastic or extra:
+                found = (f"elastic joints {elastic}" if elastic else f"extra elasticities {extra}" if extra
+                         else "no flexible links")
                 raise RuntimeLayerError(f"parameter 'controller': decoupling (seed 004) needs flexible links and rigid "
-                                        f"joints; {self.robot.name} has " + (f"elastic joints {elastic}" if elastic
-                                                                              else f"extra elasticities {extra}" if extra
-                                                                              else "no flexible links"))
+                                        f"joints; {self.robot.name} has {found}")
         return kind
 
     def _hold_law(self, q_d: np.ndarray) -> PDGravityCompensation:

@@ -13,8 +13,8 @@ A rigid joint's motor entries repeat its joint's (``q_m = q``, ``qd_m = qd``) so
 layout. A sliding link with ``roots: integrated`` adds its clamped-mass roots as the block ``beta`` (seed 004 eqs.
 45-47: beta_dot = dbeta/dd d_dot, started on eq. 38's roots; the default ``explicit`` keeps them functions of d, the
 same dynamics); only the numeric path takes them. Dissipated power ``y_dot . f_d`` (viscous and Coulomb friction,
-transmission, extra and modal damping); input power ``y_dot . (S tau_m + J^T w)``. Energy: kinetic (links, beams, rotors), elastic (joint springs, extra springs,
-beam strain), gravitational.
+transmission, extra and modal damping); input power ``y_dot . (S tau_m + J^T w)``. Energy: kinetic (links, beams,
+rotors), elastic (joint springs, extra springs, beam strain), gravitational.
 Three evaluations of the same derivative: ``path="pinocchio"`` (the default for a model without beams,
 :attr:`ElasticRobot.rigid_chain`: extended flexible joints, the robots with extra elasticities or gear dampers on
 rigid links) pinocchio's ABA with the Jacobian from its analytic ABA derivatives (the configuration dependence of
@@ -22,7 +22,8 @@ rigid links) pinocchio's ABA with the Jacobian from its analytic ABA derivatives
 ``path="casadi"`` (the default with beams on revolute joints, and with ``compiled=True``) the CasADi functions of
 :mod:`flexrobot_ros.flexible_links.elastic_robot_functions` composed into the state derivative, with the exact
 Jacobian (implicit-function rule, wrench slopes by central differences of ``J^T w``), ``compiled=True`` as generated C
-cached in the package's code cache (all three functions when the plant is built, or each at its first call with
+cached in the package's code cache (the state derivative and its Jacobian when the plant is built, the Coulomb slope
+then too when the model has Coulomb friction, else at its first call; or each at its first call with
 ``compile_on_first_use=True``: a run that never asks for the Jacobian skips its compile, 10-40 s);
 ``path="numeric"`` the DeNOC recursion (or a sliding beam's Lagrangian) with a central-difference Jacobian (the
 reference the CasADi path is tested against, ``bench/elastic_robot.py``; the default with a sliding beam, whose
@@ -172,8 +173,8 @@ class ElasticRobotPlant:
         """(derivative, pieces, shapes, coulomb): ``derivative(x, tau_m, f, c) -> x_dot``, ``pieces(x, tau_m, f, c,
         a) -> (M, dr/dx, dr/dtau, dxdot/dx, dxdot/da, dxdot/dtau)`` at fixed accelerations a (their ``shapes``),
         ``coulomb(x) -> (M, Coulomb slope)``, each ``(packed input) -> packed output`` (generated C with
-        ``compiled``: all three now, or each when first called with ``on_first_use``). The CasADi function of the
-        first is kept as :attr:`derivative_function`."""
+        ``compiled``: the first two now and the third too with Coulomb friction, or each when first called with
+        ``on_first_use``). The CasADi function of the first is kept as :attr:`derivative_function`."""
         F = self.model.functions
         size, n, L = self.model.size, self.n, self.layout.size
         x = ca.SX.sym("x", L)
@@ -206,8 +207,9 @@ class ElasticRobotPlant:
                 lambda v, function=function: np.array(function(v)).ravel() for function, _, _ in functions)
         elif on_first_use:
             evaluate, evaluate_pieces, evaluate_coulomb = (_FirstUse(*entry) for entry in functions)
-        else:
-            evaluate, evaluate_pieces, evaluate_coulomb = (compiled_function(*entry) for entry in functions)
+        else:  # the Coulomb slope only serves a model with Coulomb friction: compiled when first asked otherwise
+            evaluate, evaluate_pieces = (compiled_function(*entry) for entry in functions[:2])
+            evaluate_coulomb = (compiled_function if self.model.coulomb else _FirstUse)(*functions[2])
         return evaluate, evaluate_pieces, shapes, evaluate_coulomb
 
     def _external_force(self, x: np.ndarray, wrenches: Sequence[FrameWrench]) -> np.ndarray:
@@ -369,7 +371,9 @@ class ElasticRobotPlant:
 
     def relinearize_needed(self, x: np.ndarray, x_lin: np.ndarray, h: float, distance: float) -> bool:
         """Whether a joint, motor or extra-elastic coordinate moved by more than ``distance`` [rad | m] since
-        ``x_lin`` (the beams' coordinates do not count)."""
+        ``x_lin``. The beams' coordinates do not count: modal amplitudes or nodal values, not angles, they oscillate
+        about the pose at the beams' frequencies, and the configuration the Jacobian follows is the joints' (the
+        rule of the former flexible-link plant, which the regression data of canadarm and rrp hold)."""
         p = slice(0, self.layout["eta"].start)
         return bool(np.abs(x[p] - x_lin[p]).max() > distance)
 
