@@ -41,7 +41,7 @@ from flexrobot_ros.model import load_robot  # noqa: E402
 from flexrobot_ros.model.loader import share_directory  # noqa: E402
 from flexrobot_ros.simulation import Simulation  # noqa: E402
 from flexrobot_ros.simulation.decoupling_control import DecouplingControl  # noqa: E402
-from flexrobot_ros.simulation.flexible_link_plant import FlexibleLinkPlant  # noqa: E402
+from flexrobot_ros.simulation.elastic_robot_plant import ElasticRobotPlant  # noqa: E402
 
 MODELS = {"AMM": dict(method="assumed_modes", modes=2), "FEM": dict(method="finite_elements", elements=2)}
 EI, RHO_A = 1165.4916, 0.331                       # seed 004 Table 3, links 2 and 3
@@ -92,11 +92,11 @@ def inertia_costs(robot) -> dict[str, tuple[int, int, int, float]]:
     return out
 
 
-def section5_run(robot, options: dict) -> tuple[float, np.ndarray, np.ndarray, FlexibleLinkPlant, Any]:
+def section5_run(robot, options: dict) -> tuple[float, np.ndarray, np.ndarray, ElasticRobotPlant, Any]:
     """The section 5 run with one model: (CPU s, times, end-effector errors [m], plant, output). Decoupling control
     along the cycloids, LQR from 0.5 s, 1.5 s at 1 kHz (fixed step)."""
     trajectory = load_trajectory(share_directory() / "config" / "rrp_trajectory.yaml")
-    plant = FlexibleLinkPlant(robot, **options)
+    plant = ElasticRobotPlant(robot, **options)
     control = DecouplingControl(plant, trajectory)
     start = time.process_time()
     output = Simulation(plant, control, q0=control.q_d, rate=1000.0).run(1.5)
@@ -105,8 +105,7 @@ def section5_run(robot, options: dict) -> tuple[float, np.ndarray, np.ndarray, F
     errors = []
     for x, q_d in zip(output.states, trajectory.evaluate(np.minimum(output.t, trajectory.end_time)).q):
         pin.framesForwardKinematics(robot.model, data, q_d)
-        errors.append(np.linalg.norm(plant.frame_placement(x[:plant.n + plant.m], tool).translation
-                                     - data.oMf[tool].translation))
+        errors.append(np.linalg.norm(plant.frame_position(x, tool) - data.oMf[tool].translation))
     return cpu, output.t, np.array(errors), plant, output
 
 

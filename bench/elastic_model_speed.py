@@ -61,7 +61,10 @@ def measure() -> dict[str, float]:
     from flexrobot_ros.model import load_robot
     from flexrobot_ros.simulation import Simulation
     from flexrobot_ros.simulation.decoupling_control import DecouplingControl
-    from flexrobot_ros.simulation.flexible_link_plant import FlexibleLinkPlant
+    try:  # trees before the one plant (issue 24): the flexible-link family's own plant
+        from flexrobot_ros.simulation.flexible_link_plant import FlexibleLinkPlant as link_plant
+    except ImportError:
+        from flexrobot_ros.simulation.elastic_robot_plant import ElasticRobotPlant as link_plant
 
     tree = Path(flexrobot_ros.__file__).resolve().parents[1]
 
@@ -103,7 +106,7 @@ def measure() -> dict[str, float]:
 
     rrp = load_robot("rrp", tool=True)
     cycloids = load_trajectory(tree / "config" / "rrp_trajectory.yaml")
-    plant = FlexibleLinkPlant(rrp, method="assumed_modes", modes=2)
+    plant = link_plant(rrp, method="assumed_modes", modes=2)
     control = DecouplingControl(plant, cycloids)
     start = time.process_time()
     Simulation(plant, control, q0=control.q_d, rate=1000.0).run(1.5)

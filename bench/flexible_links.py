@@ -48,12 +48,13 @@ from flexrobot_ros.flexible_links.denoc import forward_dynamics  # noqa: E402
 from flexrobot_ros.flexible_links.flexible_chain import FlexibleLinkChain  # noqa: E402
 from flexrobot_ros.flexible_links.inertia_matrix import forward_dynamics_cholesky, generalized_inertia  # noqa
 from flexrobot_ros.flexible_links.link_specs import chain_from_robot  # noqa: E402
-from flexrobot_ros.modal.flexible_link_linearization import flexible_link_modes  # noqa: E402
+from flexrobot_ros.flexible_links.elastic_robot import ElasticRobot  # noqa: E402
+from flexrobot_ros.modal.elastic_robot_linearization import elastic_robot_modes  # noqa: E402
 from flexrobot_ros.flexible_links.mode_shapes import ClampedFreeModes  # noqa: E402
 from flexrobot_ros.model import load_robot  # noqa: E402
 from flexrobot_ros.simulation import FixedStepIntegration, Simulation  # noqa: E402
 from flexrobot_ros.simulation.controllers import TorqueInput  # noqa: E402
-from flexrobot_ros.simulation.flexible_link_plant import FlexibleLinkPlant  # noqa: E402
+from flexrobot_ros.simulation.elastic_robot_plant import ElasticRobotPlant  # noqa: E402
 
 K44, T44 = np.array([0.075, 0.05, 0.1]), np.array([10.0, 5.0, 5.0])
 CANADARM_LINKS = ((6.0, 140.0), (7.0, 85.0), (2.0, 95.0))  # seed 003 Table 2: a [m], m [kg]; EI = 1e5 N m^2
@@ -238,8 +239,9 @@ def forced_run(robot):
     conditions, differences = [], []
     for k in range(0, len(output.t), 250):
         x = output.states[k]
-        y, y_dot = x[plant.layout["q"].start:plant.layout["q_m"].start], \
-            x[plant.layout["qd"].start:plant.layout["qd_m"].start]
+        layout = plant.layout
+        y, y_dot = np.concatenate([x[layout["q"]], x[layout["eta"]]]), np.concatenate([x[layout["qd"]],
+                                                                                       x[layout["eta_dot"]]])
         tau = np.concatenate([output.tau_m[k], np.zeros(plant.m)])
         conditions.append(np.linalg.cond(generalized_inertia(plant.chain, plant.chain.propagate(y, y_dot))))
         a, b = forward_dynamics(plant.chain, y, y_dot, tau), forward_dynamics_cholesky(plant.chain, y, y_dot, tau)
@@ -274,9 +276,9 @@ def braked_modes(robot) -> None:
     """Section 3: the braked Canadarm's lowest frequencies, ours and Exudyn's."""
     print("3. braked Canadarm, pose (0.4, -1.1, 0.7): lowest frequencies [Hz]")
     angles = (0.4, -1.1, 0.7)
-    chain = chain_from_robot(robot, method="finite_elements", elements=16)
+    model = ElasticRobot(robot, method="finite_elements", elements=16)
     start = time.process_time()
-    ours = flexible_link_modes(robot, chain, angles, locked_joints=True).frequencies_hz[:4]
+    ours = elastic_robot_modes(model, angles, locked_joints=True).frequencies_hz[:4]
     ours_time = time.process_time() - start
     try:
         sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "test"))
@@ -301,7 +303,7 @@ def main() -> None:
         costs = recursion_costs()
         output, cpu = forced_run(robot)
         braked_modes(robot)
-    plant = FlexibleLinkPlant(robot, compiled=True)  # compiled once per model (cached)
+    plant = ElasticRobotPlant(robot, compiled=True)  # compiled once per model (cached)
     fast = Simulation(plant, TorqueInput(robot, rigid_torque(robot)), q0=np.zeros(3), rate=1000.0)
     start = time.process_time()
     fast_output = fast.run(10.0)

@@ -44,7 +44,7 @@ from flexrobot_ros.model.loader import share_directory  # noqa: E402
 from flexrobot_ros.modal.dominant_modes import dominant_modes  # noqa: E402
 from flexrobot_ros.shaping import shape_reference  # noqa: E402
 from flexrobot_ros.simulation import FeedforwardPD, Simulation  # noqa: E402
-from flexrobot_ros.simulation.flexible_link_plant import FlexibleLinkPlant  # noqa: E402
+from flexrobot_ros.simulation.elastic_robot_plant import ElasticRobotPlant  # noqa: E402
 
 Q0 = np.array([0.0, 0.6, -0.8])
 QF = np.array([0.6, 0.1, -0.2])
@@ -100,11 +100,10 @@ def tool_deviation(robot, plant, trajectory: Trajectory, ff, rate: float) -> tup
     undeformed position at QF."""
     out = Simulation(plant, FeedforwardPD(robot, ff.tau_m, ff.q_m, ff.qd_m, times=ff.t), q0=ff.q[0],
                      rate=rate).run(ff.t[-1])
-    tool, coordinates = plant.frame_id("tool0"), slice(0, plant.n + plant.m)
-    rest = plant.frame_placement(np.concatenate([QF, np.zeros(plant.m)]), tool).translation
+    tool = plant.frame_id("tool0")
+    rest = plant.frame_position(plant.state(QF, QF), tool)
     after = out.t >= trajectory.end_time
-    deviation = [np.linalg.norm(plant.frame_placement(x[coordinates], tool).translation - rest)
-                 for x in out.states[after]]
+    deviation = [np.linalg.norm(plant.frame_position(x, tool) - rest) for x in out.states[after]]
     return out.t[after] - trajectory.end_time, np.array(deviation)
 
 
@@ -164,7 +163,7 @@ def main() -> None:
         soft = softer_canadarm(Path(directory))
         nominal_hz = dominant_modes(robot, QF[None]).frequencies_hz[0, 0]
         soft_hz = dominant_modes(soft, QF[None]).frequencies_hz[0, 0]
-        plants = [(robot, FlexibleLinkPlant(robot, compiled=True)), (soft, FlexibleLinkPlant(soft, compiled=True))]
+        plants = [(robot, ElasticRobotPlant(robot, compiled=True)), (soft, ElasticRobotPlant(soft, compiled=True))]
         print(f"Canadarm, poly9 move of {DURATION_S:g} s, shipped PD, fixed step {args.rate:g} Hz, residual = RMS "
               f"tool distance from rest over {args.window:g} s after the move; dominant mode at the end pose "
               f"{nominal_hz:.4f} Hz (model), {soft_hz:.4f} Hz (EI x {EI_SCALE}: "

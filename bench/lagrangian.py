@@ -37,7 +37,7 @@ from flexrobot_ros.model import load_robot  # noqa: E402
 from flexrobot_ros.model.loader import share_directory  # noqa: E402
 from flexrobot_ros.simulation import Simulation  # noqa: E402
 from flexrobot_ros.simulation.decoupling_control import DecouplingControl  # noqa: E402
-from flexrobot_ros.simulation.flexible_link_plant import FlexibleLinkPlant  # noqa: E402
+from flexrobot_ros.simulation.elastic_robot_plant import ElasticRobotPlant  # noqa: E402
 
 
 def cpu_per_call(call, calls: int = 200, blocks: int = 5) -> float:
@@ -53,9 +53,9 @@ def cpu_per_call(call, calls: int = 200, blocks: int = 5) -> float:
 
 def decoupling_run(robot, remember: bool, duration: float) -> tuple[float, np.ndarray]:
     """CPU time [s] and states of the section 5 run over ``duration`` s at 1 kHz (plant and controller built first)."""
-    plant = FlexibleLinkPlant(robot)
+    plant = ElasticRobotPlant(robot, path="numeric")  # the chain's (I, h), which the controller shares
     if not remember:
-        plant.dynamics._recent_size = 0
+        plant.model.chain_dynamics._recent_size = 0
     control = DecouplingControl(plant, load_trajectory(share_directory() / "config" / "rrp_trajectory.yaml"))
     simulation = Simulation(plant, control, q0=control.q_d, rate=1000.0)
     start = time.process_time()

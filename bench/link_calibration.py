@@ -29,7 +29,7 @@ from flexrobot_ros.identification.modal_data import MeasuredMode  # noqa: E402
 from flexrobot_ros.model import load_robot  # noqa: E402
 from flexrobot_ros.oma import identify_modes  # noqa: E402
 from flexrobot_ros.simulation import RectangularPulse, Simulation  # noqa: E402
-from flexrobot_ros.simulation.flexible_link_plant import FlexibleLinkPlant, hold_controller  # noqa: E402
+from flexrobot_ros.simulation.elastic_robot_plant import ElasticRobotPlant, hold_controller  # noqa: E402
 
 LINKS = ("link1", "link2", "link3")
 POSES = [[0.4, -1.1, 0.7], [0.0, 1.5, 1.5], [1.0, -1.2, 0.8], [-0.5, 0.8, -1.0], [0.2, 2.0, -0.6]]
@@ -38,7 +38,7 @@ POSES = [[0.4, -1.1, 0.7], [0.0, 1.5, 1.5], [1.0, -1.2, 0.8], [-0.5, 0.8, -1.0],
 class TimedArm:
     """The calibration cell on an in-process simulation of ``plant``, timing its simulation and OMA [s]."""
 
-    def __init__(self, plant: FlexibleLinkPlant, record_s: float, rate_hz: float) -> None:
+    def __init__(self, plant: ElasticRobotPlant, record_s: float, rate_hz: float) -> None:
         self.plant, self.record_s, self.rate_hz = plant, record_s, rate_hz
         self.simulation, self.simulate_s, self.oma_s = None, 0.0, 0.0
 
@@ -71,7 +71,7 @@ def main() -> None:
     nominal = load_robot("canadarm")
     truth = nominal.with_link_parameters({link: {"EI": 1.15e5} for link in LINKS})
     started = time.perf_counter()
-    plant = FlexibleLinkPlant(truth, compiled=args.compiled)
+    plant = ElasticRobotPlant(truth, compiled=args.compiled)
     build_s = time.perf_counter() - started
     cell = TimedArm(plant, args.record_s, args.rate_hz)
     result = calibrate(nominal, POSES[:args.poses], cell, CalibrationOptions(parameters="EI", starts=1))

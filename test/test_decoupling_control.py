@@ -11,7 +11,7 @@ from flexrobot_ros.model import load_robot
 from flexrobot_ros.model.loader import share_directory
 from flexrobot_ros.simulation import AccurateIntegration, Simulation
 from flexrobot_ros.simulation.decoupling_control import DecouplingControl, closed_loop_eigenvalues
-from flexrobot_ros.simulation.flexible_link_plant import FlexibleLinkPlant
+from flexrobot_ros.simulation.elastic_robot_plant import ElasticRobotPlant
 from flexrobot_ros.simulation.integrators import ClosedLoop
 
 MODELS = {"assumed_modes": dict(method="assumed_modes", modes=2),
@@ -36,7 +36,7 @@ def split(plant, x):
 
 def test_inertia_and_bias_are_the_plants_dynamics(robot):
     """Seed 004 eqs. 27-28: M y_ddot + h = [Gamma; 0] with the plant's own accelerations (random states, torques)."""
-    plant = FlexibleLinkPlant(robot, **MODELS["finite_elements"])
+    plant = ElasticRobotPlant(robot, **MODELS["finite_elements"])
     rng = np.random.default_rng(3)
     for _ in range(5):
         x = plant.state([0.3, 0.5, 0.6] + rng.normal(size=3) * 0.2, [0, 0, 0.6], rng.normal(size=3))
@@ -57,7 +57,7 @@ def test_exact_model_decouples_the_joints(rrp_link2, section5):
     (<= 1e-8 rad | m, accurate mode) while the flexible coordinates stay bounded (eq. 36: link 2 vibrates, a few mm).
     Link 3 rigid here (the sliding beam's stiff elements make the accurate integration take minutes). The plant's
     state derivative runs as its generated C (the same model as the recursion: test_flexible_links_simulation.py)."""
-    plant = FlexibleLinkPlant(rrp_link2, compiled=True, **MODELS["assumed_modes"])
+    plant = ElasticRobotPlant(rrp_link2, compiled=True, **MODELS["assumed_modes"])
     control = DecouplingControl(plant, section5, lqr=False)
     simulation = Simulation(plant, control, q0=control.q_d, rate=200.0, mode="accurate",
                             accurate=AccurateIntegration("DOP853", 1e-11, 1e-13))
@@ -70,7 +70,7 @@ def test_exact_model_decouples_the_joints(rrp_link2, section5):
 
 def stiffness_error_loop(robot, alpha: float):
     """The RRP holding a pose under decoupling control whose model has K_hat = (1 + alpha) K (eq. 48), no LQR."""
-    plant = FlexibleLinkPlant(robot, **MODELS["finite_elements"])
+    plant = ElasticRobotPlant(robot, **MODELS["finite_elements"])
     pose = np.array([0.3, 0.6, 0.65])
     hold = Poly9Trajectory(pose, pose, 1.0)
     control = DecouplingControl(plant, hold, stiffness_error=alpha, lqr=False)
@@ -118,8 +118,7 @@ def end_effector_error(robot, plant, control, output) -> np.ndarray:
     errors = []
     for x, q_d in zip(output.states, reference):
         pin.framesForwardKinematics(model, data, q_d)
-        errors.append(np.linalg.norm(plant.frame_placement(x[:plant.n + plant.m], tool).translation
-                                     - data.oMf[tool].translation))
+        errors.append(np.linalg.norm(plant.frame_position(x, tool) - data.oMf[tool].translation))
     return np.array(errors)
 
 
@@ -131,7 +130,7 @@ def test_rrp_closed_loop_with_lqr_switch(rrp_link2, section5, model):
     rigid here, at 250 Hz; the shipped robot with both links flexible (at 1 kHz, which link 3's stiff elements need):
     test_sliding_link.py and bench/amm_vs_fem.py."""
     robot = rrp_link2
-    plant = FlexibleLinkPlant(robot, **MODELS[model])
+    plant = ElasticRobotPlant(robot, **MODELS[model])
     control = DecouplingControl(plant, section5)
     output = Simulation(plant, control, q0=control.q_d, rate=250.0).run(1.25)
     error = end_effector_error(robot, plant, control, output)
@@ -141,7 +140,7 @@ def test_rrp_closed_loop_with_lqr_switch(rrp_link2, section5, model):
 
 def test_decoupling_control_refuses_elastic_joints(tmp_path, section5):
     """Seed 004's model has rigid joints: a robot with an elastic joint gets a clear error naming the joint."""
-    plant = FlexibleLinkPlant(load_robot("planar_2r"))  # elastic joints, rigid links
+    plant = ElasticRobotPlant(load_robot("planar_2r"))  # elastic joints, rigid links
     with pytest.raises(SimulationError, match="joint1"):
         DecouplingControl(plant, Poly9Trajectory(np.zeros(2), np.ones(2), 1.0))
 

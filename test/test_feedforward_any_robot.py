@@ -20,7 +20,6 @@ from flexrobot_ros.model import load_robot
 from flexrobot_ros.model.loader import share_directory
 from flexrobot_ros.simulation import AccurateIntegration, FeedforwardPD, Simulation, TorqueInput
 from flexrobot_ros.simulation.elastic_robot_plant import ElasticRobotPlant
-from flexrobot_ros.simulation.flexible_link_plant import FlexibleLinkPlant
 
 CANADARM = share_directory() / "config" / "canadarm_trajectory.yaml"
 
@@ -40,7 +39,7 @@ def canadarm_feedforwards(canadarm):
 def canadarm_plant(canadarm):
     """The simulator's plant of the Canadarm on its compiled path (generated C of the CasADi Lagrangian: the DeNOC
     recursion's model, equal to it to 1e-9, test_flexible_links_simulation.py), built once for the tests below."""
-    return FlexibleLinkPlant(canadarm, compiled=True)
+    return ElasticRobotPlant(canadarm, compiled=True)
 
 
 def run_with_pd(robot, plant, result, duration):
@@ -169,7 +168,7 @@ def test_rrp_joint_space_feedforward_tracks_20x_better_than_rigid():
     the undamped beams keep vibrating."""
     robot = load_robot("rrp", tool=True)
     path = share_directory() / "config" / "rrp_trajectory.yaml"
-    plant = FlexibleLinkPlant(robot, compiled=True)
+    plant = ElasticRobotPlant(robot, compiled=True)
     revolute = np.array([kind == "revolute" for kind in robot.joint_types])
     errors = {}
     for method in ("prescribed", "rigid"):

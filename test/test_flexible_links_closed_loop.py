@@ -1,23 +1,23 @@
-"""Closed loop (issue 13): the modal monitor's modes of the held Canadarm (link-layer linearization, joint PD +
-flexible links) match the simulator's free decay after an impact, identified by the project's OMA (SSI-cov on the
+"""Closed loop (issue 13): the modal monitor's modes of the held Canadarm (the composed model's linearization, joint
+PD + flexible links) match the simulator's free decay after an impact, identified by the project's OMA (SSI-cov on the
 joint angles and the links' tip deflections), within 0.5 %. The simulator runs the plant's compiled path (generated
 C of the CasADi Lagrangian, equal to the Python DeNOC recursion to 1e-9: test_flexible_links_simulation.py,
-test_flexible_links_dynamics.py); the monitor's linearization is the link layer's own."""
+test_flexible_links_dynamics.py); the monitor's linearization is the same model's."""
 import numpy as np
 
-from flexrobot_ros.modal.flexible_link_linearization import flexible_link_modes
+from flexrobot_ros.modal.elastic_robot_linearization import elastic_robot_modes
 from flexrobot_ros.model import load_robot
 from flexrobot_ros.oma.identify import identify_modes
 from flexrobot_ros.simulation import RectangularPulse, Simulation
-from flexrobot_ros.simulation.flexible_link_plant import FlexibleLinkPlant, hold_controller
+from flexrobot_ros.simulation.elastic_robot_plant import ElasticRobotPlant, hold_controller
 
 POSE = np.array([0.4, -1.1, 0.7])
 
 
 def test_monitor_modes_match_identified_free_decay():
     robot = load_robot("canadarm")
-    plant = FlexibleLinkPlant(robot, compiled=True)
-    monitor = flexible_link_modes(robot, plant.chain, POSE)
+    plant = ElasticRobotPlant(robot, compiled=True)
+    monitor = elastic_robot_modes(plant.model, POSE)
     rate = 100.0
     simulation = Simulation(plant, hold_controller(plant, POSE), q0=POSE, rate=rate,
                             excitations=[RectangularPulse("tool0", [0.0, 300.0, 0.0], 0.1, 0.15)])

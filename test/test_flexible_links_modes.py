@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 import scipy.linalg
 
-from flexrobot_ros.flexible_links.link_specs import chain_from_robot
-from flexrobot_ros.modal.flexible_link_linearization import flexible_link_modes
+from flexrobot_ros.flexible_links.elastic_robot import ElasticRobot
+from flexrobot_ros.modal.elastic_robot_linearization import elastic_robot_modes
 from flexrobot_ros.model import load_robot
 
 LINKS = [(6.0, 140.0), (7.0, 85.0), (2.0, 95.0)]   # seed 003 Table 2 (a_i [m], m_i [kg])
@@ -65,8 +65,8 @@ def canadarm():
 def test_locked_joint_modes_equal_planar_frame(canadarm, angles):
     """Issue 13: braked Canadarm with finite elements = independent frame model at the same mesh, 1e-8."""
     for elements in (1, 3):
-        chain = chain_from_robot(canadarm, method="finite_elements", elements=elements)
-        result = flexible_link_modes(canadarm, chain, angles, locked_joints=True)
+        model = ElasticRobot(canadarm, method="finite_elements", elements=elements)
+        result = elastic_robot_modes(model, angles, locked_joints=True)
         frame = planar_frame_frequencies(angles, elements)
         np.testing.assert_allclose(result.frequencies_hz, frame, rtol=1e-8)
 
@@ -77,8 +77,8 @@ def test_locked_joint_modes_converge(canadarm):
     angles = (0.3, 0.9, -0.6)
     previous = None
     for elements in (1, 2, 4, 8):
-        chain = chain_from_robot(canadarm, method="finite_elements", elements=elements)
-        first = flexible_link_modes(canadarm, chain, angles, locked_joints=True).frequencies_hz[:3]
+        model = ElasticRobot(canadarm, method="finite_elements", elements=elements)
+        first = elastic_robot_modes(model, angles, locked_joints=True).frequencies_hz[:3]
         if previous is not None:
             assert np.all(first <= previous * (1 + 1e-12))
         previous = first
@@ -103,7 +103,7 @@ def test_single_link_locked_modes_amm(tmp_path, link):
     path.write_text(f"urdf: {urdf}\ngravity: [0.0, 0.0, 0.0]\njoints: {{joint1: {{rigid: true}}}}\n"
                     f"flexible_links: {{arm: {{EI: 1.0e+5, modes: 2, tip_frame: tip}}}}\n")
     robot = load_robot(path)
-    result = flexible_link_modes(robot, chain_from_robot(robot), [0.0], locked_joints=True)
+    result = elastic_robot_modes(ElasticRobot(robot), [0.0], locked_joints=True)
     lam = np.array([1.875104068711961, 4.694091132974175])
     exact = lam**2 * math.sqrt(EI / (m / a * a**4)) / (2 * math.pi)
     np.testing.assert_allclose(result.frequencies_hz, exact, rtol=1e-6)
@@ -153,6 +153,6 @@ def test_exudyn_cross_check(canadarm):
 
     coarse, fine = infinite_penalty(32), infinite_penalty(64)
     exudyn = fine + (fine - coarse) / 3.0
-    chain = chain_from_robot(canadarm, method="finite_elements", elements=16)
-    ours = flexible_link_modes(canadarm, chain, angles, locked_joints=True).frequencies_hz[:4]
+    model = ElasticRobot(canadarm, method="finite_elements", elements=16)
+    ours = elastic_robot_modes(model, angles, locked_joints=True).frequencies_hz[:4]
     np.testing.assert_allclose(ours, exudyn, rtol=2e-5)

@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from flexrobot_ros.flexible_links.link_specs import chain_from_robot
-from flexrobot_ros.modal.flexible_link_linearization import flexible_link_modes
+from flexrobot_ros.flexible_links.elastic_robot import ElasticRobot
+from flexrobot_ros.modal.elastic_robot_linearization import elastic_robot_modes
 from flexrobot_ros.model import load_robot
 from flexrobot_ros.nodes.modal_monitor_node import ModalMonitorNode
 from flexrobot_ros.nodes.simulator_node import SimulatorNode
@@ -67,8 +67,8 @@ def test_canadarm_nodes():
                 matched += 1
             bent = max(bent, float(np.max(np.abs(points[:, 1]))))
     assert matched >= 3 * 5 and bent > 1e-5
-    # the monitor: the closed-loop modes of the link layer at the pose it received
-    expected = flexible_link_modes(robot, chain_from_robot(robot), monitor.computed).frequencies_hz
+    # the monitor: the closed-loop modes of the composed model at the pose it received
+    expected = elastic_robot_modes(ElasticRobot(robot), monitor.computed).frequencies_hz
     np.testing.assert_allclose(as_array(probe.last("/modal/frequencies").data), expected, rtol=1e-9)
     assert expected.size >= 3 + 6  # 9 coordinates; heavily damped joint modes may split into real pairs
 
@@ -111,7 +111,7 @@ def test_modal_monitor_streams_the_decoupled_closed_loop_along_the_motion():
     from flexrobot_ros.model.loader import share_directory
     from flexrobot_ros.nodes.convert import joint_state
     from flexrobot_ros.simulation.decoupling_control import DecouplingControl, eigenvalues_along_motion
-    from flexrobot_ros.simulation.flexible_link_plant import FlexibleLinkPlant
+    from flexrobot_ros.simulation.elastic_robot_plant import ElasticRobotPlant
 
     robot = load_robot("rrp", tool=True)
     trajectory = load_trajectory(share_directory() / "config" / "rrp_trajectory.yaml")
@@ -134,11 +134,11 @@ def test_modal_monitor_streams_the_decoupled_closed_loop_along_the_motion():
             streamed.append((as_array(probe.last("/modal/frequencies").data),
                              as_array(probe.last("/modal/damping").data)))
     frequencies, damping = streamed[0]
-    locked = flexible_link_modes(robot, chain_from_robot(robot), trajectory.evaluate(0.0).q[0],
+    locked = elastic_robot_modes(ElasticRobot(robot), trajectory.evaluate(0.0).q[0],
                                  locked_joints=True).frequencies_hz
     np.testing.assert_allclose(frequencies[damping < 0.5], locked, rtol=1e-6)
     np.testing.assert_allclose(frequencies[damping >= 0.5], 20.0 / (2 * np.pi), rtol=1e-6)
-    plant = FlexibleLinkPlant(robot)
+    plant = ElasticRobotPlant(robot)
     _, eigenvalues = eigenvalues_along_motion(plant, DecouplingControl(plant, trajectory), times[1:])
     for (frequencies, damping), values in zip(streamed[1:], eigenvalues):
         moving = values[(values.imag > 1e-6) & (-values.real < 0.5 * np.abs(values))]

@@ -12,7 +12,7 @@ from flexrobot_ros.model import load_robot
 from flexrobot_ros.model.loader import share_directory
 from flexrobot_ros.simulation import AccurateIntegration, Simulation
 from flexrobot_ros.simulation.controllers import TorqueInput
-from flexrobot_ros.simulation.flexible_link_plant import FlexibleLinkPlant, hold_controller
+from flexrobot_ros.simulation.elastic_robot_plant import ElasticRobotPlant, hold_controller
 
 K44, T44 = np.array([0.075, 0.05, 0.1]), np.array([10.0, 5.0, 5.0])
 
@@ -36,12 +36,12 @@ def test_canadarm_forced_run_fixed_vs_accurate():
     test_compiled_plant_equals_python_plant below, test_flexible_links_dynamics.py); energy and outputs are the
     plant's Python ones either way."""
     robot = load_robot("canadarm")
-    plant = FlexibleLinkPlant(robot, compiled=True)
+    plant = ElasticRobotPlant(robot, compiled=True)
     controller = TorqueInput(robot, rigid_torque(robot))
     fixed = Simulation(plant, controller, q0=np.zeros(3), rate=100).run(0.5)
     accurate = Simulation(plant, controller, q0=np.zeros(3), rate=100, mode="accurate",
                           accurate=AccurateIntegration("DOP853", 1e-9, 1e-11)).run(0.5)
-    assert isinstance(fixed.plant, FlexibleLinkPlant)
+    assert isinstance(fixed.plant, ElasticRobotPlant)
     columns_fixed, columns_accurate = fixed.columns(), accurate.columns()
     names = [f"deflection.{link}.y" for link in ("link1", "link2", "link3")]
     scale = max(np.max(np.abs(columns_accurate[name])) for name in names)
@@ -66,7 +66,7 @@ def test_mixed_robot_holds_pose(tmp_path):
     path.write_text(yaml.safe_dump(document))
     robot = load_robot(path)
     q_d = np.array([0.3, -0.6])
-    simulation = Simulation(robot, hold_controller(FlexibleLinkPlant(robot), q_d), q0=q_d, rate=200,
+    simulation = Simulation(robot, hold_controller(ElasticRobotPlant(robot), q_d), q0=q_d, rate=200,
                             mode="accurate", accurate=AccurateIntegration("DOP853", 1e-9, 1e-11))
     output = simulation.run(0.3)
     assert np.max(np.abs(output.q - q_d)) < 2e-3
@@ -85,8 +85,8 @@ def test_compiled_plant_equals_python_plant(tmp_path, monkeypatch):
     with and without an external wrench at the deformed tip, at 10 random states (1e-9 relative)."""
     monkeypatch.setenv("FLEXROBOT_CACHE", str(tmp_path))
     robot = load_robot(mixed_robot(tmp_path))
-    python, compiled = FlexibleLinkPlant(robot), FlexibleLinkPlant(robot, compiled=True)
-    assert list(tmp_path.glob("flexible_plant_*.so")), "no library compiled into the code cache"
+    python, compiled = ElasticRobotPlant(robot, path="numeric"), ElasticRobotPlant(robot, compiled=True)
+    assert list(tmp_path.glob("elastic_robot_plant_*.so")), "no library compiled into the code cache"
     n, m, layout = python.n, python.m, python.layout
     wrench = [(robot.frame_id("tool0"), np.array([3.0, -2.0, 5.0, 0.4, -0.1, 0.2]))]
     rng = np.random.default_rng(11)
@@ -121,7 +121,7 @@ def test_plant_with_elastic_joint_equals_lagrangian_reference(tmp_path):
     from flexrobot_ros.flexible_links.lagrangian import lagrangian_dynamics
 
     robot = load_robot(mixed_robot(tmp_path))
-    plant = FlexibleLinkPlant(robot)
+    plant = ElasticRobotPlant(robot, path="numeric")
     reference = lagrangian_dynamics(plant.chain, points_per_beam=16)
     n, m, layout = plant.n, plant.m, plant.layout
     k, w, d = robot.stiffness[0], robot.transmission[0], robot.link_damping
@@ -132,7 +132,7 @@ def test_plant_with_elastic_joint_equals_lagrangian_reference(tmp_path):
         x[layout["eta_dot"]] = rng.normal(size=m)
         tau_m = rng.normal(size=n) * 30
         xdot = plant.derivative(x, tau_m)
-        y = x[:n + m]
+        y = np.concatenate([x[layout["q"]], x[layout["eta"]]])
         y_dot = np.concatenate([x[layout["qd"]], x[layout["eta_dot"]]])
         q_m, qd_m = x[layout["q_m"]], x[layout["qd_m"]]
         spring = k * (w * y[0] - q_m[0])
@@ -154,7 +154,7 @@ def test_linearization_equals_plant_jacobian(tmp_path):
     import scipy.linalg
 
     from flexrobot_ros.flexible_links.inverse_dynamics import bias_forces
-    from flexrobot_ros.modal.flexible_link_linearization import flexible_link_modes, static_deflection
+    from flexrobot_ros.modal.elastic_robot_linearization import elastic_robot_modes
 
     document = yaml.safe_load((share_directory() / "config" / "planar_2r.yaml").read_text())
     document["urdf"] = str(share_directory() / "urdf" / "planar_2r.urdf")
@@ -163,11 +163,11 @@ def test_linearization_equals_plant_jacobian(tmp_path):
     path = tmp_path / "mixed.yaml"
     path.write_text(yaml.safe_dump(document))
     robot = load_robot(path)
-    plant = FlexibleLinkPlant(robot)
+    plant = ElasticRobotPlant(robot)
     chain, n, m, layout = plant.chain, plant.n, plant.m, plant.layout
     q_d = np.array([0.3, -0.6])
-    modes = flexible_link_modes(robot, chain, q_d)
-    eta = static_deflection(chain, q_d)
+    modes = elastic_robot_modes(plant.model, q_d)
+    eta = plant.model.static_equilibrium(q_d)[plant.model.eta]
     h = bias_forces(chain, np.concatenate([q_d, eta]), np.zeros(chain.size))[:n]
     k, w = robot.stiffness[0], robot.transmission[0]
     x = plant.state(q_d, [w * q_d[0] + h[0] / (k * w), q_d[1]])

@@ -138,7 +138,7 @@ def describe(edges: list[tuple[str, str]]) -> str:
 def test_the_reader_sees_the_imports_the_issue_names():
     """The reader itself: a relative import, a function-level import and a lazy export resolve as Python does."""
     assert "flexrobot_ros.errors" in IMPORTS["flexrobot_ros.model.schema"]
-    assert "flexrobot_ros.simulation.flexible_link_plant" in IMPORTS["flexrobot_ros.commands.modal"]  # in a function
+    assert "flexrobot_ros.simulation.elastic_robot_plant" in IMPORTS["flexrobot_ros.commands.modal"]  # in a function
     assert "flexrobot_ros.simulation.simulation" in IMPORTS["flexrobot_ros.nodes.simulator_node"]  # lazy export
     assert "flexrobot_ros.runtime.messages" in IMPORTS["flexrobot_ros.runtime"]
 

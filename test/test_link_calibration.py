@@ -34,7 +34,7 @@ from flexrobot_ros.model import load_robot
 from flexrobot_ros.nodes.output_files import keep_previous
 from flexrobot_ros.oma import identify_modes
 from flexrobot_ros.simulation import RectangularPulse, Simulation
-from flexrobot_ros.simulation.flexible_link_plant import FlexibleLinkPlant, hold_controller
+from flexrobot_ros.simulation.elastic_robot_plant import ElasticRobotPlant, hold_controller
 
 LINKS = ("link1", "link2", "link3")
 EI_FACTOR = 1.15
@@ -51,7 +51,7 @@ class SimulatedArm:
     """The calibration cell on an in-process simulation of ``robot`` (module docstring)."""
 
     def __init__(self, robot) -> None:
-        self.plant = FlexibleLinkPlant(robot)
+        self.plant = ElasticRobotPlant(robot)
         self.simulation = None
 
     def move_to(self, pose):

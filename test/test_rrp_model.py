@@ -215,12 +215,13 @@ def test_rrp_link2_roots_follow_the_moving_link3(robot):
 @pytest.mark.parametrize("d3", [0.3, 1.0])
 def test_rrp_locked_joint_modes_are_link2_clamped_mass_modes(rrp_link2, d3):
     """With every joint braked the RRP is link 2 clamped at joint 2 carrying link 3 and the payload as a rigid
-    body: the link layer's locked-joint modes (modal.flexible_link_linearization, 16 finite elements per plane)
+    body: the link layer's locked-joint modes (modal.elastic_robot_linearization, 16 finite elements per plane)
     equal the clamped-mass frequencies with the tip body taken from the model (in plane M and J(d_3), out of plane
     M only): the first three to 1e-7, the fourth (948 rad/s, still converging as h^4) to 5e-6; the 2-element
     model (the shipped one) is above them within 1 %, and two clamped-free assumed modes overestimate the second
     in-plane one by ~50 % (the reason for seed 004's clamped-mass modes). The figures quoted in config/rrp.yaml."""
-    from flexrobot_ros.modal.flexible_link_linearization import flexible_link_modes
+    from flexrobot_ros.flexible_links.elastic_robot import ElasticRobot
+    from flexrobot_ros.modal.elastic_robot_linearization import elastic_robot_modes
 
     robot = rrp_link2
     model = robot.model
@@ -235,8 +236,8 @@ def test_rrp_locked_joint_modes_are_link2_clamped_mass_modes(rrp_link2, d3):
     exact = np.sort(exact)
 
     def locked(**discretization) -> np.ndarray:
-        chain = chain_from_robot(robot, **discretization)
-        return np.sort(flexible_link_modes(robot, chain, q, locked_joints=True).frequencies_hz)[:4] * 2 * math.pi
+        model = ElasticRobot(robot, **discretization)
+        return np.sort(elastic_robot_modes(model, q, locked_joints=True).frequencies_hz)[:4] * 2 * math.pi
 
     fine = locked(method="finite_elements", elements=16)
     np.testing.assert_allclose(fine[:3], exact[:3], rtol=1e-7)
@@ -260,7 +261,8 @@ def test_rrp_link2_clamped_mass_family_from_the_yaml(tmp_path, d3):
     in-plane one by ~50 %."""
     import yaml
 
-    from flexrobot_ros.modal.flexible_link_linearization import flexible_link_modes
+    from flexrobot_ros.flexible_links.elastic_robot import ElasticRobot
+    from flexrobot_ros.modal.elastic_robot_linearization import elastic_robot_modes
     from flexrobot_ros.model.loader import share_directory
 
     base = load_robot("rrp", tool=True)
@@ -282,7 +284,7 @@ def test_rrp_link2_clamped_mass_family_from_the_yaml(tmp_path, d3):
     path = tmp_path / "rrp_clamped_mass.yaml"
     path.write_text(yaml.safe_dump(document))
     robot = load_robot(path, tool=True)
-    frequencies = flexible_link_modes(robot, chain_from_robot(robot), q, locked_joints=True).frequencies_hz
+    frequencies = elastic_robot_modes(ElasticRobot(robot), q, locked_joints=True).frequencies_hz
     np.testing.assert_allclose(np.sort(frequencies)[:4] * 2 * math.pi, np.sort(exact), rtol=1e-6)
     if d3 == 0.3:
         np.testing.assert_allclose(np.sort(exact), [62.69, 76.89, 229.53, 948.17], atol=5e-3)
@@ -314,11 +316,12 @@ def test_rrp_fem_frequencies_above_amm_and_link3_softens_as_it_slides(robot):
     at d_3 = 0.3 m, link 3 clamped-mass with the payload), at d_3 = 0.3 and 1.0 m; link 2's first pair barely moves
     (62.7 -> 54.5 rad/s in plane) while link 3's first pair (clamped alone: 1103.45 rad/s at 0.3 m, 146.94 at 1.0 m)
     falls from 1152, 1289 to 148, 212 rad/s (coupled to link 2) as link 3 slides out."""
-    from flexrobot_ros.modal.flexible_link_linearization import flexible_link_modes
+    from flexrobot_ros.flexible_links.elastic_robot import ElasticRobot
+    from flexrobot_ros.modal.elastic_robot_linearization import elastic_robot_modes
 
     def locked(d3, **discretization) -> np.ndarray:
-        chain = chain_from_robot(robot, **discretization)
-        return flexible_link_modes(robot, chain, [0.2, -0.3, d3], locked_joints=True).frequencies_hz * 2 * math.pi
+        model = ElasticRobot(robot, **discretization)
+        return elastic_robot_modes(model, [0.2, -0.3, d3], locked_joints=True).frequencies_hz * 2 * math.pi
 
     for d3 in (0.3, 1.0):
         fem, amm = locked(d3), locked(d3, method="assumed_modes", modes=2)

@@ -2,7 +2,7 @@
 
 The Canadarm of seed 003 (Table 2: planar 3R, rigid joints, three flexible links, two clamped-free assumed modes
 each, no gravity) under its shipped joint PD (K_P = 2e4 N m/rad, K_D = 2e3 N m s/rad), simulated on the compiled
-flexible-link plant. Point-to-point move: poly9 in 8 s from (0, 0.6, -0.8) to (0.6, 0.1, -0.2) rad. Baseline:
+plant of the composed model. Point-to-point move: poly9 in 8 s from (0, 0.6, -0.8) to (0.6, 0.1, -0.2) rad. Baseline:
 rigid-model feedforward (``method='rigid'``: pinocchio's inverse dynamics of the rigid URDF, motor reference = joint
 reference) + the PD. Shaped: the same feedforward of the reference shaped by ZVD for the dominant modes the model
 predicts along the motion (by participation at the tool, link modes included: :mod:`flexrobot_ros.modal.
@@ -21,15 +21,15 @@ import pytest
 from flexrobot_ros.dynamics import Poly9Trajectory, feedforward
 from flexrobot_ros.dynamics.input_shaping import design_shaper
 from flexrobot_ros.dynamics.shaped_trajectory import ShapedTrajectory
-from flexrobot_ros.flexible_links.link_specs import chain_from_robot
+from flexrobot_ros.flexible_links.elastic_robot import ElasticRobot
 from flexrobot_ros.modal.dominant_modes import _follow, dominant_modes
 from flexrobot_ros.modal.flexible_link_jacobian import flexible_link_frame_jacobian
-from flexrobot_ros.modal.flexible_link_linearization import flexible_link_modes
+from flexrobot_ros.modal.elastic_robot_linearization import elastic_robot_modes
 from flexrobot_ros.modal.frf import frame_jacobian
 from flexrobot_ros.model import load_robot
 from flexrobot_ros.shaping import shape_reference
 from flexrobot_ros.simulation import FeedforwardPD, Simulation
-from flexrobot_ros.simulation.flexible_link_plant import FlexibleLinkPlant
+from flexrobot_ros.simulation.elastic_robot_plant import ElasticRobotPlant
 
 Q0 = np.array([0.0, 0.6, -0.8])
 QF = np.array([0.6, 0.1, -0.2])
@@ -45,7 +45,7 @@ def robot():
 
 @pytest.fixture(scope="module")
 def plant(robot):
-    return FlexibleLinkPlant(robot, compiled=True)
+    return ElasticRobotPlant(robot, compiled=True)
 
 
 @pytest.fixture(scope="module")
@@ -63,10 +63,10 @@ def residual_vibration_m(robot, plant, trajectory) -> float:
     ff = feedforward(robot, trajectory, "rigid", rate_hz=RATE_HZ)
     law = FeedforwardPD(robot, ff.tau_m, ff.q_m, ff.qd_m, times=ff.t)
     out = Simulation(plant, law, q0=ff.q[0], rate=RATE_HZ).run(trajectory.end_time + WINDOW_S)
-    tool, beams = plant.frame_id("tool0"), slice(0, plant.n + plant.m)
-    rest = plant.frame_placement(np.concatenate([QF, np.zeros(plant.m)]), tool).translation
+    tool = plant.frame_id("tool0")
+    rest = plant.frame_position(plant.state(QF, QF), tool)
     after = out.states[out.t >= trajectory.end_time]
-    deviation = [np.linalg.norm(plant.frame_placement(x[beams], tool).translation - rest) for x in after]
+    deviation = [np.linalg.norm(plant.frame_position(x, tool) - rest) for x in after]
     return float(np.sqrt(np.mean(np.square(deviation))))
 
 
@@ -79,10 +79,10 @@ def test_tool_jacobian_joint_columns_are_the_rigid_robots(robot):
     """The tool Jacobian over the linearization's coordinates (central differences of the DeNOC chain's deformed
     tool placement) has, over the joints, pinocchio's frame Jacobian of the rigid URDF (the beams undeformed, no
     gravity): an independent kinematics. The beams' columns move the tool too (link modes reach it)."""
-    chain = chain_from_robot(robot)
+    model = ElasticRobot(robot)
     for q in (Q0, QF):
-        jacobian = flexible_link_frame_jacobian(robot, chain, q)
-        assert jacobian.shape == (6, chain.size)
+        jacobian = flexible_link_frame_jacobian(model, q)
+        assert jacobian.shape == (6, model.chain.size)
         np.testing.assert_allclose(jacobian[:, :robot.n], frame_jacobian(robot, q, None, "world"), atol=1e-6)
         assert np.abs(jacobian[:2, robot.n:]).max(axis=0).min() > 1e-3  # every beam coordinate moves the tool [m]
 
@@ -97,9 +97,9 @@ def test_dominant_mode_is_link_1_bending(robot):
     assert np.all((modes.frequencies_hz > 0.09) & (modes.frequencies_hz < 0.105))
     assert np.all((modes.damping_ratios > 0.015) & (modes.damping_ratios < 0.025))
     assert np.all(modes.participation > 0.99)
-    chain = chain_from_robot(robot)
+    model = ElasticRobot(robot)
     for q in (Q0, QF):
-        result = flexible_link_modes(robot, chain, q)
+        result = elastic_robot_modes(model, q)
         shape = np.abs(result.mode_shapes[:, np.argmin(np.abs(result.frequencies_hz - modes.frequencies_hz[0, 0]))])
         assert np.argmax(shape) == robot.n  # eta_1 of link 1 (coordinates theta (3), eta (6))
 

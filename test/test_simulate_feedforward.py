@@ -11,7 +11,7 @@ from flexrobot_ros.cli import main
 from flexrobot_ros.dynamics import Poly9Trajectory, feedforward
 from flexrobot_ros.model import load_robot
 from flexrobot_ros.simulation import FeedforwardPD, Simulation
-from flexrobot_ros.simulation.flexible_link_plant import FlexibleLinkPlant
+from flexrobot_ros.simulation.elastic_robot_plant import ElasticRobotPlant
 from flexrobot_ros.timeseries import read_timeseries, write_timeseries
 
 #: A short Canadarm move (rest to rest, ninth-order polynomial, 1.5 s) [rad], and the rates [Hz] of the runs.
@@ -46,7 +46,7 @@ def test_simulate_feedforward_matches_the_in_process_simulation(canadarm_run, ca
     t, columns = read_timeseries(out)
     robot = load_robot("canadarm")
     result = feedforward(robot, Poly9Trajectory(Q0, QF, DURATION_S), "prescribed", rate_hz=RATE_HZ)
-    plant = FlexibleLinkPlant(robot, compiled=True)
+    plant = ElasticRobotPlant(robot, compiled=True)
     controller = FeedforwardPD(robot, result.tau_m, result.q_m, result.qd_m, times=result.t)
     np.testing.assert_array_equal(controller.kp, [2e4] * 3)  # the shipped gains (config/canadarm.yaml)
     expected = Simulation(plant, controller, q0=result.q[0], rate=RATE_HZ).run(SIMULATED_S)

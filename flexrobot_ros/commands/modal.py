@@ -5,14 +5,13 @@ Prints a table (mode, f [Hz], zeta [%], stable) or, with ``--json``, ``{"frequen
 "marginal" | "unstable", ...], ...}``; a mode is marginal when its real part is zero within round-off. Optional:
 the modal participation at the tool frame, a PNG of the mode shapes, a PNG of the tool receptance.
 
-The modes come from the one linearization entry (:func:`flexrobot_ros.modal.held_modes.held_modes`), which picks
-the robot's model. Robots with extra elasticities or gear dampers (and those with Coulomb friction and flexible links)
-get the composed model's linearization (:mod:`flexrobot_ros.modal.elastic_robot_linearization`): the report adds
-``model``, ``coordinates``, each mode's ``dominant`` coordinate and the ``elastic_equilibrium`` q_e. Other robots with
-flexible links or rigid joints get the link layer's linearization
-(:mod:`flexrobot_ros.modal.flexible_link_linearization`): the modes include the link modes; ``--locked-joints`` gives
-the structural modes of the braked arm; ``--link-model amm|fem``, ``--link-modes N``, ``--link-elements N`` override
-every flexible link's discretization. Example: ``flexrobot modal canadarm --q 0.4,-1.1,0.7 --locked-joints --json``.
+The modes come from the one linearization entry (:func:`flexrobot_ros.modal.held_modes.held_modes`): seed 000's
+analytic linearization for elastic joints on rigid links, the composed model's
+(:mod:`flexrobot_ros.modal.elastic_robot_linearization`) for every other robot. With flexible links the modes include
+the link modes; ``--locked-joints`` gives the structural modes of the braked arm; ``--link-model amm|fem``,
+``--link-modes N``, ``--link-elements N`` override every flexible link's discretization. Robots with extra
+elasticities or gear dampers get report entries ``model``, ``coordinates``, each mode's ``dominant`` coordinate and the
+``elastic_equilibrium`` q_e. Example: ``flexrobot modal canadarm --q 0.4,-1.1,0.7 --locked-joints --json``.
 """
 from __future__ import annotations
 
@@ -235,7 +234,7 @@ def run_along_motion(robot: Any, args: argparse.Namespace) -> int:
     from flexrobot_ros.dynamics.trajectory import load_trajectory
     from flexrobot_ros.modal.eigenproblem import VERDICTS, classify, eigenvalue_codes, stability_tolerance
     from flexrobot_ros.simulation.decoupling_control import DecouplingControl, eigenvalues_along_motion
-    from flexrobot_ros.simulation.flexible_link_plant import plant_for
+    from flexrobot_ros.simulation.elastic_robot_plant import ElasticRobotPlant
 
     if not (args.controller and args.trajectory and args.times):
         raise CommandError("--controller decoupling, --trajectory FILE and --times T1,... go together")
@@ -244,7 +243,8 @@ def run_along_motion(robot: Any, args: argparse.Namespace) -> int:
     times = [number(text, "--times") for text in args.times.split(",")]
     progress = Progress("modal", quiet=args.json)
     with progress.stage(f"building the plant of {robot.name}"):
-        plant = plant_for(robot, method=LINK_MODELS.get(args.link_model), modes=args.modes, elements=args.elements)
+        plant = ElasticRobotPlant(robot, method=LINK_MODELS.get(args.link_model), modes=args.modes,
+                                  elements=args.elements)
     with progress.stage(f"simulating the motion to t = {max(times):g} s under decoupling control and linearizing "
                         f"at {len(times)} times"):
         sampled, eigenvalues = eigenvalues_along_motion(plant, DecouplingControl(plant, load_trajectory(

@@ -20,8 +20,8 @@ The format follows ``--out``'s suffix:
 
 Any other suffix is an error.
 
-Robots with flexible links or rigid joints (e.g. ``canadarm``) are simulated by
-:class:`flexrobot_ros.simulation.flexible_link_plant.FlexibleLinkPlant` (``--compiled``: generated C), and the
+Robots with flexible links or rigid joints (e.g. ``canadarm``) are simulated by the composed model's
+:class:`flexrobot_ros.simulation.elastic_robot_plant.ElasticRobotPlant` (``--compiled``: generated C), and the
 time series gains ``deflection.<link>.y`` (and ``.z``) [m], the links' tip deflections. ``--open-loop TRAJECTORY``
 drives the joints with the rigid model's torques along a trajectory file (seed 003 section 7.1)::
 
@@ -131,12 +131,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def flexible_link_controller(robot, q_d: np.ndarray, kp, kd, compiled: bool, hold: bool = True, **link_model):
     """(plant, hold controller or None) for a robot with flexible links or rigid joints, else (None, None);
-    ``link_model``: the plant's method/modes/elements overrides."""
-    from flexrobot_ros.simulation.flexible_link_plant import hold_controller, plant_for
+    ``link_model``: the plant's method/modes/elements overrides (``compiled``: generated C, loaded or compiled when
+    the plant is built, before the run and its real-time factor)."""
+    from flexrobot_ros.simulation.elastic_robot_plant import ElasticRobotPlant, hold_controller
 
-    plant = plant_for(robot, compiled=compiled, **link_model) if (robot.flexible_links or robot.rigid_joints) else None
-    if plant is None:
+    if not (robot.flexible_links or robot.rigid_joints):
         return None, None
+    plant = ElasticRobotPlant(robot, compiled=compiled, **link_model)
     return plant, hold_controller(plant, q_d, kp=kp, kd=kd) if hold else None
 
 

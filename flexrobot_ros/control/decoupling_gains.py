@@ -1,7 +1,7 @@
 """Gains of seed 004's decoupling control (eqs. 32-34): the diagonal joint-loop gains G_p [1/s^2] and G_v [1/s] of
 e_ddot + G_v e_dot + G_p e = 0, checked once for the simulator's controller
 (:class:`flexrobot_ros.simulation.decoupling_control.DecouplingControl`) and the closed-loop modes
-(:func:`flexrobot_ros.modal.flexible_link_linearization.linearize_decoupled`)."""
+(:func:`flexrobot_ros.modal.elastic_robot_linearization.linearize_decoupled`)."""
 from __future__ import annotations
 
 from typing import Any

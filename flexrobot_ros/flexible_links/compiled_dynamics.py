@@ -10,7 +10,7 @@ microseconds of overhead). Without a compiler, CasADi's own evaluation is used (
 
 * :class:`CompiledForwardDynamics`: ``y_ddot = I(y)^-1 (tau - h(y, y_dot))``;
 * :func:`compiled_function`: any CasADi function of one vector input to one vector output (the simulator plant
-  compiles its whole state derivative with it, :mod:`flexrobot_ros.simulation.flexible_link_plant`), and
+  compiles its whole state derivative with it, :mod:`flexrobot_ros.simulation.elastic_robot_plant`), and
   :func:`compiled_library`, the cached library behind it.
 
 Quadrature: an assumed-modes beam's inertia integrals use Gauss-Legendre points; ``QUADRATURE_POINTS`` (12) per

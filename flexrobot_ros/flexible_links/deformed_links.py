@@ -1,6 +1,6 @@
 """The deformed flexible links of a state, for RViz: each link's deformed end frame in its own link frame (tf) and
-its deformed beam axis (a line strip). One implementation for the two plants that carry beams
-(:mod:`flexrobot_ros.simulation.flexible_link_plant` and :mod:`flexrobot_ros.simulation.elastic_robot_plant`).
+its deformed beam axis (a line strip), for the plant that carries beams
+(:mod:`flexrobot_ros.simulation.elastic_robot_plant`).
 
 Arguments are the chain (:class:`~flexrobot_ros.flexible_links.flexible_chain.FlexibleLinkChain`), the links as
 ``(URDF link name, body index in the chain)``, the chain's joint coordinates ``q`` (one per body, rad or m) and the

@@ -33,8 +33,15 @@ algorithms (CRBA, RNEA, ABA and its analytic derivatives, gravity derivatives, f
 extra-spring forces from the constant slopes of :func:`force_function` (``f_el`` and the viscous part of ``f_d`` are
 linear), so that the modes per pose and the simulator run at pinocchio's speed.
 
-Not composed yet (refused when the object is built, one line each): a sliding beam's ``roots: integrated``, and an
-extra elasticity inserted with ``side: after`` at the joint that carries a flexible link.
+A sliding beam with ``roots: integrated`` (seed 004 eqs. 45-47) has its clamped-mass roots beta as extra states
+(:attr:`ElasticRobot.roots` of them): the chain's terms take them as an argument ``beta`` (None: the explicit roots
+at y's free lengths, which is what they equal along any motion started on them; the static equilibrium and the
+linearization use those). The loader still refuses them together with extra elasticities, transmission damping or
+Coulomb friction (:func:`~flexrobot_ros.model.extended_model.check_composable`): only the plant's numeric path
+integrates them, and the other users of this model (feedforward, tool space) take explicit roots.
+
+Not composed yet (refused when the object is built, one line): an extra elasticity inserted with ``side: after`` at
+the joint that carries a flexible link.
 """
 from __future__ import annotations
 
@@ -95,9 +102,6 @@ class ElasticRobot:
         joints = link_joints(model)
         inserted_after = {s.name for s in ext.specs if s.axis is not None and s.side == "after"}
         for link, spec in specs.items():
-            if spec.roots == "integrated":
-                raise ModelError(f"{source}: flexible_links.{link}.roots: integrated roots are not composed with "
-                                 "the elastic-robot model yet; use roots: explicit (the same dynamics)")
             if link in joints and model.names[joints[link]] in inserted_after:
                 raise ModelError(f"{source}: flexible_links.{link}: an extra elasticity with side: after at the "
                                  "joint of a flexible link is not composed yet; use side: before")
@@ -106,6 +110,9 @@ class ElasticRobot:
         self.chain = FlexibleLinkChain(model, beams, gravity=np.asarray(robot.gravity, dtype=float),
                                        hubs=hub_inertias(model, specs), sliding=sliding)
         self.chain_dynamics = chain_dynamics(self.chain)
+        lagrangian = self.chain_dynamics.lagrangian
+        #: number of sliding-beam roots integrated as states (``roots: integrated``), 0 without
+        self.roots = lagrangian.roots if lagrangian is not None else 0
         self.model, self.data = model, model.createData()
         n, na, m = robot.n, ext.na, self.chain.m
         self.n, self.na, self.m, self.ne = n, na, m, ext.ne
@@ -200,12 +207,14 @@ class ElasticRobot:
         return out
 
     # ------------------------------------------------------------------ terms
-    def inertia_and_bias(self, y: np.ndarray, y_dot: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(M (size, size) [kg m^2 | kg m | kg], h (size,) [N m | N]) at (y, y_dot), one pass of the chain."""
+    def inertia_and_bias(self, y: np.ndarray, y_dot: np.ndarray,
+                         beta: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(M (size, size) [kg m^2 | kg m | kg], h (size,) [N m | N]) at (y, y_dot), one pass of the chain;
+        ``beta`` the integrated roots (module docstring)."""
         c = self.chain.size
         if self.rigid_chain:
             return self.inertia(y), self.bias(y, y_dot)
-        inertia, h_chain = self.chain_dynamics.inertia_and_bias(y[:c], y_dot[:c])
+        inertia, h_chain = self.chain_dynamics.inertia_and_bias(y[:c], y_dot[:c], beta)
         M = np.zeros((self.size, self.size))
         M[:c, :c] = inertia
         M[self.motor_index, self.motor_index] = self._b
@@ -331,11 +340,12 @@ class ElasticRobot:
         """y_ddot (size,) of the module docstring's equation."""
         return self.acceleration(y, y_dot, self.generalized_force(y, y_dot, tau_m, wrenches))
 
-    def acceleration(self, y: np.ndarray, y_dot: np.ndarray, f: np.ndarray) -> np.ndarray:
+    def acceleration(self, y: np.ndarray, y_dot: np.ndarray, f: np.ndarray,
+                     beta: np.ndarray | None = None) -> np.ndarray:
         """y_ddot = M^-1 (f - h) (size,) for a generalized force ``f`` (size,) [N m | N] (pinocchio's ABA on a
-        rigid chain)."""
+        rigid chain); ``beta`` the integrated roots (module docstring)."""
         if not self.rigid_chain:
-            M, h = self.inertia_and_bias(y, y_dot)
+            M, h = self.inertia_and_bias(y, y_dot, beta)
             return np.linalg.solve(M, f - h)
         c = self.chain.size
         return np.concatenate([pin.aba(self.model, self.data, y[:c], y_dot[:c], f[:c]), f[c:] / self._b])
@@ -358,15 +368,15 @@ class ElasticRobot:
         da_dv[:c, :c] += dv
         return da_dy, da_dv, inverse
 
-    def energy(self, y: np.ndarray, y_dot: np.ndarray) -> tuple[float, float, float]:
-        """(kinetic, elastic, gravitational) energy [J] at (y, y_dot) (pinocchio's kinetic and potential energy on a
-        rigid chain; gravitational zero at the base origin either way)."""
+    def energy(self, y: np.ndarray, y_dot: np.ndarray, beta: np.ndarray | None = None) -> tuple[float, float, float]:
+        """(kinetic, elastic, gravitational) energy [J] at (y, y_dot); ``beta`` the integrated roots (pinocchio's
+        kinetic and potential energy on a rigid chain; gravitational zero at the base origin either way)."""
         c = self.chain.size
         if self.rigid_chain:
             kinetic = float(pin.computeKineticEnergy(self.model, self.data, y[:c], y_dot[:c]))
             strain, gravity = 0.0, float(pin.computePotentialEnergy(self.model, self.data, y[:c]))
         else:
-            kinetic, strain, gravity = self.chain_dynamics.energy(y[:c], y_dot[:c])
+            kinetic, strain, gravity = self.chain_dynamics.energy(y[:c], y_dot[:c], beta)
         s, qe = self.spring_torque(y), y[self.qe_index]
         kinetic += 0.5 * float(y_dot[self.motors] @ (self._b * y_dot[self.motors]))
         elastic = strain + 0.5 * float(s @ (s / self._k)) + 0.5 * float(qe @ (self._ke * qe))
@@ -381,6 +391,8 @@ class ElasticRobot:
         y, zero = self.coordinates(q), np.zeros(self.size)
         free = np.concatenate([self.qe_index, np.arange(self.eta.start, self.eta.stop)]).astype(int)
         for _ in range(iterations if len(free) else 0):
+            if not self.rigid_chain and not np.any((self.bias(y, zero) + self.elastic_force(y))[free]):
+                break  # at equilibrium already (no gravity: undeformed beams), no slope needed
             force, slope = self.rest_force(y)
             step = np.linalg.solve(slope[np.ix_(free, free)], -force[free])
             y[free] += step

@@ -8,7 +8,8 @@ frame of the URDF base)::
 
 with f (size,) [N m | N] a generalized external force (``J^T w`` of wrenches, evaluated by the caller). The chain's
 inertia and bias come from the CasADi Lagrangian of :mod:`.lagrangian` (the same chain the DeNOC recursion
-evaluates; equal to it to round-off), rotors, joint springs, gear and extra dampers, modal damping and smoothed
+evaluates; equal to it to round-off; a sliding beam's integrated roots replaced by its explicit roots, which they
+equal along a motion started on them), rotors, joint springs, gear and extra dampers, modal damping and smoothed
 Coulomb friction ``f_c tanh(v / coulomb_width)`` from :func:`force_function` (the single implementation of those
 terms; :class:`~.elastic_robot.ElasticRobot` evaluates it too). The Coulomb terms carry a switch ``c`` (1 on, 0 off:
 linearizations about rest leave them out).
@@ -100,8 +101,10 @@ class ElasticRobotFunctions:
         self.a = ca.SX.sym("a", size)
         y, yd = self.y, self.y_dot
         P_eta = _selection(np.arange(model.eta.start, model.eta.stop), size)
-        M = ca.diagcat(lagrangian.inertia(y[:c_size]), ca.diag(ca.DM(model._b)))
-        h = (ca.vertcat(lagrangian.bias(y[:c_size], yd[:c_size]), ca.SX.zeros(model.n_el))
+        z = y[:c_size]
+        roots = [lagrangian.explicit_roots(z)] if lagrangian.roots else []  # integrated roots: equal to these
+        M = ca.diagcat(lagrangian.inertia(z, *roots), ca.diag(ca.DM(model._b)))
+        h = (ca.vertcat(lagrangian.bias(z, yd[:c_size], *roots), ca.SX.zeros(model.n_el))
              - P_eta.T @ (ca.DM(model.beam_stiffness) @ (P_eta @ y) + ca.DM(model.beam_damping) @ (P_eta @ yd)))
         elastic, dissipative, _ = model.force_function(y, yd, self.c)
         self.inertia_expression, self.bias_expression = M, h

@@ -37,7 +37,7 @@ from flexrobot_ros.identification.link_model import LinkEigenvalueResiduals, Lin
 from flexrobot_ros.identification.link_parameters import parse_link_parameters, resolve_link_bounds
 from flexrobot_ros.identification.matching import FREQUENCY_TOLERANCE, MAC_THRESHOLD
 from flexrobot_ros.identification.modal_data import ModalData
-from flexrobot_ros.modal.held_modes import robot_chain
+from flexrobot_ros.modal.held_modes import composed_model
 from flexrobot_ros.model import FlexibleRobot
 
 #: The estimate has stopped moving when no parameter changes by more than this fraction between linearizations.
@@ -80,7 +80,7 @@ def identify_link_parameters(
     initials = lower + (upper - lower) * rng.random((max(1, starts), len(unknowns)))
     initials[0] = np.clip(nominal, lower, upper)
     at, results = robot, []
-    gravity = bool(np.any(robot_chain(robot).gravity))
+    gravity = bool(np.any(composed_model(robot).chain.gravity))
     for _ in range(MAX_RELINEARIZATIONS if gravity else 1):
         problem = LinkEigenvalueResiduals(LinkModel(at, poses, unknowns), eigenvalues, scale)
         solver = LocalSolver(problem, problem, lower, upper, tolerance, max_evaluations)

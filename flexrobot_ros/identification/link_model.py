@@ -1,13 +1,13 @@
 """The linearized closed loop of a flexible-link robot as a function of its links' bending stiffness and damping,
 and the eigenvalue residuals of the measured modes with their finite-difference sensitivity.
 
-At a held pose the flexible-link linearization (:func:`~flexrobot_ros.modal.flexible_link_linearization.
-linearize_flexible_links`, coordinates ``z = [q (n), eta (m), q_m (e)]``) is::
+At a held pose the composed model's linearization (:func:`~flexrobot_ros.modal.elastic_robot_linearization.
+linearize_elastic_robot`, coordinates ``z = [q (n), eta (m), q_m (e)]``) is::
 
-    M_bar = blockdiag(I(y*), B_e)      K_bar = dh/dy (y*, 0) + joint terms      D_bar = dh/dy_dot (y*, 0) + joint terms
+    M_bar = M(y*)      K_bar = d(h + f_el)/dy (y*, 0) + K_P      D_bar = d(h + f_d)/dy_dot (y*, 0) + K_D
 
-and the beams enter ``h`` through their strain ``K_b eta`` and modal damping ``D_b eta_dot`` only (the Coriolis
-terms are quadratic in the rates: no part of D_bar at rest). ``K_b`` of each bending plane is proportional to that
+and the beams enter through their strain ``K_b eta`` (in f_el) and modal damping ``D_b eta_dot`` (in f_d) only (the
+Coriolis terms are quadratic in the rates: no part of D_bar at rest). ``K_b`` of each bending plane is proportional to that
 plane's EI [N m^2] (assumed modes and finite elements alike); ``D_b = M_ff V diag(2 zeta omega_c) V^T M_ff``
 (``K_b V = M_ff V diag(omega_c^2)``, V M_ff-normalized: the clamped link's modes) follows from K_b and the damping
 ratio zeta. So, with the beams' blocks of the linearization at the robot's values removed::
@@ -34,8 +34,8 @@ import scipy.linalg
 from flexrobot_ros.errors import IdentificationError
 from flexrobot_ros.identification.eigenvalue_residuals import EigenvalueResiduals
 from flexrobot_ros.identification.link_parameters import LinkParameter
-from flexrobot_ros.modal.flexible_link_linearization import linearize_flexible_links
-from flexrobot_ros.modal.held_modes import robot_chain
+from flexrobot_ros.modal.elastic_robot_linearization import linearize_elastic_robot
+from flexrobot_ros.modal.held_modes import composed_model
 from flexrobot_ros.model import FlexibleRobot
 
 #: Central-difference step of the sensitivities, relative to each parameter's scale.
@@ -57,8 +57,9 @@ class LinkModel:
     units (EI [N m^2], zeta fraction)."""
 
     def __init__(self, robot: FlexibleRobot, poses: Sequence[np.ndarray], parameters: Sequence[LinkParameter]):
-        chain = robot_chain(robot)
-        linearized = [linearize_flexible_links(robot, chain, q) for q in poses]
+        model = composed_model(robot)
+        chain = model.chain
+        linearized = [linearize_elastic_robot(model, q) for q in poses]
         self.parameters = tuple(parameters)
         self.is_damping = np.array([p.is_damping for p in parameters])
         self.mass = np.array([lin.M_bar for lin in linearized])
@@ -70,7 +71,7 @@ class LinkModel:
             body = beams.get(link)
             if body is None:
                 raise IdentificationError(f"robot {robot.name}: flexible link {link!r} is not a beam of its chain")
-            rows = np.arange(chain.n + body.eta.start, chain.n + body.eta.stop)
+            rows = np.arange(model.eta.start + body.eta.start, model.eta.start + body.eta.stop)
             index = {(p.kind, p.plane): j for j, p in enumerate(parameters) if p.link == link}
             slots = (index.get(("EI", "y"), index.get(("EI", ""))), index.get(("EI", "z")), index.get(("zeta", "")))
             self.links.append((rows, body.beam, slots))

@@ -22,7 +22,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from flexrobot_ros.errors import IdentificationError
-from flexrobot_ros.modal.held_modes import robot_chain
+from flexrobot_ros.modal.held_modes import composed_model
 from flexrobot_ros.model import FlexibleRobot
 
 #: Kinds of link parameters and their aliases.
@@ -78,7 +78,7 @@ class LinkParameter:
 
 def beam_links(robot: FlexibleRobot) -> list[str]:
     """The flexible links whose parameters can be identified (revolute links; a sliding beam's are not)."""
-    sliding = {body.sliding.link for body in robot_chain(robot).bodies if body.sliding is not None}
+    sliding = {body.sliding.link for body in composed_model(robot).chain.bodies if body.sliding is not None}
     return [link for link in robot.flexible_links if link not in sliding]
 
 

@@ -3,10 +3,10 @@
 linearization (M_bar, D_bar, K_bar, q_m^d; eqs. 2.3, 2.9-2.12), eigenproblem (batched, skew+symmetric first-order
 form), modes (frequencies, damping, shapes, stability; eqs. 2.13-2.18), undamped, frf (receptance at a frame),
 participation, mac, maps (paths, grids, gain sweeps, NPZ files), plots (PNG, matplotlib imported lazily);
-flexible_link_linearization (robots with flexible links or rigid joints, seed 004's decoupling law),
-elastic_robot_linearization (the composed model: robots with extra elasticities or gear dampers, seed 002, alone or
-with flexible links / rigid joints); held_modes (the one entry for any robot: held_linearization, held_modes, with
-linearization's analytic evaluation as the fast path for elastic joints on rigid links).
+elastic_robot_linearization (the composed model: robots with flexible links or rigid joints, seeds 003/004 incl. the
+decoupling law, with extra elasticities or gear dampers, seed 002, or both); held_modes (the one entry for any robot:
+held_linearization, held_modes, with linearization's analytic evaluation as the fast path for elastic joints on rigid
+links).
 
 May import: errors, model, the physics (kinematics, dynamics, flexible_links) and control; never simulation,
 identification, oma, runtime, nodes or commands.

@@ -4,7 +4,7 @@ At each pose q_k: the modes of the robot held there by its PD (:func:`~flexrobot
 the linearization its model needs) and their participation at ``frame`` (the tool frame by default;
 :mod:`~flexrobot_ros.modal.participation`: each mode's share of the frame's peak translational compliance, fractions
 summing to 1). Elastic joints on rigid links: coordinates [q; q_m]; flexible links or rigid joints:
-[theta; eta; q_m], the tool weighed through the beams' coordinates too
+[theta; eta; q_m] (the composed model's), the tool weighed through the beams' coordinates too
 (:func:`~flexrobot_ros.modal.flexible_link_jacobian.flexible_link_frame_jacobian`), so link modes count. Robots with
 extra elasticities are refused (their modes have no participation yet).
 
@@ -27,7 +27,7 @@ from scipy.optimize import linear_sum_assignment
 
 from flexrobot_ros.errors import ModalError, ModelError
 from flexrobot_ros.modal.flexible_link_jacobian import flexible_link_frame_jacobian
-from flexrobot_ros.modal.held_modes import has_link_layer, held_modes, robot_chain
+from flexrobot_ros.modal.held_modes import composed_model, has_link_layer, held_modes
 from flexrobot_ros.modal.modes import ModalResult
 from flexrobot_ros.modal.participation import modal_participation
 from flexrobot_ros.model import FlexibleRobot
@@ -124,13 +124,13 @@ def _pose_analysis(robot: FlexibleRobot, frame: str | None, kp: Any,
             return result, modal_participation(robot, result, frame).participation
         return joint_modes
     try:
-        chain = robot_chain(robot)
+        model = composed_model(robot)
     except ModelError as error:
         raise ModalError(str(error)) from None
 
     def link_modes(pose: np.ndarray) -> tuple[ModalResult, np.ndarray]:
         result = held_modes(robot, pose, kp=kp, kd=kd)
-        jacobian = flexible_link_frame_jacobian(robot, chain, pose, frame)
+        jacobian = flexible_link_frame_jacobian(model, pose, frame)
         return result, modal_participation(robot, result, frame, jacobian=jacobian).participation
     return link_modes
 

@@ -1,21 +1,17 @@
-"""The one linearization of any loaded robot held at a pose by its joint PD law, and its modes: the entry
-``flexrobot modal``, the modal monitor node, the modal maps and the calibrations call, whatever the robot's model:
-
-* elastic joints on rigid links, with extra elasticities or gear dampers (seed 002), alone or with flexible links or
-  rigid joints, and Coulomb friction with flexible links or rigid joints: the composed model
-  (:func:`~flexrobot_ros.modal.elastic_robot_linearization.linearize_elastic_robot`, coordinates
-  :func:`~flexrobot_ros.modal.elastic_robot_linearization.elastic_robot_coordinates`), whose fast path for elastic
-  joints alone (:func:`~flexrobot_ros.flexible_links.elastic_robot.elastic_joints_only`: the Scompi, LWR4, KR90,
-  planar 2R) is seed 000's analytic evaluation (:func:`~flexrobot_ros.modal.linearization.linearize`, eqs. 2.3,
-  2.9-2.12, coordinates [q; q_m], the only one with a constant external wrench);
-* flexible links and rigid joints otherwise (seeds 003/004): the link layer
-  (:func:`~flexrobot_ros.modal.flexible_link_linearization.linearize_flexible_links`, coordinates
-  ``[q, eta, q_m of the elastic joints]``, or seed 004's decoupling law with ``decoupling``).
+"""The one linearization of any loaded robot held at a pose by its joint PD law (or seed 004's decoupling law), and
+its modes: the entry ``flexrobot modal``, the modal monitor node, the modal maps and the calibrations call, whatever
+the robot's model. The composed model (:func:`~flexrobot_ros.modal.elastic_robot_linearization.
+linearize_elastic_robot`, coordinates :func:`~flexrobot_ros.modal.elastic_robot_linearization.
+elastic_robot_coordinates`: ``[q, q_e, eta, q_m of the elastic joints]``) for flexible links, rigid joints, extra
+elasticities or gear dampers (seeds 002-004); its fast path for elastic joints alone
+(:func:`~flexrobot_ros.flexible_links.elastic_robot.elastic_joints_only`: the Scompi, LWR4, KR90, planar 2R) is seed
+000's analytic evaluation (:func:`~flexrobot_ros.modal.linearization.linearize`, eqs. 2.3, 2.9-2.12, coordinates
+[q; q_m], the only one with a constant external wrench).
 
 The result is a :class:`~flexrobot_ros.modal.linearization.LinearizedModel` (one pose) or
-:class:`~flexrobot_ros.modal.linearization.LinearizedBatch` (P poses). The flexible-link chain and the composed model
-are built once per robot object and kept while the robot lives (a calibration evaluates the same robots at many
-poses); elastic joints alone need neither.
+:class:`~flexrobot_ros.modal.linearization.LinearizedBatch` (P poses). The composed model is built once per robot
+object and discretization and kept while the robot lives (a calibration evaluates the same robots at many poses);
+elastic joints alone need none.
 """
 from __future__ import annotations
 
@@ -26,33 +22,20 @@ import numpy as np
 
 from flexrobot_ros.errors import ModalError
 from flexrobot_ros.flexible_links.elastic_robot import ElasticRobot, elastic_joints_only
-from flexrobot_ros.flexible_links.flexible_chain import FlexibleLinkChain
-from flexrobot_ros.flexible_links.link_specs import chain_from_robot
-from flexrobot_ros.modal.elastic_robot_linearization import elastic_robot_coordinates, linearize_elastic_robot
-from flexrobot_ros.modal.flexible_link_linearization import linearize_decoupled, linearize_flexible_links
+from flexrobot_ros.modal.elastic_robot_linearization import (elastic_robot_coordinates, linearize_decoupled,
+                                                             linearize_elastic_robot)
 from flexrobot_ros.modal.linearization import (LinearizedBatch, LinearizedModel, gain_array, linearize,
                                                linearize_batch, pose_array)
 from flexrobot_ros.modal.modes import ModalResult, modes_of
 from flexrobot_ros.model import FlexibleRobot
 
-_CHAINS: "weakref.WeakKeyDictionary[FlexibleRobot, FlexibleLinkChain]" = weakref.WeakKeyDictionary()
 _COMPOSED: "weakref.WeakKeyDictionary[FlexibleRobot, dict[tuple, ElasticRobot]]" = weakref.WeakKeyDictionary()
 
 
 def has_link_layer(robot: FlexibleRobot) -> bool:
-    """Whether ``robot``'s modes come from the flexible-link linearization (flexible links or rigid joints, without
-    extra elasticities, gear dampers or Coulomb friction)."""
-    coulomb = bool(np.any(robot.link_coulomb) or np.any(robot.motor_coulomb))
-    return getattr(robot, "extended", None) is None and bool(robot.flexible_links or robot.rigid_joints) \
-        and not coulomb
-
-
-def robot_chain(robot: FlexibleRobot) -> FlexibleLinkChain:
-    """The flexible-link chain of ``robot`` (built on first use, then cached for the robot object)."""
-    chain = _CHAINS.get(robot)
-    if chain is None:
-        chain = _CHAINS[robot] = chain_from_robot(robot)
-    return chain
+    """Whether ``robot`` has flexible links or rigid joints and no extra elasticities (its links, not its joints'
+    k, d_f, d_fm, are what a calibration identifies)."""
+    return getattr(robot, "extended", None) is None and bool(robot.flexible_links or robot.rigid_joints)
 
 
 def composed_model(robot: FlexibleRobot, method: str | None = None, modes: int | None = None,
@@ -85,23 +68,15 @@ def held_linearization(robot: FlexibleRobot, q_d: Any, kp: Any = None, kd: Any =
     ``wrench``/``frame``: a constant world-axes wrench [N, N m] at a frame's origin (elastic joints alone);
     ``locked_joints``: the modes of the non-actuated coordinates with joints and motors braked (extra elasticities,
     flexible links); ``method``/``modes``/``elements``: every flexible link's discretization; ``decoupling`` (G_p,
-    G_v): seed 004's decoupling law instead of the PD (rigid joints, link layer). A ModalError names what does not
-    apply to the robot."""
-    if has_link_layer(robot):
-        _no_wrench(robot, wrench)
-        chain = robot_chain(robot) if method is None and modes is None and elements is None else \
-            chain_from_robot(robot, method=method, modes=modes, elements=elements)
-        if decoupling is not None:
-            return linearize_decoupled(robot, chain, q_d, *decoupling)
-        return linearize_flexible_links(robot, chain, q_d, kp=kp, kd=kd, locked_joints=locked_joints)
-    if decoupling is not None:
-        raise ModalError(f"robot {robot.name}: decoupling control (seed 004) needs flexible links and rigid joints "
-                         "without extra elasticities")
+    G_v): seed 004's decoupling law instead of the PD (rigid joints, no extra elasticities). A ModalError names what
+    does not apply to the robot."""
     if elastic_joints_only(robot) and not locked_joints:  # the composed model's fast path (module docstring)
         return linearize(robot, q_d, kp=kp, kd=kd, wrench=wrench, frame=frame)
     _no_wrench(robot, wrench)
-    return linearize_elastic_robot(composed_model(robot, method, modes, elements), q_d, kp=kp, kd=kd,
-                                   locked_joints=locked_joints)
+    model = composed_model(robot, method, modes, elements)
+    if decoupling is not None:
+        return linearize_decoupled(model, q_d, *decoupling)
+    return linearize_elastic_robot(model, q_d, kp=kp, kd=kd, locked_joints=locked_joints)
 
 
 def held_linearization_batch(robot: FlexibleRobot, poses: Any, kp: Any = None, kd: Any = None, wrench: Any = None,
@@ -133,12 +108,6 @@ def held_coordinates(robot: FlexibleRobot, locked_joints: bool = False, model: E
     ``eta.<k>``, ``q_m.<elastic joint>`` (elastic joints alone: the q then the q_m of every joint; ``model``: a
     composed model built with other discretizations)."""
     names = robot.joint_names
-    if has_link_layer(robot):
-        chain = robot_chain(robot)
-        links = [f"eta.{k}" for k in range(chain.m)]
-        if locked_joints:
-            return links
-        return [f"q.{j}" for j in names] + links + [f"q_m.{j}" for j in names if j not in robot.rigid_joints]
     if elastic_joints_only(robot) and not locked_joints:
         return [f"{side}.{joint}" for side in ("q", "q_m") for joint in names]
     model = model or composed_model(robot)
@@ -149,4 +118,4 @@ def held_coordinates(robot: FlexibleRobot, locked_joints: bool = False, model: E
 
 
 __all__ = ["composed_model", "has_link_layer", "held_coordinates", "held_linearization", "held_linearization_batch",
-           "held_modes", "robot_chain"]
+           "held_modes"]

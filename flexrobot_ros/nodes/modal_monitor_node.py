@@ -21,7 +21,7 @@ launch_testing's WaitForTopics) get the current modes while the robot holds stil
 - ``diagnostics``: stability verdict (OK stable, WARN marginal, ERROR unstable), lowest damping ratio.
 
 ``controller: decoupling`` (flexible links, rigid joints) analyses instead the closed loop of seed 004's decoupling law
-(:func:`flexrobot_ros.modal.flexible_link_linearization.linearize_decoupled`, gains ``decoupling.gp``/``gv``): as the
+(:func:`flexrobot_ros.modal.elastic_robot_linearization.linearize_decoupled`, gains ``decoupling.gp``/``gv``): as the
 arm moves the node streams the closed-loop frequencies of its Figs. 9-10 (the joint loop's poles at sqrt(G_p) and the
 beams' modes, which follow the pose, e.g. a sliding link's length). They are computed at the current pose at rest:
 along seed 004's section 5 motion they are within 5 % of the eigenvalues of the moving, deflected closed loop
@@ -51,7 +51,7 @@ import numpy as np
 
 from flexrobot_ros.errors import RuntimeLayerError
 from flexrobot_ros.kinematics import chain_links, frame_origins
-from flexrobot_ros.modal.held_modes import has_link_layer, held_coordinates, held_modes, robot_chain
+from flexrobot_ros.modal.held_modes import composed_model, has_link_layer, held_coordinates, held_modes
 from flexrobot_ros.modal.maps import grid_map, save_map
 from flexrobot_ros.modal.plots import plot_grid
 from flexrobot_ros.model import load_robot
@@ -110,7 +110,7 @@ class ModalMonitorNode:
         p = self.p = live.values
         self.loaded = load_robot(p["robot"], tool=p["tool"])
         self.robot = live_robot(self.loaded, p)  # the YAML's joint parameters, or calibrated ones (model.*)
-        self.chain = robot_chain(self.robot) if has_link_layer(self.robot) else None  # the decoupling law's check
+        self.chain = composed_model(self.robot).chain if has_link_layer(self.robot) else None  # decoupling check
         self.links = chain_links(self.robot)
         self.pose, self.stamp, self.computed, self.result = None, None, None, None
         self.computations, self.republished = 0, 0
@@ -239,9 +239,11 @@ class ModalMonitorNode:
             from flexrobot_ros.control.decoupling_gains import DEFAULT_GP, DEFAULT_GV, decoupling_gains
 
             elastic = [j for j in robot.joint_names if j not in robot.rigid_joints]
-            if self.chain is None or not self.chain.m or elastic:
+            extra = list(robot.extended.elastic_names) if robot.extended is not None else []
+            if self.chain is None or not self.chain.m or elastic or extra:
                 raise RuntimeLayerError(f"parameter 'controller': decoupling (seed 004) needs flexible links and rigid "
-                                        f"joints; {robot.name} has " + (f"elastic joints {elastic}" if elastic
+                                        f"joints; {robot.name} has " + (f"elastic joints {elastic}" if elastic else
+                                                                         f"extra elasticities {extra}" if extra
                                                                          else "no flexible links"))
             decoupling = tuple(checked(name, decoupling_gains, p[name] or None, robot.n, default, name)
                                for name, default in (("decoupling.gp", DEFAULT_GP), ("decoupling.gv", DEFAULT_GV)))

@@ -86,7 +86,7 @@ from flexrobot_ros.runtime.messages import multiarray
 from flexrobot_ros.simulation import (FeedforwardPD, FixedStepIntegration, LinkEncoder, MotorEncoder,
                                       PDGravityCompensation, RandomForce, RectangularPulse, Simulation, TorqueInput)
 from flexrobot_ros.simulation.excitation import as_wrench
-from flexrobot_ros.simulation.flexible_link_plant import hold_controller, plant_for
+from flexrobot_ros.simulation.elastic_robot_plant import ElasticRobotPlant, hold_controller
 
 
 PARAMETERS = (
@@ -177,7 +177,8 @@ class SimulatorNode:
         p = self.p = live.values
         self.robot = robot = load_robot(p["robot"], tool=p["tool"])
         self.names, self.rate = robot.joint_names, p["rate_hz"]
-        self.plant = plant_for(robot)  # flexible links / rigid joints: the link-layer plant and its hold law
+        # flexible links / rigid joints: the composed model's plant and its hold law
+        self.plant = ElasticRobotPlant(robot) if (robot.flexible_links or robot.rigid_joints) else None
         settings = self._settings(p)
         self.controller = settings["controller"]
         self.hold, self.set_points, self.frame = settings["hold"], settings["set_points"], settings["frame"]
@@ -413,11 +414,13 @@ class SimulatorNode:
             raise RuntimeLayerError(f"parameter 'controller': feedforward (EJNEA) needs a flexible-joint robot; "
                                     f"{self.robot.name} has flexible links or rigid joints (use pd or decoupling)")
         if kind == "decoupling":
-            elastic = [] if self.plant is None else [n for n, r in zip(self.names, self.plant._rigid) if not r]
-            if self.plant is None or not self.plant.m or elastic:
+            elastic = [] if self.plant is None else [n for n in self.names if n not in self.robot.rigid_joints]
+            extra = [] if self.plant is None else list(self.plant.elastic_names)
+            if self.plant is None or not self.plant.m or elastic or extra:
+                found = (f"elastic joints {elastic}" if elastic else f"extra elasticities {extra}" if extra
+                         else "no flexible links")
                 raise RuntimeLayerError(f"parameter 'controller': decoupling (seed 004) needs flexible links and rigid "
-                                        f"joints; {self.robot.name} has " + (f"elastic joints {elastic}" if elastic
-                                                                              else "no flexible links"))
+                                        f"joints; {self.robot.name} has {found}")
         return kind
 
     def _hold_law(self, q_d: np.ndarray) -> PDGravityCompensation:

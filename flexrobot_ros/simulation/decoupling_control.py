@@ -1,7 +1,7 @@
 """Model-based decoupling control of a flexible-link robot with an LQR vibration loop (seed 004 section 3).
 
 The model ``M(q) q_ddot + h(q, q_dot) = [Gamma; 0]`` (q = [q_r (n joints), q_f (m elastic)], h with Coriolis,
-centrifugal, gravity, strain K q_f and modal damping; :meth:`FlexibleLinkPlant.inertia_and_bias`) is partitioned as
+centrifugal, gravity, strain K q_f and modal damping; :meth:`ElasticRobotPlant.inertia_and_bias`) is partitioned as
 seed 004 eqs. 27-28. Eliminating q_f_ddot (eq. 29) gives eq. 30, and the decoupling law (eq. 31)::
 
     Gamma = (M_rr - M_rf M_ff^-1 M_rf^T) u_I + h_r - M_rf M_ff^-1 h_f
@@ -47,10 +47,13 @@ class DecouplingControl:
                  stiffness_error: float = 0.0, switch_time: float | None = None, lqr: bool = True,
                  Q: Any = None, R: Any = None):
         robot = plant.robot
-        elastic = [name for name, rigid in zip(robot.joint_names, plant._rigid) if not rigid]
+        elastic = [name for name in robot.joint_names if name not in robot.rigid_joints]
         if elastic:
             raise SimulationError(f"robot {robot.name}: decoupling control (seed 004) needs rigid joints; "
                                   f"joint(s) {elastic} are elastic (set `rigid: true` or use the PD controller)")
+        if plant.layout["q_e"].stop > plant.layout["q_e"].start:
+            raise SimulationError(f"robot {robot.name}: decoupling control (seed 004) needs a model without extra "
+                                  f"elasticities; it has {list(plant.elastic_names)}")
         if trajectory.n_joints != plant.n:
             raise SimulationError(f"decoupling control: the trajectory has {trajectory.n_joints} joints, robot "
                                   f"{robot.name} has {plant.n}")

@@ -2,14 +2,20 @@
 rigid and elastic joints, extra elasticities, flexible links, Coulomb friction on any joint) as a simulator
 :class:`~flexrobot_ros.simulation.plant.Plant`.
 
+It simulates every robot with flexible links or rigid joints (canadarm, rrp, flexarm2, moberg5_flexlink, mixed4), and
+those with extra elasticities or gear dampers on rigid links (kr90_3dof, moberg5).
+
 State layout (the blocks every plant has, then the elastic coordinates, positions and velocities contiguous)::
 
-    x = [q (n), q_m (n), q_e (ne), eta (m), qd (n), qd_m (n), qd_e (ne), eta_dot (m), dissipated, work_in]
+    x = [q (n), q_m (n), q_e (ne), eta (m), qd (n), qd_m (n), qd_e (ne), eta_dot (m), (beta), dissipated, work_in]
 
 A rigid joint's motor entries repeat its joint's (``q_m = q``, ``qd_m = qd``) so that every controller sees one
-layout. Dissipated power ``y_dot . f_d`` (viscous and Coulomb friction, transmission, extra and modal damping); input
-power ``y_dot . (S tau_m + J^T w)``. Energy: kinetic (links, beams, rotors), elastic (joint springs, extra springs,
-beam strain), gravitational.
+layout. A sliding link with ``roots: integrated`` adds its clamped-mass roots as the block ``beta`` (seed 004 eqs.
+45-47: beta_dot = dbeta/dd d_dot, started on eq. 38's roots; the default ``explicit`` keeps them functions of d, the
+same dynamics); only the numeric path takes them. Dissipated power ``y_dot . f_d`` (viscous and Coulomb friction,
+transmission, extra and modal damping); input power ``y_dot . (S tau_m + J^T w)``. Energy: kinetic (links, beams,
+rotors), elastic (joint springs, extra springs, beam strain), gravitational.
+Three evaluations of the same derivative: ``path="pinocchio"`` (the default for a model without beams,
 Three evaluations of the same derivative: ``path="pinocchio"`` (the default for a model without beams,
 :attr:`ElasticRobot.rigid_chain`: elastic joints on rigid links, extended flexible joints, the robots with extra
 elasticities or gear dampers on rigid links) pinocchio's ABA with the Jacobian from its analytic ABA derivatives (the
@@ -23,15 +29,19 @@ dampers; the Scompi, LWR4, KR90, planar 2R) the state is ``[q, q_m, qd, qd_m, di
 
 (the same numbers as the general pinocchio evaluation, without its index maps and matrix products: the
 simulator's speed for the plain robots, ``bench/one_plant_speed.py``);
-``path="casadi"`` (the default with beams) the CasADi functions of
+``path="casadi"`` (the default with beams on revolute joints, and with ``compiled=True``) the CasADi functions of
 :mod:`flexrobot_ros.flexible_links.elastic_robot_functions` composed into the state derivative, with the exact
 Jacobian (implicit-function rule, wrench slopes by central differences of ``J^T w``), ``compiled=True`` as generated C
-cached in the package's code cache (all three functions when the plant is built, or each at its first call with
+cached in the package's code cache (the state derivative and its Jacobian when the plant is built, the Coulomb slope
+then too when the model has Coulomb friction, else at its first call; or each at its first call with
 ``compile_on_first_use=True``: a run that never asks for the Jacobian skips its compile, 10-40 s);
-``path="numeric"`` the DeNOC recursion with a central-difference Jacobian (the reference the CasADi path is tested
-against, ``bench/elastic_robot.py``).
-Output columns added by :meth:`extra_columns`: ``q_e.<name>`` [rad | m], and ``deflection.<link>.y`` / ``.z`` [m],
-the tip deflection of each flexible link on a revolute joint in its beam frame.
+``path="numeric"`` the DeNOC recursion (or a sliding beam's Lagrangian) with a central-difference Jacobian (the
+reference the CasADi path is tested against, ``bench/elastic_robot.py``; the default with a sliding beam, whose
+symbolic composition costs 10-80 s to build on the RRP, and with integrated roots), the chain's (I, h) shared through
+:func:`~flexrobot_ros.flexible_links.chain_dynamics.chain_dynamics`'s memory with a model-based controller that asks
+at the same state (:meth:`inertia_and_bias`, seed 004's decoupling law).
+Output columns added by :meth:`extra_columns`: ``q_e.<name>`` [rad | m], ``deflection.<link>.y`` / ``.z`` [m],
+the tip deflection of each flexible link in its beam frame, and ``beta.<link>.<k>`` the integrated roots.
 """
 from __future__ import annotations
 
@@ -52,13 +62,6 @@ from flexrobot_ros.simulation.controllers import PDGravityCompensation, _gains
 from flexrobot_ros.simulation.plant import Energy, FrameWrench, StateLayout
 
 
-def needs_elastic_robot(robot: FlexibleRobot) -> bool:
-    """Whether the composed model simulates ``robot`` and gives its modes: extra elasticities or transmission
-    damping (on rigid or flexible links), or Coulomb friction with flexible links or rigid joints."""
-    coulomb = bool(np.any(robot.link_coulomb) or np.any(robot.motor_coulomb))
-    return robot.extended is not None or (bool(robot.flexible_links or robot.rigid_joints) and coulomb)
-
-
 class ElasticRobotPlant:
     """The composed elastic robot as a Plant (one pinocchio Data inside: one plant per thread)."""
 
@@ -71,8 +74,13 @@ class ElasticRobotPlant:
         self.robot = robot
         self.model = ElasticRobot(robot, method=method, modes=modes, elements=elements)
         model = self.model
+        if model.roots and (compiled or path not in (None, "numeric")):
+            raise SimulationError(f"robot {robot.name}: the compiled and CasADi plants do not take integrated roots "
+                                  "(`roots: integrated` of a sliding link); use `roots: explicit` (same dynamics) or "
+                                  "path='numeric'")
         if path is None:
-            path = "pinocchio" if model.rigid_chain and not compiled else "casadi"
+            path = ("casadi" if compiled else "pinocchio" if model.rigid_chain else
+                    "numeric" if model.chain_dynamics.lagrangian is not None else "casadi")
         if compiled and path != "casadi":
             raise SimulationError(f"robot {robot.name}: compiled=True needs path='casadi'")
         if path == "pinocchio" and not model.rigid_chain:
@@ -82,12 +90,15 @@ class ElasticRobotPlant:
         self.n, self.ne, self.m = n, ne, m
         self.joint_names = robot.joint_names
         self.elastic_names = model.ext.elastic_names
-        p = 2 * n + ne + m
-        self.layout = StateLayout(size=2 * p + 2, slices={
+        self.chain, self.beam_stiffness = model.chain, model.beam_stiffness
+        p, r = 2 * n + ne + m, model.roots
+        self.roots = r
+        self.layout = StateLayout(size=2 * p + r + 2, slices={
             "q": slice(0, n), "q_m": slice(n, 2 * n), "q_e": slice(2 * n, 2 * n + ne), "eta": slice(2 * n + ne, p),
             "qd": slice(p, p + n), "qd_m": slice(p + n, p + 2 * n), "qd_e": slice(p + 2 * n, p + 2 * n + ne),
             "eta_dot": slice(p + 2 * n + ne, 2 * p), "positions": slice(0, p), "velocities": slice(p, 2 * p),
-            "dissipated": slice(2 * p, 2 * p + 1), "work_in": slice(2 * p + 1, 2 * p + 2)})
+            **({"beta": slice(2 * p, 2 * p + r)} if r else {}),
+            "dissipated": slice(2 * p + r, 2 * p + r + 1), "work_in": slice(2 * p + r + 1, 2 * p + r + 2)})
         # position index in x of each coordinate of y
         self._pos = np.empty(model.size, dtype=int)
         self._pos[model.q_index] = np.arange(n)
@@ -101,7 +112,7 @@ class ElasticRobotPlant:
         if self.joints_only:
             self._prepare_joints()
         #: the coordinates whose change makes a Jacobian stale (:meth:`relinearize_needed`)
-        self._moving = self.layout["q"] if self.joints_only else self.layout["positions"]
+        self._moving = self.layout["q"] if self.joints_only else slice(0, self.layout["eta"].start)
         self._symbolic = self._build_symbolic(compiled, compile_on_first_use) if path == "casadi" else None
         self.deflection_links = deflection_links(robot, model.chain)  # (link, chain body index)
 
@@ -118,6 +129,19 @@ class ElasticRobotPlant:
     def coordinates(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(y, y_dot) of the elastic-robot model at state x."""
         return x[self._pos], x[self._vel]
+
+    def _beta(self, x: np.ndarray) -> np.ndarray | None:
+        """The integrated roots of state x (None without them)."""
+        return x[self.layout["beta"]] if self.roots else None
+
+    def inertia_and_bias(self, z: np.ndarray, z_dot: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(I (c, c), h (c,)) of the link side over the chain's coordinates ``z = [q_a, eta]`` (c of them: the
+        joints in chain order, then the beams'; ``[q, eta]`` without extra elasticities), ``I z_ddot + h = [joint
+        torques; 0]`` [N m | N] (seed 004 eqs. 27-28): h holds Coriolis and centrifugal terms, gravity, the beams'
+        strain K eta and modal damping (joint friction, springs and motors are not in it). The chain's composite-body
+        inertia and recursive bias, or its Lagrangian with a sliding beam; a controller asking at the plant's state
+        shares the plant's evaluation (module docstring)."""
+        return self.model.chain_dynamics.inertia_and_bias(z, z_dot)
 
     def state(self, q, q_m, qd=None, qd_m=None) -> np.ndarray:
         """A state with q_e and eta at their static equilibrium at ``q`` (springs carrying gravity) and at rest,
@@ -136,6 +160,9 @@ class ElasticRobotPlant:
         x[self._pos] = y
         lay = self.layout
         x[lay["q"]], x[lay["q_m"]], x[lay["qd"]], x[lay["qd_m"]] = q, q_m, qd, qd_m
+        if self.roots:  # started on eq. 38's roots at the free lengths
+            lagrangian = self.model.chain_dynamics.lagrangian
+            x[lay["beta"]] = lagrangian.evaluate("explicit_roots", y[:self.model.chain.size])[0].ravel()
         return x
 
     def static_motor_position(self, q: np.ndarray) -> np.ndarray:
@@ -249,8 +276,8 @@ class ElasticRobotPlant:
         """(derivative, pieces, shapes, coulomb): ``derivative(x, tau_m, f, c) -> x_dot``, ``pieces(x, tau_m, f, c,
         a) -> (M, dr/dx, dr/dtau, dxdot/dx, dxdot/da, dxdot/dtau)`` at fixed accelerations a (their ``shapes``),
         ``coulomb(x) -> (M, Coulomb slope)``, each ``(packed input) -> packed output`` (generated C with
-        ``compiled``: all three now, or each when first called with ``on_first_use``). The CasADi function of the
-        first is kept as :attr:`derivative_function`."""
+        ``compiled``: the first two now and the third too with Coulomb friction, or each when first called with
+        ``on_first_use``). The CasADi function of the first is kept as :attr:`derivative_function`."""
         F = self.model.functions
         size, n, L = self.model.size, self.n, self.layout.size
         x = ca.SX.sym("x", L)
@@ -283,8 +310,9 @@ class ElasticRobotPlant:
                 lambda v, function=function: np.array(function(v)).ravel() for function, _, _ in functions)
         elif on_first_use:
             evaluate, evaluate_pieces, evaluate_coulomb = (_FirstUse(*entry) for entry in functions)
-        else:
-            evaluate, evaluate_pieces, evaluate_coulomb = (compiled_function(*entry) for entry in functions)
+        else:  # the Coulomb slope only serves a model with Coulomb friction: compiled when first asked otherwise
+            evaluate, evaluate_pieces = (compiled_function(*entry) for entry in functions[:2])
+            evaluate_coulomb = (compiled_function if self.model.coulomb else _FirstUse)(*functions[2])
         return evaluate, evaluate_pieces, shapes, evaluate_coulomb
 
     def _external_force(self, x: np.ndarray, wrenches: Sequence[FrameWrench]) -> np.ndarray:
@@ -294,14 +322,20 @@ class ElasticRobotPlant:
     def _derivative(self, x: np.ndarray, tau_m: np.ndarray, wrenches: Sequence[FrameWrench],
                     coulomb: bool) -> np.ndarray:
         y_ddot, dissipative, applied = self._accelerations(x, tau_m, wrenches, coulomb)
-        return self._pack(x, y_ddot, dissipative, applied)
+        out = self._pack(x, y_ddot, dissipative, applied)
+        if self.roots:  # seed 004 eqs. 45-47: the roots' rates
+            c = self.model.chain.size
+            y, y_dot = self.coordinates(x)
+            out[self.layout["beta"]] = self.model.chain_dynamics.lagrangian.rates_of_roots(y[:c], y_dot[:c],
+                                                                                           self._beta(x))
+        return out
 
     def _accelerations(self, x: np.ndarray, tau_m: np.ndarray, wrenches: Sequence[FrameWrench],
                        coulomb: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(y_ddot, f_d, S u + J^T w) at state x (numeric and pinocchio paths)."""
         y, y_dot = self.coordinates(x)
         dissipative, applied, force = self._forces(x, tau_m, wrenches, coulomb)
-        return self.model.acceleration(y, y_dot, force), dissipative, applied
+        return self.model.acceleration(y, y_dot, force, self._beta(x)), dissipative, applied
 
     def _forces(self, x: np.ndarray, tau_m: np.ndarray, wrenches: Sequence[FrameWrench],
                 coulomb: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -445,14 +479,17 @@ class ElasticRobotPlant:
         return out
 
     def relinearize_needed(self, x: np.ndarray, x_lin: np.ndarray, h: float, distance: float) -> bool:
-        """Whether a position coordinate moved by more than ``distance`` [rad | m] since ``x_lin`` (for
-        :attr:`joints_only`, a joint coordinate: M(q) and g(q) change with q alone, the motor side is linear)."""
+        """Whether a joint, motor or extra-elastic coordinate moved by more than ``distance`` [rad | m] since
+        ``x_lin`` (for :attr:`joints_only`, a joint coordinate: M(q) and g(q) change with q alone, the motor side is
+        linear). The beams' coordinates do not count: modal amplitudes or nodal values, not angles, they oscillate
+        about the pose at the beams' frequencies, and the configuration the Jacobian follows is the joints' (the
+        rule of the former flexible-link plant, which the regression data of canadarm and rrp hold)."""
         p = self._moving
         return bool(np.abs(x[p] - x_lin[p]).max() > distance)
 
     def energy(self, x: np.ndarray) -> Energy:
         """Kinetic, elastic and gravitational energy [J] and the two integrals of the state."""
-        kinetic, elastic, gravitational = self.model.energy(*self.coordinates(x))
+        kinetic, elastic, gravitational = self.model.energy(*self.coordinates(x), self._beta(x))
         lay = self.layout
         return Energy(kinetic=kinetic, elastic=elastic, gravitational=gravitational,
                       dissipated=float(x[lay["dissipated"].start]), work_in=float(x[lay["work_in"].start]))
@@ -503,8 +540,9 @@ class ElasticRobotPlant:
         return beam_axes(self.model.chain, self.deflection_links, q[0], eta[0], points)
 
     def extra_columns(self, states: np.ndarray) -> dict[str, np.ndarray]:
-        """``q_e.<name>`` [rad | m], ``qd_e.<name>`` [rad/s | m/s] and ``deflection.<link>.y`` / ``.z`` [m] (tip
-        deflection in beam axes)."""
+        """``q_e.<name>`` [rad | m], ``qd_e.<name>`` [rad/s | m/s], ``deflection.<link>.y`` / ``.z`` [m] (tip
+        deflection in beam axes; z only for links bending both ways) and, with integrated roots, ``beta.<link>.<k>``
+        the root states [-]."""
         states = np.asarray(states)
         columns = {f"{block}.{name}": states[:, self.layout[block]][:, i] for block in ("q_e", "qd_e")
                    for i, name in enumerate(self.elastic_names)}
@@ -514,6 +552,13 @@ class ElasticRobotPlant:
             body = self.model.chain.bodies[i]
             if (body.sliding.planes == 2) if body.sliding is not None else body.beam.m_z:
                 columns[f"deflection.{link}.z"] = values[:, k, 1]
+        start = self.layout["beta"].start if self.roots else 0
+        for link, i in self.deflection_links:
+            sliding = self.model.chain.bodies[i].sliding
+            if sliding is not None and sliding.roots_state:
+                for mode in range(sliding.modes):
+                    columns[f"beta.{link}.{mode + 1}"] = states[:, start]
+                    start += 1
         return columns
 
 
@@ -551,4 +596,4 @@ def hold_controller(plant: ElasticRobotPlant, q_d: Any, kp: Any = None, kd: Any 
                             kd=_gains(robot, kd, robot.kd, "kd"), plant=plant)
 
 
-__all__ = ["ElasticRobotHold", "ElasticRobotPlant", "hold_controller", "needs_elastic_robot"]
+__all__ = ["ElasticRobotHold", "ElasticRobotPlant", "hold_controller"]

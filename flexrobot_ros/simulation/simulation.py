@@ -30,15 +30,13 @@ from flexrobot_ros.simulation.plant import Energy, Plant
 
 
 def plant_for(robot: FlexibleRobot) -> Plant:
-    """The plant that simulates ``robot``: the link layer's for flexible links or rigid joints
-    (:func:`flexrobot_ros.simulation.flexible_link_plant.plant_for`), else the composed model's
-    :class:`~flexrobot_ros.simulation.elastic_robot_plant.ElasticRobotPlant` (elastic joints, extra elasticities,
-    gear dampers on rigid links: its pinocchio path)."""
-    from flexrobot_ros.simulation import flexible_link_plant
+    """The plant that simulates ``robot``: the composed model's
+    :class:`~flexrobot_ros.simulation.elastic_robot_plant.ElasticRobotPlant`, for every robot (elastic joints alone
+    through its seed-000 evaluation, flexible links, rigid joints, extra elasticities, gear dampers)."""
     from flexrobot_ros.simulation.elastic_robot_plant import ElasticRobotPlant
 
-    plant = flexible_link_plant.plant_for(robot)
-    return ElasticRobotPlant(robot) if plant is None else plant
+    return ElasticRobotPlant(robot)
+
 
 MODES = ("fixed", "accurate")
 
@@ -120,9 +118,8 @@ class SimulationOutput:
 class Simulation:
     """A robot (or any :class:`~flexrobot_ros.simulation.plant.Plant`) under a controller, stepped in chunks.
 
-    ``robot``: a FlexibleRobot (simulated with the plant :func:`plant_for` picks: flexible links or rigid joints
-    the link layer's, else the composed model's :class:`~flexrobot_ros.simulation.elastic_robot_plant.
-    ElasticRobotPlant`) or a plant. ``controller``: see
+    ``robot``: a FlexibleRobot (simulated with :func:`plant_for`'s
+    :class:`~flexrobot_ros.simulation.elastic_robot_plant.ElasticRobotPlant`) or a plant. ``controller``: see
     :mod:`flexrobot_ros.simulation.controllers`. Initial state: ``q0`` [rad | m] defaults to the controller's set
     point ``q_d``; ``q_m0`` to its ``q_m_d`` or else to the static motor position of ``q0`` (eq. 2.3, springs
     carrying gravity); rates default to zero. ``rate`` [Hz] output sample rate; ``mode`` 'fixed' or 'accurate' with
