@@ -16,7 +16,6 @@ same dynamics); only the numeric path takes them. Dissipated power ``y_dot . f_d
 transmission, extra and modal damping); input power ``y_dot . (S tau_m + J^T w)``. Energy: kinetic (links, beams,
 rotors), elastic (joint springs, extra springs, beam strain), gravitational.
 Three evaluations of the same derivative: ``path="pinocchio"`` (the default for a model without beams,
-Three evaluations of the same derivative: ``path="pinocchio"`` (the default for a model without beams,
 :attr:`ElasticRobot.rigid_chain`: elastic joints on rigid links, extended flexible joints, the robots with extra
 elasticities or gear dampers on rigid links) pinocchio's ABA with the Jacobian from its analytic ABA derivatives (the
 configuration dependence of ``J^T w`` left out: wrenches are short excitations, and the Jacobian only steers the
@@ -31,7 +30,8 @@ dampers; the Scompi, LWR4, KR90, planar 2R) the state is ``[q, q_m, qd, qd_m, di
 simulator's speed for the plain robots, ``bench/one_plant_speed.py``);
 ``path="casadi"`` (the default with beams on revolute joints, and with ``compiled=True``) the CasADi functions of
 :mod:`flexrobot_ros.flexible_links.elastic_robot_functions` composed into the state derivative, with the exact
-Jacobian (implicit-function rule, wrench slopes by central differences of ``J^T w``), ``compiled=True`` as generated C
+Jacobian (implicit-function rule, wrench slopes by central differences of ``J^T w``; compiled with a sliding beam,
+central differences of the generated derivative), ``compiled=True`` as generated C
 cached in the package's code cache (the state derivative and its Jacobian when the plant is built, the Coulomb slope
 then too when the model has Coulomb friction, else at its first call; or each at its first call with
 ``compile_on_first_use=True``: a run that never asks for the Jacobian skips its compile, 10-40 s);
@@ -113,6 +113,9 @@ class ElasticRobotPlant:
             self._prepare_joints()
         #: the coordinates whose change makes a Jacobian stale (:meth:`relinearize_needed`)
         self._moving = self.layout["q"] if self.joints_only else slice(0, self.layout["eta"].start)
+        #: exact Jacobian on the CasADi path, except compiled with a sliding beam: the C of its Lagrangian's
+        #: Jacobian takes the compiler tens of minutes (RRP), so central differences of the compiled derivative
+        self._exact_jacobian = path == "casadi" and not (compiled and model.chain_dynamics.lagrangian is not None)
         self._symbolic = self._build_symbolic(compiled, compile_on_first_use) if path == "casadi" else None
         self.deflection_links = deflection_links(robot, model.chain)  # (link, chain body index)
 
@@ -311,7 +314,8 @@ class ElasticRobotPlant:
         elif on_first_use:
             evaluate, evaluate_pieces, evaluate_coulomb = (_FirstUse(*entry) for entry in functions)
         else:  # the Coulomb slope only serves a model with Coulomb friction: compiled when first asked otherwise
-            evaluate, evaluate_pieces = (compiled_function(*entry) for entry in functions[:2])
+            evaluate = compiled_function(*functions[0])
+            evaluate_pieces = (compiled_function if self._exact_jacobian else _FirstUse)(*functions[1])
             evaluate_coulomb = (compiled_function if self.model.coulomb else _FirstUse)(*functions[2])
         return evaluate, evaluate_pieces, shapes, evaluate_coulomb
 
@@ -374,13 +378,14 @@ class ElasticRobotPlant:
     def jacobian(self, x: np.ndarray, tau_m: np.ndarray, dtau_dx: np.ndarray,
                  wrenches: Sequence[FrameWrench] = (), coulomb: bool = True) -> np.ndarray:
         """d(xdot)/dx (the torque law's slope ``dtau_dx`` (n, size) included; ``coulomb=False`` leaves the smoothed
-        Coulomb slopes out): exact on the CasADi path (module docstring), central differences on the numeric one."""
+        Coulomb slopes out): exact on the CasADi path (module docstring), central differences on the numeric one and
+        of the generated C of a compiled plant with a sliding beam."""
         tau_m = np.asarray(tau_m, dtype=float)
         if self.joints_only:
             return self._joint_jacobian(x, tau_m, dtau_dx, wrenches, coulomb)
         if self.path == "pinocchio":
             return self._pinocchio_jacobian(x, tau_m, dtau_dx, wrenches, coulomb)
-        if self._symbolic is None:
+        if not self._exact_jacobian:
             return self._difference_jacobian(x, tau_m, dtau_dx, wrenches, coulomb)
         evaluate, evaluate_pieces, shapes, _ = self._symbolic
         f = self._external_force(x, wrenches)
@@ -441,14 +446,19 @@ class ElasticRobotPlant:
                              wrenches: Sequence[FrameWrench], coulomb: bool) -> np.ndarray:
         size = self.layout.size
         out = np.zeros((size, size))
+        if self._symbolic is None:
+            derivative = self._derivative
+        else:
+            def derivative(x, tau, wrenches, coulomb):
+                return self._symbolic[0](np.concatenate([x, tau, self._external_force(x, wrenches), [float(coulomb)]]))
         for k in range(size - 2):
             step = 1e-7 * max(1.0, abs(x[k]))
             plus, minus = x.copy(), x.copy()
             plus[k] += step
             minus[k] -= step
             delta = dtau_dx[:, k] * step
-            out[:, k] = (self._derivative(plus, tau_m + delta, wrenches, coulomb)
-                         - self._derivative(minus, tau_m - delta, wrenches, coulomb)) / (2 * step)
+            out[:, k] = (derivative(plus, tau_m + delta, wrenches, coulomb)
+                         - derivative(minus, tau_m - delta, wrenches, coulomb)) / (2 * step)
         return out
 
     def coulomb_damping(self, x: np.ndarray) -> np.ndarray | None:
