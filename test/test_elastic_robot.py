@@ -242,7 +242,7 @@ def test_locked_joint_modes_equal_the_linearized_lagrangian(case):
 def plants():
     """Per robot: the CasADi-path plant and the compiled one (generated C compiled at each function's first call,
     in the package's code cache, test/conftest.py: the energy test compiles only the state derivative)."""
-    return {name: (ElasticRobotPlant(load_robot(name)),
+    return {name: (ElasticRobotPlant(load_robot(name), path="casadi"),
                    ElasticRobotPlant(load_robot(name), compiled=True, compile_on_first_use=True)) for name in ROBOTS}
 
 

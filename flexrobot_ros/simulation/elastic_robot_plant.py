@@ -28,7 +28,7 @@ dampers; the Scompi, LWR4, KR90, planar 2R) the state is ``[q, q_m, qd, qd_m, di
 
 (the same numbers as the general pinocchio evaluation, without its index maps and matrix products: the
 simulator's speed for the plain robots, ``bench/one_plant_speed.py``);
-``path="casadi"`` (the default with beams on revolute joints, and with ``compiled=True``) the CasADi functions of
+``path="casadi"`` (the default with ``compiled=True``) the CasADi functions of
 :mod:`flexrobot_ros.flexible_links.elastic_robot_functions` composed into the state derivative, with the exact
 Jacobian (implicit-function rule, wrench slopes by central differences of ``J^T w``; compiled with a sliding beam,
 central differences of the generated derivative), ``compiled=True`` as generated C
@@ -36,8 +36,9 @@ cached in the package's code cache (the state derivative and its Jacobian when t
 then too when the model has Coulomb friction, else at its first call; or each at its first call with
 ``compile_on_first_use=True``: a run that never asks for the Jacobian skips its compile, 10-40 s);
 ``path="numeric"`` the DeNOC recursion (or a sliding beam's Lagrangian) with a central-difference Jacobian (the
-reference the CasADi path is tested against, ``bench/elastic_robot.py``; the default with a sliding beam, whose
-symbolic composition costs 10-80 s to build on the RRP, and with integrated roots), the chain's (I, h) shared through
+reference the CasADi path is tested against, ``bench/elastic_robot.py``; the default with beams unless compiled, as
+the former flexible-link plant: the CasADi composition takes 8 s of CPU to build on the Canadarm and 10-80 s on the
+RRP, in every process that simulates one), the chain's (I, h) shared through
 :func:`~flexrobot_ros.flexible_links.chain_dynamics.chain_dynamics`'s memory with a model-based controller that asks
 at the same state (:meth:`inertia_and_bias`, seed 004's decoupling law).
 Output columns added by :meth:`extra_columns`: ``q_e.<name>`` [rad | m], ``deflection.<link>.y`` / ``.z`` [m],
@@ -79,8 +80,7 @@ class ElasticRobotPlant:
                                   "(`roots: integrated` of a sliding link); use `roots: explicit` (same dynamics) or "
                                   "path='numeric'")
         if path is None:
-            path = ("casadi" if compiled else "pinocchio" if model.rigid_chain else
-                    "numeric" if model.chain_dynamics.lagrangian is not None else "casadi")
+            path = "casadi" if compiled else "pinocchio" if model.rigid_chain else "numeric"
         if compiled and path != "casadi":
             raise SimulationError(f"robot {robot.name}: compiled=True needs path='casadi'")
         if path == "pinocchio" and not model.rigid_chain:
