@@ -10,8 +10,9 @@ through the joint springs. Its Jacobian::
     J_y = [d x / d q_a, d x / d eta, 0]      (6, size)
 
 with ``x`` the frame's translation [m] and rotation [rad] in world axes (``axes='world'``, pinocchio's
-LOCAL_WORLD_ALIGNED) or in the frame's own axes (``'local'``), by central differences of the deformed placement
-(step 1e-7 in each coordinate, rad or modal amplitude; rounding leaves about 1e-8 m per unit coordinate). It is what
+LOCAL_WORLD_ALIGNED) or in the frame's own axes (``'local'``), the composed model's own
+:meth:`~flexrobot_ros.flexible_links.elastic_robot.ElasticRobot.frame_jacobian` (central differences of the deformed
+placement, step 1e-6 in each coordinate, rad or modal amplitude). It is what
 :func:`~flexrobot_ros.modal.participation.modal_participation` needs to weigh the link modes at the tool.
 """
 from __future__ import annotations
@@ -19,15 +20,10 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import pinocchio as pin
 
 from flexrobot_ros.errors import ModalError, ModelError
 from flexrobot_ros.flexible_links.elastic_robot import ElasticRobot
 from flexrobot_ros.modal.linearization import frame_index
-
-#: Central-difference step in each chain coordinate [rad | m | modal amplitude].
-STEP = 1e-7
-
 
 def flexible_link_frame_jacobian(model: ElasticRobot, q_d: Any, frame: str | None = None,
                                  axes: str = "world") -> np.ndarray:
@@ -41,18 +37,11 @@ def flexible_link_frame_jacobian(model: ElasticRobot, q_d: Any, frame: str | Non
         y = model.static_equilibrium(np.asarray(q_d, dtype=float))
     except ModelError as error:
         raise ModalError(str(error)) from None
-    jacobian = np.zeros((6, model.size))
-    for k in range(model.chain.size):
-        plus, minus = y.copy(), y.copy()
-        plus[k] += STEP
-        minus[k] -= STEP
-        a, b = model.frame_placement(plus, frame_id), model.frame_placement(minus, frame_id)
-        jacobian[:3, k] = (a.translation - b.translation) / (2 * STEP)
-        jacobian[3:, k] = pin.log3(a.rotation @ b.rotation.T) / (2 * STEP)
+    jacobian = model.frame_jacobian(y, frame_id)
     if axes == "local":
         rotation = model.frame_placement(y, frame_id).rotation.T
         jacobian[:3], jacobian[3:] = rotation @ jacobian[:3], rotation @ jacobian[3:]
     return jacobian
 
 
-__all__ = ["STEP", "flexible_link_frame_jacobian"]
+__all__ = ["flexible_link_frame_jacobian"]
