@@ -53,7 +53,19 @@ class LagrangianDynamics:
                                                                                  compare=False)
     #                             () -> (coriolis, inertia_dot), built on first use of either (their expressions
     #                             are the largest: on the RRP's clamped-mass link a third of the build time)
+    common_subexpressions: Callable[[], tuple[ca.Function, ca.Function, ca.Function]] | None = field(
+        default=None, repr=False, compare=False)
+    #                             () -> (inertia, bias, inertia_bias) with common subexpressions eliminated, for
+    #                             chains where they pay (below); :meth:`evaluate` swaps them in after
+    #                             ``SWAP_AFTER`` evaluations of the three
     _buffered: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+    _evaluations: int = field(default=0, init=False, repr=False, compare=False)
+
+    #: Evaluations of inertia/bias after which :meth:`evaluate` builds and uses ``common_subexpressions``: on the
+    #: RRP's clamped-mass links they take 3.5 s to build and save 0.74 ms per evaluation (about 4,700 evaluations to
+    #: pay back), so a modal analysis or a short check never builds them and a simulation pays at most twice the
+    #: best choice made in hindsight (the rent-or-buy rule).
+    SWAP_AFTER = 4700
 
     @functools.cached_property
     def _rates(self) -> tuple[ca.Function, ca.Function]:
@@ -72,6 +84,13 @@ class LagrangianDynamics:
     def evaluate(self, name: str, *inputs: np.ndarray) -> tuple[np.ndarray, ...]:
         """numpy outputs of the function field ``name`` (e.g. ``"bias"``) at ``inputs``, through its bound buffers
         (bound on first use)."""
+        if name in ("inertia", "bias", "inertia_bias") and self.common_subexpressions is not None:
+            self._evaluations += 1
+            if self._evaluations >= self.SWAP_AFTER:
+                self.inertia, self.bias, self.inertia_bias = self.common_subexpressions()
+                self.common_subexpressions = None
+                for swapped in ("inertia", "bias", "inertia_bias"):
+                    self._buffered.pop(swapped, None)
         buffered = self._buffered.get(name)
         if buffered is None:
             buffered = self._buffered[name] = BufferedFunction(getattr(self, name))
@@ -244,10 +263,9 @@ def _build(chain: FlexibleLinkChain, points_per_beam: int, states: list, beta: c
                 ca.Function("inertia_dot", [y, yd] + extra, [ca.densify(inertia_dot)]))
     # Common subexpressions (CasADi >= 3.6; structural, so the same numbers) pay on a sliding beam's clamped-mass
     # modes, whose roots recur in every term (RRP: 474,788 -> 353,964 instructions, 2.0 -> 1.26 ms per inertia and
-    # bias, 4.7 s more to build); elsewhere they cost the build and gain nothing (RRP with finite elements: 0.22 ->
-    # 1.1 s to build, 0.38 -> 0.48 ms per evaluation with them).
+    # bias, 3.5 s more to build), after enough evaluations (LagrangianDynamics.SWAP_AFTER); elsewhere they cost the
+    # build and gain nothing (RRP with finite elements: 0.22 -> 1.1 s to build, 0.38 -> 0.48 ms per evaluation).
     assumed_modes = any(body.sliding is not None and body.sliding.modes for body in chain.bodies)
-    cse = getattr(ca, "cse", lambda e: e) if assumed_modes else (lambda e: e)
     explicit = None
     if extra:  # the same roots as functions of the free lengths (initial states, and callers without root states)
         for sliding in states:
@@ -255,11 +273,16 @@ def _build(chain: FlexibleLinkChain, points_per_beam: int, states: list, beta: c
         explicit = ca.Function("explicit_roots", [y], [ca.densify(ca.vertcat(*[
             r for i, body in enumerate(chain.bodies) if body.sliding is not None and body.sliding.roots_state
             for r in body.sliding.explicit_roots(y[i])]))])
-    inertia_cse, bias_cse = cse(ca.densify(inertia)), cse(ca.densify(bias))
+    dense_inertia, dense_bias = ca.densify(inertia), ca.densify(bias)
+
+    def functions(inertia: ca.SX, bias: ca.SX) -> tuple[ca.Function, ca.Function, ca.Function]:
+        return (ca.Function("inertia", [y] + extra, [inertia]), ca.Function("bias", [y, yd] + extra, [bias]),
+                ca.Function("inertia_bias", [y, yd] + extra, [inertia, bias]))
+    plain = functions(dense_inertia, dense_bias)
+    cse = getattr(ca, "cse", None)
     return LagrangianDynamics(
-        inertia=ca.Function("inertia", [y] + extra, [inertia_cse]),
-        bias=ca.Function("bias", [y, yd] + extra, [bias_cse]),
-        inertia_bias=ca.Function("inertia_bias", [y, yd] + extra, [inertia_cse, bias_cse]),
+        inertia=plain[0], bias=plain[1], inertia_bias=plain[2],
+        common_subexpressions=(lambda: functions(cse(dense_inertia), cse(dense_bias))) if assumed_modes and cse else None,
         energy=ca.Function("energy", [y, yd] + extra, [ca.densify(ca.vertcat(kinetic, strain, gravity_potential))]),
         placements=ca.Function("placements", [y] + extra, [ca.densify(ca.vertcat(*frames))]),
         roots=beta.numel(), explicit_roots=explicit,
