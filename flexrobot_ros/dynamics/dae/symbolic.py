@@ -15,8 +15,10 @@ splits into:
   + S_g^T(W K (W q_g - q_m) + W D_g (W v_g - v_m) + D v_g + f_c tanh(v_g / v_c)) + S_e^T (K_e q_e + D_e v_e)
   -- eq. 17a-b, = 0 on a motion. The chain's M a + c + g is pinocchio's ``rnea`` on the extended model as this
   package's symbolic RNEA writes it (:func:`~flexrobot_ros.dynamics.sdrnea.symbolic_rnea`; the composed model calls
-  pinocchio on a rigid chain too): equal to the composed model's CasADi Lagrangian to round-off, with a ninth of its
-  expression (102 against 886 instructions on moberg5, 263 against 2,872 for the Jacobian the solvers use).
+  pinocchio on a rigid chain too): equal to the rows of the composed model's CasADi residual (its Lagrangian) to
+  round-off, with a thirteenth of its expression (moberg5: 102 against 1,354 instructions, even after CasADi's
+  ``cse``; 263 against 4,310 for the Jacobian the solvers use; the Lagrangian made bench/dae.py's IPOPT solve 3.3
+  times slower).
 * ``motor_torque(q_a, v_a, q_m, v_m, a_m)`` (n) [N m | N]: the motor rows of r at u = 0, B a_m + D_m v_m
   + f_cm tanh(v_m / v_c) - K (W q_g - q_m) - D_g (W v_g - v_m)  -- eq. 1d solved for tau_m
 * ``output(q_a)`` (n): Gamma of eq. 2: selected coordinates [m] (``tool_axes``) of the tool frame's origin (base
@@ -80,8 +82,8 @@ def composed_model(robot: Any, ext: ExtendedModel | None = None) -> ElasticRobot
 def _chain_inverse_dynamics(composed: ElasticRobot, q: cs.SX, v: cs.SX, a: cs.SX) -> cs.SX:
     """I(q_a) a + h(q_a, v_a) (na,) [N m | N] of the composed model's rigid chain (its extended pinocchio model):
     pinocchio's ``rnea`` as this package's symbolic RNEA writes it (CasADi; the numeric twin of the composed
-    model's rigid-chain path, which calls pinocchio, and equal to its CasADi Lagrangian to round-off, which is
-    9 times the expression: test_dae_composed)."""
+    model's rigid-chain path, which calls pinocchio; equal to its CasADi Lagrangian to round-off with a thirteenth
+    of the expression: module docstring, test_dae_composed)."""
     chain = SerialChain.from_model(composed.model)
     na = composed.na
     seq, tau, _ = symbolic_rnea(chain, [q[i] for i in range(na)], [v[i] for i in range(na)],
@@ -110,7 +112,7 @@ def symbolic_model(robot: Any, output: str = "tool", tool_axes: Sequence[str] | 
     if output not in ("tool", "joints"):
         raise ModelError(f"output {output!r}: expected 'tool' or 'joints'")
     composed = composed_model(robot, ext)
-    ext, n, na, size = composed.ext, robot.n, composed.na, composed.size
+    ext, n, na = composed.ext, robot.n, composed.na
     axes: tuple[str, ...] = ()
     if output == "tool":
         axes = tuple(tool_axes) if tool_axes is not None else default_tool_axes(robot)
@@ -118,21 +120,19 @@ def symbolic_model(robot: Any, output: str = "tool", tool_axes: Sequence[str] | 
         if unknown or len(axes) != n:
             raise ModelError(f"robot {robot.name}: tool_axes {list(axes)}: expected {n} of x, y, z (one output per "
                              "actuator)")
-    f = composed.functions
     q, v, a = (cs.SX.sym(name, na) for name in ("q_a", "v_a", "a_a"))
     q_m, v_m, a_m = (cs.SX.sym(name, n) for name in ("q_m", "v_m", "a_m"))
     y, y_dot = cs.vertcat(q, q_m), cs.vertcat(v, v_m)  # y = [q_a; q_m]: no eta, motors in joint order
     elastic, dissipative, _ = composed.force_function(y, y_dot, 1.0)
-    link_rows = _chain_inverse_dynamics(composed, q, v, a) + (elastic + dissipative)[:na]
-    residual = cs.Function("elastic_robot_residual", [f.y, f.y_dot, f.a, f.u, f.f, f.c], [f.residual])
-    motor_rows = residual(y, y_dot, cs.vertcat(cs.SX.zeros(na), a_m), cs.SX.zeros(n), cs.SX.zeros(size),
-                          1.0)[composed.motors]
-    link = cs.Function("link_residual", [q, v, a, q_m, v_m], [cs.cse(link_rows)],
+    forces = elastic + dissipative
+    link_rows = _chain_inverse_dynamics(composed, q, v, a) + forces[:na]
+    motor_rows = cs.DM(composed.rotor_inertia) * a_m + forces[composed.motors]  # S u = u on these rows
+    link = cs.Function("link_residual", [q, v, a, q_m, v_m], [link_rows],
                        ["q_a", "v_a", "a_a", "q_m", "v_m"], ["r"])
-    motor = cs.Function("motor_torque", [q, v, q_m, v_m, a_m], [cs.cse(motor_rows)],
+    motor = cs.Function("motor_torque", [q, v, q_m, v_m, a_m], [motor_rows],
                         ["q_a", "v_a", "q_m", "v_m", "a_m"], ["tau_m"])
     gamma = q[list(ext.actuated_index)] if output == "joints" else _tool_output(robot, composed, y, axes)
-    out = cs.Function("output", [q], [cs.cse(gamma)], ["q_a"], ["gamma"])
+    out = cs.Function("output", [q], [gamma], ["q_a"], ["gamma"])
     return SymbolicExtendedModel(ext=ext, n=n, link_residual=link, motor_torque=motor, output=out,
                                  output_kind=output, tool_axes=axes, composed=composed)
 
