@@ -198,7 +198,7 @@ def tool_space_feedforward_result(robot: Any, result: Any) -> FeedforwardResult:
 def tool_path(robot: Any, trajectory: Trajectory) -> Any:
     """The :class:`~flexrobot_ros.dynamics.dae.tool_path.ToolPath` of ``trajectory`` on ``robot``'s default tool
     coordinates (x, y, z; the plane of motion of a planar two-joint arm)."""
-    from flexrobot_ros.dynamics.dae.symbolic import default_tool_axes
+    from flexrobot_ros.dynamics.dae.tool_axes import default_tool_axes
     from flexrobot_ros.dynamics.dae.tool_inverse_kinematics import ToolInverseKinematics
 
     return ToolPath(ToolInverseKinematics(robot, default_tool_axes(robot)), trajectory)
@@ -209,7 +209,7 @@ def _tool_space(robot: Any, line: Any, method: str, rate_hz: float, order: int |
     """Methods 'dae' and 'rigid' along a tool-space line or path (see :func:`feedforward`; ``q_g_guess`` the link
     positions near the start that pick the inverse-kinematics branch, None: the solvers' default)."""
     if method == "rigid":
-        from flexrobot_ros.dynamics.dae.symbolic import default_tool_axes
+        from flexrobot_ros.dynamics.dae.tool_axes import default_tool_axes
         from flexrobot_ros.dynamics.dae.tool_inverse_kinematics import ToolInverseKinematics
 
         t = np.arange(int(np.floor((line.t0 + line.duration) * rate_hz + 1e-9)) + 1) / rate_hz
@@ -406,7 +406,7 @@ def check_tool_space(robot: Any, method: str) -> tuple[str, ...]:
     if getattr(robot, "tool_frame", None) is None:
         raise ModelError(f"target space 'tool': robot {robot.name!r} has no tool_frame in its flexibility YAML (the "
                          "frame whose origin the targets place)")
-    from flexrobot_ros.dynamics.dae.symbolic import default_tool_axes
+    from flexrobot_ros.dynamics.dae.tool_axes import default_tool_axes
 
     try:
         return default_tool_axes(robot)

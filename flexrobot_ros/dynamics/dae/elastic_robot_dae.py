@@ -30,7 +30,7 @@ import numpy as np
 
 from flexrobot_ros.dynamics.dae.inverse_dae import DaeError, newton
 from flexrobot_ros.dynamics.dae.reference import as_reference
-from flexrobot_ros.dynamics.dae.symbolic import AXIS_INDEX, default_tool_axes
+from flexrobot_ros.dynamics.dae.tool_axes import AXIS_INDEX, default_tool_axes
 from flexrobot_ros.dynamics.dae.tool_inverse_kinematics import ToolInverseKinematics
 from flexrobot_ros.flexible_links.elastic_robot import ElasticRobot
 

@@ -1,56 +1,51 @@
-"""CasADi expressions of the extended flexible-joint model (seed 002, eqs. 1-2) for solvers that need exact
-derivatives (the DAE inverse dynamics and the zero dynamics).
+"""CasADi functions of seed 002's extended flexible-joint model (eqs. 1-2) in the coordinates of the DAE inverse
+dynamics (:mod:`.inverse_dae`, :mod:`.zero_dynamics`), taken from the robot's composed model
+(:class:`~flexrobot_ros.flexible_links.elastic_robot.ElasticRobot`, its forces
+:func:`~flexrobot_ros.flexible_links.elastic_robot_functions.force_function` and its CasADi terms
+:class:`~flexrobot_ros.flexible_links.elastic_robot_functions.ElasticRobotFunctions`): no second description of the
+robot's physics here, only the choice of rows and the map of coordinates.
 
-The rigid-body part is this package's symbolic RNEA (:func:`flexrobot_ros.dynamics.sdrnea.symbolic_rnea`) on
-pinocchio's description of the extended chain (:class:`~flexrobot_ros.dynamics.serial_chain.SerialChain`), so the
-expressions are pinocchio's ``rnea`` (checked in test_dae_*); the tool kinematics are the product of the chain's
-joint placements and motions. Coordinates: q_a (na) in chain order, q_m (n) motor positions [rad].
+Coordinates: q_a (na) link-side coordinates in chain order (the extended pinocchio model's), q_m (n) motor positions
+after the gear [rad | m]. On elastic joints and rigid links (the robots this DAE takes) the composed model's
+coordinates are ``y = [q_a; q_m]`` (no beam coordinates eta, every joint has its motor, in joint order), and its
+residual ``r = M(y) y_ddot + h + f_el + f_d - S u`` (block-diagonal M, S u the motor torques on the motor rows)
+splits into:
 
-* ``link_residual(q_a, v_a, a_a, q_m, v_m)`` (na): M(q_a) a_a + c + g + S_g^T(W K (W q_g - q_m)
-  + W D_g (W v_g - v_m) + D v_g + f_c tanh(v_g / v_c)) + S_e^T (K_e q_e + D_e v_e)  -- eq. 17a-b, = 0 on a motion
-* ``motor_torque(q_a, v_a, q_m, v_m, a_m)`` (n): B a_m + D_m v_m + f_cm tanh(v_m / v_c) - K (W q_g - q_m)
-  - D_g (W v_g - v_m)  -- eq. 1d solved for tau_m
-* ``output(q_a)`` (n): Gamma of eq. 2: selected tool-point coordinates [m] (``tool_axes``) or, for link-space
-  references, the actuated link positions q_g.
+* ``link_residual(q_a, v_a, a_a, q_m, v_m)`` (na) [N m | N]: the link rows of r, M(q_a) a_a + c + g
+  + S_g^T(W K (W q_g - q_m) + W D_g (W v_g - v_m) + D v_g + f_c tanh(v_g / v_c)) + S_e^T (K_e q_e + D_e v_e)
+  -- eq. 17a-b, = 0 on a motion. The chain's M a + c + g is pinocchio's ``rnea`` on the extended model as this
+  package's symbolic RNEA writes it (:func:`~flexrobot_ros.dynamics.sdrnea.symbolic_rnea`; the composed model calls
+  pinocchio on a rigid chain too): equal to the rows of the composed model's CasADi residual (its Lagrangian) to
+  round-off, with a thirteenth of its expression (moberg5: 102 against 1,354 instructions, even after CasADi's
+  ``cse``; 263 against 4,310 for the Jacobian the solvers use; the Lagrangian made bench/dae.py's IPOPT solve 3.3
+  times slower).
+* ``motor_torque(q_a, v_a, q_m, v_m, a_m)`` (n) [N m | N]: the motor rows of r at u = 0, B a_m + D_m v_m
+  + f_cm tanh(v_m / v_c) - K (W q_g - q_m) - D_g (W v_g - v_m)  -- eq. 1d solved for tau_m
+* ``output(q_a)`` (n): Gamma of eq. 2: selected coordinates [m] (``tool_axes``) of the tool frame's origin (base
+  frame; :meth:`ElasticRobotFunctions.frame_position`) or, for link-space references, the actuated link positions
+  q_g [rad | m].
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, Sequence
 
 import casadi as cs
-import numpy as np
 
+from flexrobot_ros.dynamics.dae.tool_axes import AXIS_INDEX, default_tool_axes
 from flexrobot_ros.dynamics.sdrnea import symbolic_rnea
 from flexrobot_ros.dynamics.serial_chain import SerialChain
 from flexrobot_ros.errors import ModelError
+from flexrobot_ros.flexible_links.elastic_robot import ElasticRobot
 from flexrobot_ros.model.extended_model import ExtendedModel, extended_model
-
-AXIS_INDEX = {"x": 0, "y": 1, "z": 2}
-
-
-def _rotation(axis: np.ndarray, angle: cs.SX) -> cs.SX:
-    k = cs.SX(np.array([[0.0, -axis[2], axis[1]], [axis[2], 0.0, -axis[0]], [-axis[1], axis[0], 0.0]]))
-    return cs.SX.eye(3) + cs.sin(angle) * k + (1.0 - cs.cos(angle)) * (k @ k)
-
-
-def frame_position(chain: SerialChain, q: cs.SX, joint: int, offset: np.ndarray) -> cs.SX:
-    """Base-frame position (3,) of the point ``offset`` [m] fixed in the frame of chain joint ``joint`` (0-based)."""
-    rotation, position = cs.SX.eye(3), cs.SX.zeros(3)
-    for i in range(joint + 1):
-        position = position + rotation @ cs.SX(chain.translation[i])
-        rotation = rotation @ cs.SX(chain.rotation[i])
-        if chain.revolute[i]:
-            rotation = rotation @ _rotation(chain.axis[i], q[i])
-        else:
-            position = position + rotation @ (q[i] * cs.SX(chain.axis[i]))
-    return position + rotation @ cs.SX(np.asarray(offset, dtype=float))
 
 
 @dataclass(frozen=True)
 class SymbolicExtendedModel:
     """CasADi functions of one robot's extended model (see the module docstring); ``output_kind`` 'tool' or
-    'joints', ``tool_axes`` the tool-point coordinates used as outputs."""
+    'joints', ``tool_axes`` the tool-point coordinates used as outputs, ``composed`` the composed model they come
+    from."""
 
     ext: ExtendedModel
     n: int
@@ -59,6 +54,7 @@ class SymbolicExtendedModel:
     output: cs.Function
     output_kind: str
     tool_axes: tuple[str, ...]
+    composed: ElasticRobot
 
     @property
     def na(self) -> int:
@@ -69,87 +65,76 @@ class SymbolicExtendedModel:
         return self.ext.ne
 
 
-def default_tool_axes(robot: Any) -> tuple[str, ...]:
-    """Tool-point coordinates a robot with n actuators controls: all three for n = 3 (unless all three are revolute
-    joints about one base axis), the two of the plane of motion for a planar arm with n = 2 (joint axes all along the
-    third base axis).
+def composed_model(robot: Any, ext: ExtendedModel | None = None) -> ElasticRobot:
+    """The :class:`ElasticRobot` of ``robot`` with the extended model ``ext`` (None: ``robot.extended``).
 
     Raises:
-        ModelError: other numbers of actuators, and planar arms with 3 (their tool point has two coordinates for
-            three actuators: redundant, the tool's orientation is no tool-point coordinate; the Canadarm).
+        ModelError: robots with flexible links or rigid joints (their DAE is :mod:`.elastic_robot_dae`: this one has
+            no beam coordinates and a motor at every joint).
     """
-    if robot.n in (2, 3):
-        ext = extended_model(robot)
-        chain = SerialChain.from_model(ext.model)
-        rotation = np.eye(3)
-        axes = []
-        for i in range(chain.n):
-            rotation = rotation @ chain.rotation[i]
-            axes.append(rotation @ chain.axis[i])
-        normal = np.abs(np.mean(axes, axis=0))
-        k = int(np.argmax(normal))
-        planar = bool(np.allclose(np.abs(np.asarray(axes)[:, k]), 1.0))
-        if robot.n == 3 and planar and all(kind != "prismatic" for kind in robot.joint_types):
-            raise ModelError(f"robot {robot.name}: a planar arm with 3 actuators (revolute joints about the base "
-                             f"{'xyz'[k]} axis): its tool point has 2 coordinates in the plane for 3 actuators "
-                             "(redundant; the tool's orientation is no tool-point coordinate)")
-        if robot.n == 3:
-            return ("x", "y", "z")
-        if planar:
-            return tuple(a for a in "xyz" if AXIS_INDEX[a] != k)
-    raise ModelError(f"robot {robot.name}: give tool_axes (the {robot.n} tool-point coordinates to control); only 2 "
-                     "(planar) and 3 actuators have a default")
+    if robot.flexible_links or robot.rigid_joints:
+        raise ModelError(f"robot {robot.name}: seed 002's DAE inverse dynamics takes elastic joints on rigid links; "
+                         f"robot has {'flexible links' if robot.flexible_links else 'rigid joints'}: use the general "
+                         "model's DAE (flexrobot_ros.dynamics.dae.tool_space_feedforward)")
+    return ElasticRobot(robot if ext is None else dataclasses.replace(robot, extended=ext))
+
+
+def _chain_inverse_dynamics(composed: ElasticRobot, q: cs.SX, v: cs.SX, a: cs.SX) -> cs.SX:
+    """I(q_a) a + h(q_a, v_a) (na,) [N m | N] of the composed model's rigid chain (its extended pinocchio model):
+    pinocchio's ``rnea`` as this package's symbolic RNEA writes it (CasADi; the numeric twin of the composed
+    model's rigid-chain path, which calls pinocchio; equal to its CasADi Lagrangian to round-off with a thirteenth
+    of the expression: module docstring, test_dae_composed)."""
+    chain = SerialChain.from_model(composed.model)
+    na = composed.na
+    seq, tau, _ = symbolic_rnea(chain, [q[i] for i in range(na)], [v[i] for i in range(na)],
+                                [a[i] for i in range(na)])
+    _, resolved = cs.substitute_inplace(seq.symbols, seq.definitions, [cs.vertcat(*tau)], False)
+    return resolved[0]
+
+
+def _tool_output(robot: Any, composed: ElasticRobot, y: cs.SX, axes: tuple[str, ...]) -> cs.SX:
+    if robot.tool_frame is None:
+        raise ModelError(f"robot {robot.name}: no tool_frame in its flexibility YAML: a tool-space output needs the "
+                         "frame to move")
+    functions = composed.functions
+    point = functions.frame_position(composed.frame_id(robot.tool_frame))
+    return cs.substitute(cs.vertcat(*[point[AXIS_INDEX[a]] for a in axes]), functions.y, y)
 
 
 def symbolic_model(robot: Any, output: str = "tool", tool_axes: Sequence[str] | None = None,
                    ext: ExtendedModel | None = None) -> SymbolicExtendedModel:
-    """Build the CasADi functions of ``robot``'s extended model (``ext`` overrides ``robot.extended``).
+    """Build the CasADi functions of ``robot``'s extended model (``ext`` overrides ``robot.extended``) from its
+    composed model (module docstring).
 
     ``output`` 'tool': Gamma = the ``tool_axes`` coordinates of ``robot.tool_frame``'s origin (base frame);
     'joints': Gamma = q_g (link-space references).
     """
-    ext = ext or extended_model(robot)
-    n, na = robot.n, ext.na
-    chain = SerialChain.from_model(ext.model)
-    q, v, a = (cs.SX.sym(name, na) for name in ("q_a", "v_a", "a_a"))
-    q_m, v_m, a_m = (cs.SX.sym(name, n) for name in ("q_m", "v_m", "a_m"))
-    seq, tau, _ = symbolic_rnea(chain, [q[i] for i in range(na)], [v[i] for i in range(na)],
-                                [a[i] for i in range(na)])
-    _, resolved = cs.substitute_inplace(seq.symbols, seq.definitions, [cs.vertcat(*tau)], False)
-    rigid = resolved[0]
-    act, el = list(ext.actuated_index), list(ext.elastic_index)
-    w, k = cs.DM(robot.transmission), cs.DM(robot.stiffness)
-    d_g = cs.DM(ext.spring_damping)
-    width = float(robot.coulomb_width)
-    q_g, v_g = q[act], v[act]
-    spring = k * (w * q_g - q_m)
-    damper = d_g * (w * v_g - v_m)
-    link_friction = cs.DM(robot.link_damping) * v_g + cs.DM(robot.link_coulomb) * cs.tanh(v_g / width)
-    load = cs.SX.zeros(na)
-    load[act] = w * spring + w * damper + link_friction
-    if el:
-        load[el] = cs.DM(ext.elastic_stiffness) * q[el] + cs.DM(ext.elastic_damping) * v[el]
-    link = cs.Function("link_residual", [q, v, a, q_m, v_m], [rigid + load],
-                       ["q_a", "v_a", "a_a", "q_m", "v_m"], ["r"])
-    motor = (cs.DM(robot.motor_inertia) * a_m + cs.DM(robot.motor_damping) * v_m
-             + cs.DM(robot.motor_coulomb) * cs.tanh(v_m / width) - spring - damper)
-    motor_fn = cs.Function("motor_torque", [q, v, q_m, v_m, a_m], [motor], ["q_a", "v_a", "q_m", "v_m", "a_m"],
-                           ["tau_m"])
-    if output == "joints":
-        gamma = q_g
-        axes: tuple[str, ...] = ()
-    elif output == "tool":
+    if output not in ("tool", "joints"):
+        raise ModelError(f"output {output!r}: expected 'tool' or 'joints'")
+    composed = composed_model(robot, ext)
+    ext, n, na = composed.ext, robot.n, composed.na
+    axes: tuple[str, ...] = ()
+    if output == "tool":
         axes = tuple(tool_axes) if tool_axes is not None else default_tool_axes(robot)
         unknown = [x for x in axes if x not in AXIS_INDEX]
         if unknown or len(axes) != n:
             raise ModelError(f"robot {robot.name}: tool_axes {list(axes)}: expected {n} of x, y, z (one output per "
                              "actuator)")
-        frame = ext.model.frames[ext.model.getFrameId(robot.tool_frame)]
-        parent = frame.parentJoint if hasattr(frame, "parentJoint") else frame.parent
-        point = frame_position(chain, q, parent - 1, np.asarray(frame.placement.translation))
-        gamma = cs.vertcat(*[point[AXIS_INDEX[x]] for x in axes])
-    else:
-        raise ModelError(f"output {output!r}: expected 'tool' or 'joints'")
+    q, v, a = (cs.SX.sym(name, na) for name in ("q_a", "v_a", "a_a"))
+    q_m, v_m, a_m = (cs.SX.sym(name, n) for name in ("q_m", "v_m", "a_m"))
+    y, y_dot = cs.vertcat(q, q_m), cs.vertcat(v, v_m)  # y = [q_a; q_m]: no eta, motors in joint order
+    elastic, dissipative, _ = composed.force_function(y, y_dot, 1.0)
+    forces = elastic + dissipative
+    link_rows = _chain_inverse_dynamics(composed, q, v, a) + forces[:na]
+    motor_rows = cs.DM(composed.rotor_inertia) * a_m + forces[composed.motors]  # S u = u on these rows
+    link = cs.Function("link_residual", [q, v, a, q_m, v_m], [link_rows],
+                       ["q_a", "v_a", "a_a", "q_m", "v_m"], ["r"])
+    motor = cs.Function("motor_torque", [q, v, q_m, v_m, a_m], [motor_rows],
+                        ["q_a", "v_a", "q_m", "v_m", "a_m"], ["tau_m"])
+    gamma = q[list(ext.actuated_index)] if output == "joints" else _tool_output(robot, composed, y, axes)
     out = cs.Function("output", [q], [gamma], ["q_a"], ["gamma"])
-    return SymbolicExtendedModel(ext=ext, n=n, link_residual=link, motor_torque=motor_fn, output=out,
-                                 output_kind=output, tool_axes=axes)
+    return SymbolicExtendedModel(ext=ext, n=n, link_residual=link, motor_torque=motor, output=out,
+                                 output_kind=output, tool_axes=axes, composed=composed)
+
+
+__all__ = ["SymbolicExtendedModel", "composed_model", "symbolic_model"]

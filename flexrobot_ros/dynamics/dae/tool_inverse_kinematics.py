@@ -18,7 +18,7 @@ import numpy as np
 import pinocchio as pin
 
 from flexrobot_ros.dynamics.dae.inverse_dae import DaeError
-from flexrobot_ros.dynamics.dae.symbolic import AXIS_INDEX
+from flexrobot_ros.dynamics.dae.tool_axes import AXIS_INDEX
 from flexrobot_ros.dynamics.trajectory import TrajectorySamples
 
 #: Converged when the tool is this close to its target [m].
