@@ -8,11 +8,13 @@ Parallel runs (``pytest -n 2 --dist loadgroup``, as ``scripts/test`` does with p
 stay on one worker, so module fixtures are built once; every test file that starts DDS participants or node
 processes (it imports the loopback helpers ``runtime_peer`` or ``node_harness``) joins the one unit ``dds``, whose
 tests run one after another on one worker: their nodes never share a ROS domain or the machine with another DDS
-test. Each worker runs BLAS on one thread (so do the processes it starts): two workers with two BLAS threads each
+test. The exception is a DDS file that names its own ``WORK_UNIT`` (the one-minute 1 kHz stream, which waits on
+real time at a quarter of a core): it runs beside the group in a ROS domain range of its own, and must lose
+nothing while the group and the CPU-bound files run. Each worker runs BLAS on one thread (so do the processes it starts): two workers with two BLAS threads each
 oversubscribe two cores. Without xdist nothing changes and ``pytest`` runs everything in one process.
 
 Generated C: the tests use the package's code cache as the user's commands do (``$FLEXROBOT_CACHE`` or
-~/.cache/flexrobot_ros; code is keyed by a hash of the generated function), so a run reuses what an earlier run or
+~/.cache/flexrobot_ros; code is keyed by a hash of the CasADi function), so a run reuses what an earlier run or
 command compiled, and on a fresh machine each model is compiled once for all the workers and the processes the
 tests start (``compile_library`` locks per library: a process that needs a library another is compiling waits).
 """
@@ -29,14 +31,22 @@ import pytest
 DDS_IMPORT = re.compile(r"^\s*(?:import|from)\s+(?:runtime_peer|node_harness)\b", re.MULTILINE)
 
 
+#: A test file's own work unit: ``WORK_UNIT = "name"`` at module level.
+OWN_UNIT = re.compile(r'^WORK_UNIT = "([\w-]+)"', re.MULTILINE)
+
+
 @functools.lru_cache(maxsize=None)
 def work_unit(test_file: str) -> str:
-    """xdist work unit of a test file (path relative to the rootdir): ``dds`` or the file itself."""
+    """xdist work unit of a test file (path relative to the rootdir): its ``WORK_UNIT`` (a DDS file that waits on
+    real time at little CPU and has a ROS domain range of its own, so it runs beside the DDS group), ``dds``, or
+    the file itself."""
     path = Path(__file__).parent.parent / test_file
     try:
-        return "dds" if DDS_IMPORT.search(path.read_text(encoding="utf-8")) else test_file
+        text = path.read_text(encoding="utf-8")
     except OSError:
         return test_file
+    own = OWN_UNIT.search(text)
+    return own.group(1) if own else "dds" if DDS_IMPORT.search(text) else test_file
 
 
 #: Environment of a worker and of the processes it starts: one BLAS/OpenMP thread.

@@ -33,15 +33,20 @@ TYPES = ("sensor_msgs/msg/JointState", "std_msgs/msg/Float64MultiArray", "trajec
          "diagnostic_msgs/msg/DiagnosticArray", "visualization_msgs/msg/MarkerArray", "tf2_msgs/msg/TFMessage")
 
 
-def run_domain() -> int:
-    """The ROS domain of this test process and its peers: distinct between concurrent test runs on one machine."""
-    return 101 + os.getpid() % 120
+def run_domain(separate: bool = False) -> int:
+    """The ROS domain of this test process and its peers: distinct between concurrent test runs on one machine.
+    ``separate``: for a test file that runs beside the DDS group as its own xdist work unit (``WORK_UNIT``,
+    test/conftest.py), a domain of a range of its own (212-231; the group's: 101-210, and up to 211 for the second
+    domain of test_runtime_discovery_scope.py), so the two never share one."""
+    return 212 + os.getpid() % 20 if separate else 101 + os.getpid() % 110
 
 
-def loopback_env(**extra: str) -> dict[str, str]:
-    """Environment for a peer: loopback-only Cyclone, this test run's ROS domain, the repo on PYTHONPATH."""
+def loopback_env(separate: bool = False, **extra: str) -> dict[str, str]:
+    """Environment for a peer: loopback-only Cyclone, this test run's ROS domain (:func:`run_domain`), the repo on
+    PYTHONPATH."""
     env = dict(os.environ)
-    env.update({"CYCLONEDDS_URI": LOOPBACK_CONFIG, "FLEXROBOT_RUNTIME": "dds", "ROS_DOMAIN_ID": str(run_domain()),
+    env.update({"CYCLONEDDS_URI": LOOPBACK_CONFIG, "FLEXROBOT_RUNTIME": "dds",
+                "ROS_DOMAIN_ID": str(run_domain(separate)),
                 "PYTHONPATH": os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)})
     env.pop("ROS_AUTOMATIC_DISCOVERY_RANGE", None)
     env.pop("ROS_LOCALHOST_ONLY", None)
@@ -89,6 +94,20 @@ def result(process: subprocess.Popen, timeout: float) -> dict[str, Any]:
     lines = [line for line in out.splitlines() if line.startswith("{")]
     assert process.returncode == 0 and lines, f"peer failed ({process.returncode}); stderr:\n{err[-3000:]}"
     return json.loads(lines[-1])
+
+
+def stream_loses_nothing(seconds: float, timeout: float, separate: bool = False) -> None:
+    """A talker process publishes ``seconds`` x 1000 JointStates at 1 kHz (the simulator's reliable QoS), a listener
+    process (keep-all, as the bag recorder) gets them all, in order, within ``timeout`` [s]; prints the latency."""
+    count = int(seconds * 1000)
+    env = loopback_env(separate)
+    listener = start("stream", "--count", str(count), "--timeout", str(timeout), env=env)
+    talker = start("stream_publish", "--count", str(count), "--rate", "1000", env=env)
+    sent = result(talker, timeout + 20)
+    got = result(listener, timeout + 20)
+    assert got["indices"] == list(range(count)), f"lost {count - len(got['indices'])} of {count}"
+    print(f"1 kHz stream: {count} sent in {sent['elapsed']:.2f} s, all received in order; latency median "
+          f"{got['latency_median'] * 1e3:.3f} ms, p99 {got['latency_p99'] * 1e3:.3f} ms")
 
 
 def sample(types: Any, typename: str, i: int) -> Any:

@@ -4,8 +4,8 @@ The Python recursion (:mod:`.denoc`) costs about half a millisecond per call on 
 step needs one call per sample. This module generates C from the CasADi Lagrangian of :mod:`.lagrangian` (the same
 model: equal to the recursion to round-off, see test_flexible_links_dynamics.py) after common-subexpression
 elimination, compiles it once with the system C compiler (``-O1``; 10-20 s for the Canadarm) and caches the library
-in the package's code cache (``$FLEXROBOT_CACHE`` or ``~/.cache/flexrobot_ros``) under a sha256 of the generated
-function. Calls go through the bound-buffer entry point of :mod:`flexrobot_ros.compiled_code` (a few
+in the package's code cache (``$FLEXROBOT_CACHE`` or ``~/.cache/flexrobot_ros``) under a sha256 of the function
+before the elimination (which takes seconds, so a cached library costs only the function's serialization). Calls go through the bound-buffer entry point of :mod:`flexrobot_ros.compiled_code` (a few
 microseconds of overhead). Without a compiler, CasADi's own evaluation is used (slower, same numbers).
 
 * :class:`CompiledForwardDynamics`: ``y_ddot = I(y)^-1 (tau - h(y, y_dot))``;
@@ -41,23 +41,32 @@ def quadrature_points(chain: FlexibleLinkChain) -> int:
     return QUADRATURE_POINTS + 4 * (modes - 2)
 
 
-def _eliminate_common_subexpressions(expression: ca.SX) -> ca.SX:
-    cse = getattr(ca, "cse", None)  # CasADi >= 3.6
-    return cse(expression) if cse is not None else expression
+def with_common_subexpressions(function: ca.Function) -> ca.Function:
+    """``function`` (SX) with its common subexpressions eliminated (CasADi >= 3.6; structural: the same operations
+    on the same numbers, fewer of them): what this module compiles. Seconds on the Canadarm's plant, so it is only
+    done when a library has to be built."""
+    cse = getattr(ca, "cse", None)
+    if cse is None:
+        return function
+    inputs = function.sx_in()
+    return ca.Function(function.name(), inputs, [cse(output) for output in function.call(inputs)])
 
 
-def compiled_library(function: ca.Function, n_in: int, n_out: int) -> Path | None:
-    """Path of the shared library of a one-input (n_in,), one-output (n_out,) CasADi function: generated C compiled
-    once into the code cache under a sha256 of the function, the CasADi version and the flags (its symbols are
-    CasADi's, so ``casadi.external(function.name(), path)`` loads it too); None without a C compiler or when
-    compiling fails."""
+def compiled_library(function: ca.Function, n_in: int, n_out: int,
+                     flags: tuple[str, ...] = CFLAGS) -> Path | None:
+    """Path of the shared library of a one-input (n_in,), one-output (n_out,) CasADi function: generated C of the
+    function with its common subexpressions eliminated (:func:`with_common_subexpressions`, only when it has to be
+    compiled), compiled once with ``flags`` into the code cache under a sha256 of the function as given, the CasADi
+    version and the flags (its symbols are CasADi's, so ``casadi.external(function.name(), path)`` loads it too);
+    None without a C compiler or when compiling fails."""
     key = hashlib.sha256(function.serialize().encode() + ca.__version__.encode()
-                         + " ".join(CFLAGS).encode()).hexdigest()[:24]
+                         + " ".join(flags).encode()).hexdigest()[:24]
     stem = cache_dir() / f"{function.name()}_{key}"
     library = stem.with_suffix(".so")
     if library.exists():
         return library
-    return compile_library(function, stem, n_in, n_out, function.name())
+    return compile_library(lambda: with_common_subexpressions(function), stem, n_in, n_out, function.name(),
+                           flags=flags)
 
 
 def compiled_function(function: ca.Function, n_in: int, n_out: int) -> Callable[[np.ndarray], np.ndarray]:
@@ -86,11 +95,12 @@ class CompiledForwardDynamics:
         y, y_dot, tau = (ca.SX.sym(name, n) for name in ("y", "yd", "tau"))
         accelerations = ca.solve(reference.inertia(y), tau - reference.bias(y, y_dot))
         self.function = ca.Function("flexible_fd", [ca.vertcat(y, y_dot, tau)],
-                                    [_eliminate_common_subexpressions(accelerations)])
+                                    [accelerations])
         self._evaluate = compiled_function(self.function, 3 * n, n)
 
     def __call__(self, y: np.ndarray, y_dot: np.ndarray, tau: np.ndarray) -> np.ndarray:
         return self._evaluate(np.concatenate([y, y_dot, tau]))
 
 
-__all__ = ["CompiledForwardDynamics", "QUADRATURE_POINTS", "compiled_function", "compiled_library", "quadrature_points"]
+__all__ = ["CompiledForwardDynamics", "QUADRATURE_POINTS", "compiled_function", "compiled_library", "quadrature_points",
+           "with_common_subexpressions"]

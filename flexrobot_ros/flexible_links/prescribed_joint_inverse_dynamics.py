@@ -34,7 +34,6 @@ the beams' modal or nodal coordinates of :mod:`.beam_link`; K_e [N m/rad | N/m],
 """
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
@@ -44,9 +43,9 @@ from scipy.integrate import solve_ivp
 from scipy.interpolate import BPoly
 from scipy.optimize import root
 
-from flexrobot_ros.compiled_code import bound_library, cache_dir, compile_library
+from flexrobot_ros.compiled_code import bound_library
 from flexrobot_ros.errors import ModelError
-from flexrobot_ros.flexible_links.compiled_dynamics import compiled_function, quadrature_points
+from flexrobot_ros.flexible_links.compiled_dynamics import compiled_function, compiled_library, quadrature_points
 from flexrobot_ros.flexible_links.flexible_chain import FlexibleLinkChain
 from flexrobot_ros.flexible_links.lagrangian import lagrangian_dynamics
 
@@ -140,9 +139,8 @@ class PrescribedJointInverseDynamics:
                             chain_order(joints[2 * n:], ca.SX.zeros(k)))
         lower, coupling = ca.substitute([residual[F], inertia[F, F]], [ca.vertcat(y, yd, ydd)], [values])
         state_rate = ca.vertcat(x[k:], -ca.solve(coupling, lower))
-        cse = getattr(ca, "cse", lambda e: e)  # common subexpressions (CasADi >= 3.6)
         arguments = ca.vertcat(joints, x)
-        self._state_rate = compiled_function(ca.Function("prescribed_xdot", [arguments], [cse(state_rate)]),
+        self._state_rate = compiled_function(ca.Function("prescribed_xdot", [arguments], [state_rate]),
                                              3 * n + 2 * k, 2 * k)
 
     def _evaluate(self, which: int, *columns: np.ndarray) -> np.ndarray:
@@ -259,16 +257,7 @@ def _batch(function: ca.Function) -> Callable[[np.ndarray], np.ndarray]:
     version and the flags; common subexpressions are eliminated only when it is compiled. CasADi's map of the
     function without a C compiler or when compiling fails."""
     n_in, n_out = function.size1_in(0), function.size1_out(0)
-    key = hashlib.sha256(function.serialize().encode() + ca.__version__.encode()
-                         + " ".join(BATCH_FLAGS).encode()).hexdigest()[:24]
-    cse = getattr(ca, "cse", lambda e: e)  # CasADi >= 3.6
-    inputs = function.sx_in()
-
-    def prepared() -> ca.Function:
-        return ca.Function(function.name(), inputs, [cse(function.call(inputs)[0])])
-
-    library = compile_library(prepared, cache_dir() / f"{function.name()}_{key}", n_in, n_out, function.name(),
-                              flags=BATCH_FLAGS)
+    library = compiled_library(function, n_in, n_out, flags=BATCH_FLAGS)
     if library is None:
         return lambda x: np.array(function.map(x.shape[0])(x.T)).T
     lib = bound_library(library, n_in, n_out)[0]

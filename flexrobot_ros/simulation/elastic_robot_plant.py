@@ -54,7 +54,7 @@ import numpy as np
 import pinocchio as pin
 
 from flexrobot_ros.errors import ModelError, SimulationError
-from flexrobot_ros.flexible_links.compiled_dynamics import compiled_function
+from flexrobot_ros.flexible_links.compiled_dynamics import compiled_function, with_common_subexpressions
 from flexrobot_ros.flexible_links.deformed_links import beam_axes, deformed_tip_transforms
 from flexrobot_ros.flexible_links.elastic_robot import ElasticRobot
 from flexrobot_ros.flexible_links.tip_deflections import deflection_links, tip_deflections
@@ -295,22 +295,22 @@ class ElasticRobotPlant:
         x_dot = self._state_derivative(x, on_state(F.y_ddot), dissipative, applied)
         at_a = self._state_derivative(x, F.a, dissipative, applied)
         residual = on_state(F.residual)
-        cse = getattr(ca, "cse", lambda e: e)  # common subexpressions (CasADi >= 3.6)
-        derivative = ca.Function("elastic_robot_plant", [inputs], [cse(ca.densify(x_dot))])
+        derivative = ca.Function("elastic_robot_plant", [inputs], [ca.densify(x_dot)])
         self.derivative_function = derivative
         pieces_out = ca.vertcat(*(ca.vec(ca.densify(v)) for v in (
             on_state(F.inertia_expression), ca.jacobian(residual, x), ca.jacobian(residual, F.u),
             ca.jacobian(at_a, x), ca.jacobian(at_a, F.a), ca.jacobian(at_a, F.u))))
-        pieces = ca.Function("elastic_robot_plant_jacobian", [ca.vertcat(inputs, F.a)], [cse(pieces_out)])
+        pieces = ca.Function("elastic_robot_plant_jacobian", [ca.vertcat(inputs, F.a)], [pieces_out])
         shapes = [(size, size), (size, L), (size, n), (L, L), (L, size), (L, n)]
         slope = on_state(self.model.force_function(F.y, F.y_dot, 1.0)[2])
         coulomb = ca.Function("elastic_robot_plant_coulomb", [x], [
-            cse(ca.densify(ca.vertcat(ca.vec(on_state(F.inertia_expression)), slope)))])
+            ca.densify(ca.vertcat(ca.vec(on_state(F.inertia_expression)), slope))])
         functions = ((derivative, L + n + size + 1, L), (pieces, L + n + 2 * size + 1, pieces_out.numel()),
                      (coulomb, L, size * size + size))
-        if not compiled:
+        if not compiled:  # CasADi's virtual machine on the functions with common subexpressions eliminated
             evaluate, evaluate_pieces, evaluate_coulomb = (
-                lambda v, function=function: np.array(function(v)).ravel() for function, _, _ in functions)
+                lambda v, function=with_common_subexpressions(function): np.array(function(v)).ravel()
+                for function, _, _ in functions)
         elif on_first_use:
             evaluate, evaluate_pieces, evaluate_coulomb = (_FirstUse(*entry) for entry in functions)
         else:  # the Coulomb slope only serves a model with Coulomb friction: compiled when first asked otherwise
