@@ -3,6 +3,9 @@
 Built on :mod:`flexrobot_ros.modal` (dominant modes at poses) and :mod:`flexrobot_ros.dynamics` (shapers, the
 time-varying convolution); the feedforward of the shaped reference is :func:`flexrobot_ros.dynamics.feedforward`.
 :func:`compare_shapers` reports and recommends a shaper for given modes (``flexrobot shape``).
+
+May import: errors, lazy, model, the physics (dynamics) and modal; never simulation, identification, oma, runtime,
+nodes or commands (the shaping node and ``flexrobot shape`` build on it).
 """
 from flexrobot_ros.lazy import lazy_package
 
