@@ -1,5 +1,5 @@
 """Wall time of one flexible-link self-calibration (issue 26): ``python bench/link_calibration.py [--compiled]
-[--poses N] [--record-s S] [--rate-hz R]``.
+[--poses N] [--record-s S] [--rate-hz R]`` (N from 2 to 5).
 
 Runs :func:`flexrobot_ros.identification.calibration.calibrate` in-process on the Canadarm (seed 003) as
 test/test_link_calibration.py does: a simulated "true" arm with every link's EI x 1.15 at N poses, each held under
@@ -35,6 +35,22 @@ LINKS = ("link1", "link2", "link3")
 POSES = [[0.4, -1.1, 0.7], [0.0, 1.5, 1.5], [1.0, -1.2, 0.8], [-0.5, 0.8, -1.0], [0.2, 2.0, -0.6]]
 
 
+def pose_count(text: str) -> int:
+    """``--poses``: a whole number from 2 to len(POSES). One pose cannot calibrate by design: the parameters are
+    pose-independent and the change of the modes with the pose separates them (calibrate and the identifications
+    refuse fewer than two poses, seed 000 eq. 3.32 counting)."""
+    try:
+        count = int(text)
+    except ValueError:
+        count = None
+    if count is None or not 2 <= count <= len(POSES):
+        raise argparse.ArgumentTypeError(
+            f"expected a whole number of calibration poses from 2 to {len(POSES)} (the first N of the bench's "
+            f"{len(POSES)}; a calibration separates the parameters by how the modes change between poses, so one "
+            f"pose cannot calibrate), got {text!r}")
+    return count
+
+
 class TimedArm:
     """The calibration cell on an in-process simulation of ``plant``, timing its simulation and OMA [s]."""
 
@@ -63,7 +79,8 @@ class TimedArm:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--poses", type=int, default=3, help="calibration poses (the first N of 5)")
+    parser.add_argument("--poses", type=pose_count, default=3,
+                        help=f"calibration poses, the first N of {len(POSES)} (2 to {len(POSES)})")
     parser.add_argument("--record-s", type=float, default=16.0, help="record length per pose [s]")
     parser.add_argument("--rate-hz", type=float, default=100.0, help="encoder sample rate [Hz]")
     parser.add_argument("--compiled", action="store_true", help="simulate with the compiled plant")

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import math
 
+import casadi as cs
 import numpy as np
 import pinocchio as pin
 import scipy.linalg
@@ -52,6 +53,19 @@ def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 def skew(v: np.ndarray) -> np.ndarray:
     """Cross-product matrix [v]x (3, 3)."""
     return np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
+
+
+def tip_rotation_expression(a: cs.SX | float, b: cs.SX | float, left: cs.SX | None = None) -> cs.SX:
+    """CasADi twin of the rotation of :meth:`BeamLink.tip_motion`: ``R_tip = Rz(a) Ry(b)`` (3, 3), the deformed tip
+    frame's axes in the undeformed tip frame (module docstring, tip kinematics); a [rad] the turn about z (slope of
+    w_y), b [rad] the turn about y (minus the slope of w_z). The one rule for the symbolic tip frames of fixed and
+    sliding beams (:mod:`.lagrangian`, :mod:`.deformed_frames`).
+
+    ``left`` (3, 3), optional: ``left @ Rz(a) @ Ry(b)`` multiplied left to right (a sliding beam's frame, world
+    rotation times beam axes, takes the tip rotation in that order)."""
+    Rz = cs.vertcat(cs.horzcat(cs.cos(a), -cs.sin(a), 0), cs.horzcat(cs.sin(a), cs.cos(a), 0), cs.horzcat(0, 0, 1))
+    Ry = cs.vertcat(cs.horzcat(cs.cos(b), 0, cs.sin(b)), cs.horzcat(0, 1, 0), cs.horzcat(-cs.sin(b), 0, cs.cos(b)))
+    return Rz @ Ry if left is None else left @ Rz @ Ry
 
 
 def beam_frame(direction: np.ndarray, up: np.ndarray) -> np.ndarray:

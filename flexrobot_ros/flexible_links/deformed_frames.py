@@ -13,6 +13,8 @@ import casadi as ca
 import numpy as np
 import pinocchio as pin
 
+from flexrobot_ros.flexible_links.beam_link import tip_rotation_expression
+
 
 def deformed_frame_placement(model: pin.Model, chain: Any, frame_id: int, z: np.ndarray,
                              lagrangian_placements: Callable[[np.ndarray], np.ndarray] | None = None) -> pin.SE3:
@@ -64,11 +66,7 @@ def deformed_frame_position_expression(model: pin.Model, chain: Any, frame_id: i
             eta = z[chain.n + body.eta.start:chain.n + body.eta.stop]
             a = ca.dot(ca.DM(beam.tip_slope_y), eta)
             b = -ca.dot(ca.DM(beam.tip_slope_z), eta)
-            Rz = ca.vertcat(ca.horzcat(ca.cos(a), -ca.sin(a), 0), ca.horzcat(ca.sin(a), ca.cos(a), 0),
-                            ca.horzcat(0, 0, 1))
-            Ry = ca.vertcat(ca.horzcat(ca.cos(b), 0, ca.sin(b)), ca.horzcat(0, 1, 0),
-                            ca.horzcat(-ca.sin(b), 0, ca.cos(b)))
             offset = (tip.inverse() * frame.placement).translation.reshape(3, 1)
-            local = ca.DM(beam.tip_deflection) @ eta + Rz @ Ry @ ca.DM(offset)
+            local = ca.DM(beam.tip_deflection) @ eta + tip_rotation_expression(a, b) @ ca.DM(offset)
             return p + R @ (ca.DM(tip.translation.reshape(3, 1)) + ca.DM(tip.rotation) @ local)
     return p + R @ ca.DM(frame.placement.translation.reshape(3, 1))

@@ -20,6 +20,7 @@ import casadi as ca
 import numpy as np
 
 from flexrobot_ros.flexible_links.beam_elements import ClampedBeamMesh
+from flexrobot_ros.flexible_links.beam_link import tip_rotation_expression
 from flexrobot_ros.flexible_links.buffered_function import BufferedFunction
 from flexrobot_ros.flexible_links.flexible_chain import FlexibleLinkChain
 
@@ -171,13 +172,9 @@ def _build(chain: FlexibleLinkChain, points_per_beam: int, states: list, beta: c
             eta = y[n + previous.eta.start:n + previous.eta.stop]
             a = ca.dot(ca.DM(beam.tip_slope_y), eta)
             b = -ca.dot(ca.DM(beam.tip_slope_z), eta)
-            Rz = ca.vertcat(ca.horzcat(ca.cos(a), -ca.sin(a), 0), ca.horzcat(ca.sin(a), ca.cos(a), 0),
-                            ca.horzcat(0, 0, 1))
-            Ry = ca.vertcat(ca.horzcat(ca.cos(b), 0, ca.sin(b)), ca.horzcat(0, 1, 0),
-                            ca.horzcat(-ca.sin(b), 0, ca.cos(b)))
             tip = beam.undeformed_tip()
             Rt, pt = _transform(tip.rotation, tip.translation)
-            Rd, pd = Rz @ Ry, ca.DM(beam.tip_deflection) @ eta
+            Rd, pd = tip_rotation_expression(a, b), ca.DM(beam.tip_deflection) @ eta
             # parent -> C = tip * D * placement
             pj_full = pt + Rt @ (pd + Rd @ pj)
             Rj = Rt @ Rd @ Rj
@@ -206,12 +203,8 @@ def _build(chain: FlexibleLinkChain, points_per_beam: int, states: list, beta: c
             tip_w, slopes = sliding.tip(eta, y[i])
             deflection = ca.DM(sliding.rotation[:, 1:1 + sliding.planes]) @ tip_w
             a, b = slopes[0], (-slopes[1] if sliding.planes == 2 else 0)
-            Rz = ca.vertcat(ca.horzcat(ca.cos(a), -ca.sin(a), 0), ca.horzcat(ca.sin(a), ca.cos(a), 0),
-                            ca.horzcat(0, 0, 1))
-            Ry = ca.vertcat(ca.horzcat(ca.cos(b), 0, ca.sin(b)), ca.horzcat(0, 1, 0),
-                            ca.horzcat(-ca.sin(b), 0, ca.cos(b)))
             beam = ca.DM(sliding.rotation)
-            frames += [ca.vec(R @ beam @ Rz @ Ry @ beam.T), p + R @ deflection]
+            frames += [ca.vec(tip_rotation_expression(a, b, left=R @ beam) @ beam.T), p + R @ deflection]
         else:
             frames += [ca.vec(R), p]
         # rigid part: 1/2 V^T I V with V the body twist

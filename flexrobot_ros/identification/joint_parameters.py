@@ -300,6 +300,14 @@ def cluster_minima(starts: Sequence[StartResult], lower: np.ndarray, upper: np.n
                               starts=tuple(members)) for best, members in groups)
 
 
+def snap_to_bounds(values: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(estimate, at_bound) (P,): ``values`` with those within 1e-9 of the bound width of a bound set exactly on it
+    (the solver stops a hair inside an active bound), and which ones are."""
+    at_lower = values - lower <= 1e-9 * (upper - lower)
+    at_upper = upper - values <= 1e-9 * (upper - lower)
+    return np.where(at_lower, lower, np.where(at_upper, upper, values)), at_lower | at_upper
+
+
 def _linearize_poses(robot: FlexibleRobot, data: ModalData) -> list:
     linearized = []
     for i, pose in enumerate(data.poses):
@@ -431,10 +439,7 @@ def identify_joint_parameters(
     solver = LocalSolver(problem, fit, lower, upper, tolerance, max_evaluations)
     results, used_workers = _run_starts(solver, initials, workers, progress)
     minima = cluster_minima(results, lower, upper)
-    at_lower = minima[0].values - lower <= 1e-9 * (upper - lower)
-    at_upper = upper - minima[0].values <= 1e-9 * (upper - lower)
-    at_bound = at_lower | at_upper
-    estimate = np.where(at_lower, lower, np.where(at_upper, upper, minima[0].values))
+    estimate, at_bound = snap_to_bounds(minima[0].values, lower, upper)
 
     fields = {field: np.array(getattr(robot, field)) for field in {p.field for p in unknowns}}
     for p, value in zip(unknowns, estimate):
@@ -500,4 +505,4 @@ def identification_warnings(table: Sequence[IdentifiedParameter], report: Identi
 
 __all__ = ["identify_joint_parameters", "IdentificationResult", "IdentifiedParameter", "LocalMinimum",
            "StartResult", "ModeComparison", "LocalSolver", "cluster_minima", "compare_modes", "identified_links",
-           "identification_warnings", "matched_data"]
+           "identification_warnings", "matched_data", "snap_to_bounds"]

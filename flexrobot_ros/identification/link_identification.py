@@ -32,7 +32,7 @@ from flexrobot_ros.identification.identifiability import (
     check_counting, column_scale, data_sensitivity, jacobian_report)
 from flexrobot_ros.identification.joint_parameters import (
     IdentificationResult, IdentifiedParameter, LocalSolver, check_pose_lengths, cluster_minima, compare_modes,
-    identification_warnings, matched_data)
+    identification_warnings, matched_data, snap_to_bounds)
 from flexrobot_ros.identification.link_model import LinkEigenvalueResiduals, LinkModel
 from flexrobot_ros.identification.link_parameters import parse_link_parameters, resolve_link_bounds
 from flexrobot_ros.identification.matching import FREQUENCY_TOLERANCE, MAC_THRESHOLD
@@ -92,10 +92,7 @@ def identify_link_parameters(
         if moved < RELINEARIZE_TOLERANCE:
             break
     minima = cluster_minima(results, lower, upper)
-    at_lower = minima[0].values - lower <= 1e-9 * (upper - lower)
-    at_upper = upper - minima[0].values <= 1e-9 * (upper - lower)
-    at_bound = at_lower | at_upper
-    estimate = np.where(at_lower, lower, np.where(at_upper, upper, minima[0].values))
+    estimate, at_bound = snap_to_bounds(minima[0].values, lower, upper)
     identified = robot.with_link_parameters(_fields(unknowns, estimate))
 
     report = jacobian_report(problem.jacobian(estimate), column_scale(nominal, estimate, upper), unknowns,

@@ -10,7 +10,8 @@ kind      field                                   unit
 ``zeta``  ``damping_ratio``                       fraction, modal damping of the link's clamped modes
 ========  ======================================  ==========================================================
 
-A selection is written ``EI,zeta`` (every flexible link) or with links, ``EI:link1+link2,zeta:link3``; the
+A selection is written ``EI,zeta`` (every flexible link) or with links, ``EI:link1+link2,zeta:link3``
+(:mod:`.parameter_selection`); the
 parameter vector is ordered by kind (EI, zeta), then by link (the YAML's order), y before z. Links on prismatic
 joints (sliding beams, seed 004) are not identified (their roots follow the joint; refused by name).
 """
@@ -22,6 +23,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from flexrobot_ros.errors import IdentificationError
+from flexrobot_ros.identification.parameter_selection import bounds_pair, given_bounds, selection_items
 from flexrobot_ros.modal.held_modes import composed_model
 from flexrobot_ros.model import FlexibleRobot
 
@@ -51,6 +53,11 @@ class LinkParameter:
     def name(self) -> str:
         """Display name, e.g. ``EI.link1``, ``EI.link2.z``, ``zeta.link3``."""
         return f"{self.kind}.{self.link}" + (f".{self.plane}" if self.plane else "")
+
+    @property
+    def key(self) -> str:
+        """Bounds key of this kind on this link (both planes), e.g. ``EI:link1``."""
+        return f"{self.kind}:{self.link}"
 
     @property
     def field(self) -> str:
@@ -84,31 +91,22 @@ def beam_links(robot: FlexibleRobot) -> list[str]:
 
 def parse_link_parameters(robot: FlexibleRobot, selection: str | Sequence[str] = "EI") -> tuple[LinkParameter, ...]:
     """The unknowns named by ``selection`` (module docstring), in canonical order, without duplicates."""
-    items = selection.split(",") if isinstance(selection, str) else list(selection)
     links = list(robot.flexible_links)
     if not links:
         raise IdentificationError(f"parameters: robot {robot.name} has no flexible links (no flexible_links section "
                                   "in its flexibility YAML); link parameters EI, zeta need one")
     usable = beam_links(robot)
     chosen: set[tuple[str, str]] = set()
-    for item in items:
-        item = str(item).strip()
-        if not item:
-            continue
-        kind_text, _, links_text = item.partition(":")
-        kind = _ALIASES.get(kind_text.strip())
-        if kind is None:
-            raise IdentificationError(f"parameters: unknown link parameter kind {kind_text.strip()!r} in {item!r}; "
-                                      "expected EI or zeta (optionally ':link1+link2')")
-        names = [name.strip() for name in links_text.split("+")] if links_text.strip() else usable
-        for name in names:
+    for item in selection_items(selection, _ALIASES, "link parameter kind",
+                                "EI or zeta (optionally ':link1+link2')"):
+        for name in item.names or usable:
             if name not in links:
-                raise IdentificationError(f"parameters: {item!r}: unknown flexible link {name!r}; robot "
+                raise IdentificationError(f"parameters: {item.text!r}: unknown flexible link {name!r}; robot "
                                           f"{robot.name} has flexible links {links}")
             if name not in usable:
-                raise IdentificationError(f"parameters: {item!r}: link {name!r} slides on a prismatic joint; its "
-                                          "beam parameters are not identified (only revolute links' are)")
-            chosen.add((kind, name))
+                raise IdentificationError(f"parameters: {item.text!r}: link {name!r} slides on a prismatic joint; "
+                                          "its beam parameters are not identified (only revolute links' are)")
+            chosen.add((item.kind, name))
     if not chosen:
         raise IdentificationError("parameters: nothing to identify; name at least one of EI, zeta")
     out = []
@@ -131,22 +129,10 @@ def resolve_link_bounds(robot: FlexibleRobot, parameters: Sequence[LinkParameter
                         bounds: Mapping[str, Any] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Lower and upper bounds (P,): ``bounds`` maps a kind ('EI', 'zeta') or ``kind:link`` to ``(low, high)`` (the
     more specific key wins), missing entries get :func:`default_link_bounds`. EI must stay > 0."""
-    known = {p.kind for p in parameters} | {f"{p.kind}:{p.link}" for p in parameters}
-    given = {}
-    for key, pair in (bounds or {}).items():
-        kind, _, link = str(key).partition(":")
-        canonical = _ALIASES.get(kind, kind) + (f":{link}" if link else "")
-        if canonical not in known:
-            raise IdentificationError(f"bounds: {key!r} names no identified link parameter; identified: "
-                                      f"{[p.name for p in parameters]}")
-        given[canonical] = pair
+    given = given_bounds(parameters, bounds, _ALIASES, "link parameter")
     lower, upper = np.empty(len(parameters)), np.empty(len(parameters))
     for i, p in enumerate(parameters):
-        pair = given.get(f"{p.kind}:{p.link}", given.get(p.kind, default_link_bounds(robot, p)))
-        try:
-            low, high = (float(v) for v in pair)
-        except (TypeError, ValueError):
-            raise IdentificationError(f"bounds of {p.name}: expected (low, high), got {pair!r}") from None
+        low, high = bounds_pair(p, given, default_link_bounds(robot, p))
         if not (np.isfinite(low) and np.isfinite(high) and 0.0 <= low < high) or (p.kind == "EI" and low <= 0.0) \
                 or (p.kind == "zeta" and high >= 1.0):
             raise IdentificationError(f"bounds of {p.name}: expected finite 0 {'<' if p.kind == 'EI' else '<='} "

@@ -10,7 +10,8 @@ kind       field              unit
 ``d_fm``   ``motor_damping``  N m s/rad, motor side after the gear
 =========  =================  =========================================================
 
-A selection is written ``k,d_f,d_fm`` (every joint) or with joints, ``k,d_f:joint2,d_fm:joint1+joint2``.
+A selection is written ``k,d_f,d_fm`` (every joint) or with joints, ``k,d_f:joint2,d_fm:joint1+joint2``
+(:mod:`.parameter_selection`).
 The parameter vector is ordered by kind (k, d_f, d_fm), then by joint (pinocchio order).
 """
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from flexrobot_ros.errors import IdentificationError
+from flexrobot_ros.identification.parameter_selection import bounds_pair, given_bounds, selection_items
 from flexrobot_ros.model import FlexibleRobot
 from flexrobot_ros.model.flexible_robot import link_damping_unit
 
@@ -47,6 +49,11 @@ class JointParameter:
         return f"{self.kind}.{self.joint_name}"
 
     @property
+    def key(self) -> str:
+        """Bounds key of this kind at this joint, e.g. ``k:joint1``."""
+        return f"{self.kind}:{self.joint_name}"
+
+    @property
     def field(self) -> str:
         """The FlexibleRobot array / YAML joint field this parameter replaces."""
         return KIND_FIELDS[self.kind]
@@ -68,26 +75,15 @@ class JointParameter:
 
 def parse_parameters(robot: FlexibleRobot, selection: str | Sequence[str] = "k,d_f,d_fm") -> tuple[JointParameter, ...]:
     """The unknowns named by ``selection`` (see the module docstring), in canonical order, without duplicates."""
-    items = selection.split(",") if isinstance(selection, str) else list(selection)
     chosen: set[tuple[str, int]] = set()
-    for item in items:
-        item = str(item).strip()
-        if not item:
-            continue
-        kind_text, _, joints_text = item.partition(":")
-        kind = _ALIASES.get(kind_text.strip())
-        if kind is None:
-            raise IdentificationError(f"parameters: unknown kind {kind_text.strip()!r} in {item!r}; expected one of "
-                                      f"k, d_f, d_fm (optionally ':joint1+joint2')")
-        if joints_text.strip():
-            for name in joints_text.split("+"):
-                name = name.strip()
-                if name not in robot.joint_names:
-                    raise IdentificationError(f"parameters: {item!r}: unknown joint {name!r}; robot {robot.name} "
-                                              f"has joints {list(robot.joint_names)}")
-                chosen.add((kind, robot.joint_names.index(name)))
-        else:
-            chosen.update((kind, j) for j in range(robot.n))
+    for item in selection_items(selection, _ALIASES, "kind", "one of k, d_f, d_fm (optionally ':joint1+joint2')"):
+        for name in item.names:
+            if name not in robot.joint_names:
+                raise IdentificationError(f"parameters: {item.text!r}: unknown joint {name!r}; robot {robot.name} "
+                                          f"has joints {list(robot.joint_names)}")
+            chosen.add((item.kind, robot.joint_names.index(name)))
+        if not item.names:
+            chosen.update((item.kind, j) for j in range(robot.n))
     if not chosen:
         raise IdentificationError("parameters: nothing to identify; name at least one of k, d_f, d_fm")
     order = list(KIND_FIELDS)
@@ -134,23 +130,10 @@ def resolve_bounds(robot: FlexibleRobot, parameters: Sequence[JointParameter],
     missing entries get :func:`default_bounds`. A stiffness lower bound is raised to ``STIFFNESS_FLOOR`` times the
     YAML value (eq. 3.29: 0 < k). Raises IdentificationError for unknown keys or empty intervals.
     """
-    known = {p.kind for p in parameters} | {f"{p.kind}:{p.joint_name}" for p in parameters}
-    canonical_bounds = {}
-    for key, pair in (bounds or {}).items():
-        kind, _, joint = str(key).partition(":")
-        canonical = _ALIASES.get(kind, kind) + (f":{joint}" if joint else "")
-        if canonical not in known:
-            raise IdentificationError(f"bounds: {key!r} names no identified parameter; identified: "
-                                      f"{[p.name for p in parameters]}")
-        canonical_bounds[canonical] = pair
-    bounds = canonical_bounds
+    given = given_bounds(parameters, bounds, _ALIASES)
     lower, upper = np.empty(len(parameters)), np.empty(len(parameters))
     for i, p in enumerate(parameters):
-        pair = bounds.get(f"{p.kind}:{p.joint_name}", bounds.get(p.kind, default_bounds(robot, p)))
-        try:
-            low, high = (float(v) for v in pair)
-        except (TypeError, ValueError):
-            raise IdentificationError(f"bounds of {p.name}: expected (low, high), got {pair!r}") from None
+        low, high = bounds_pair(p, given, default_bounds(robot, p))
         if not (np.isfinite(low) and np.isfinite(high) and 0.0 <= low < high):
             raise IdentificationError(f"bounds of {p.name}: expected finite 0 <= low < high, got ({low}, {high})")
         if p.kind == "k":

@@ -141,23 +141,18 @@ class JointReference:
         return [v if i == 0 else np.where(outside[:, None], 0.0, v) for i, v in enumerate(values)]
 
 
-@dataclass(frozen=True)
-class ToolTrajectory:
-    """theta(t) [m]: the tool-point coordinates along ``trajectory`` (a :class:`~flexrobot_ros.dynamics.trajectory.
-    Trajectory` whose columns are tool coordinates, e.g. the C^4 spline through the waypoints of a tool-space
-    JointTrajectory), its motion starting at ``t0`` [s] (trajectory time ``t - t0 + trajectory.start_time``); before
-    and after the motion it rests at its ends. Derivatives up to the snap; continuity as :class:`JointReference`."""
+class ShiftedTrajectoryReference:
+    """Base of the references along a :class:`~flexrobot_ros.dynamics.trajectory.Trajectory` whose motion starts
+    at ``t0`` [s] (trajectory time ``t - t0 + trajectory.start_time``) and rests at its ends before and after it:
+    :class:`ToolTrajectory` and :class:`~flexrobot_ros.dynamics.dae.tool_path.ToolPath`. A subclass is a frozen
+    dataclass with fields ``trajectory`` and ``t0``; its ``__post_init__`` calls this one."""
 
     trajectory: Trajectory
-    t0: float = 0.0
+    t0: float
 
     def __post_init__(self) -> None:
         if not np.isfinite(self.t0):
-            raise TrajectoryError(f"ToolTrajectory: t0 {self.t0!r} s must be finite")
-
-    @property
-    def dimension(self) -> int:
-        return self.trajectory.n_joints
+            raise TrajectoryError(f"{type(self).__name__}: t0 {self.t0!r} s must be finite")
 
     @property
     def duration(self) -> float:
@@ -166,12 +161,33 @@ class ToolTrajectory:
 
     @property
     def continuity(self) -> int:
+        """Continuous derivatives, those of the trajectory held at rest (:attr:`JointReference.continuity`)."""
         return JointReference(self.trajectory).continuity
+
+    def trajectory_values(self, t: Any, order: int) -> list[np.ndarray]:
+        """[q, qd, ..] of the trajectory up to ``order`` (<= 4) at times t [s] shifted to trajectory time, resting
+        at its ends outside the motion; each (samples, trajectory.n_joints)."""
+        t = np.atleast_1d(np.asarray(t, dtype=float))
+        return JointReference(self.trajectory).evaluate(t - self.t0 + self.trajectory.start_time, order)
+
+
+@dataclass(frozen=True)
+class ToolTrajectory(ShiftedTrajectoryReference):
+    """theta(t) [m]: the tool-point coordinates along ``trajectory`` (a :class:`~flexrobot_ros.dynamics.trajectory.
+    Trajectory` whose columns are tool coordinates, e.g. the C^4 spline through the waypoints of a tool-space
+    JointTrajectory), its motion starting at ``t0`` [s] (trajectory time ``t - t0 + trajectory.start_time``); before
+    and after the motion it rests at its ends. Derivatives up to the snap; continuity as :class:`JointReference`."""
+
+    trajectory: Trajectory
+    t0: float = 0.0
+
+    @property
+    def dimension(self) -> int:
+        return self.trajectory.n_joints
 
     def evaluate(self, t: Any, order: int = 2) -> list[np.ndarray]:
         """[theta, theta', ..] up to ``order`` (<= 4) at times t [s], each (samples, dimension) [m, m/s, ..]."""
-        t = np.atleast_1d(np.asarray(t, dtype=float))
-        return JointReference(self.trajectory).evaluate(t - self.t0 + self.trajectory.start_time, order)
+        return self.trajectory_values(t, order)
 
 
 def tool_line_from_dict(data: Any, source: str = "the tool trajectory") -> CartesianLine:

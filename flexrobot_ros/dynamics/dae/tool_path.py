@@ -18,14 +18,14 @@ from typing import Any
 import numpy as np
 import pinocchio as pin
 
-from flexrobot_ros.dynamics.dae.reference import JointReference
+from flexrobot_ros.dynamics.dae.reference import ShiftedTrajectoryReference
 from flexrobot_ros.dynamics.dae.tool_inverse_kinematics import ToolInverseKinematics
 from flexrobot_ros.dynamics.trajectory import Trajectory
 from flexrobot_ros.errors import TrajectoryError
 
 
 @dataclass(frozen=True)
-class ToolPath:
+class ToolPath(ShiftedTrajectoryReference):
     """theta(t) [m] of ``kinematics`` (the tool-frame coordinates it controls) along ``trajectory``, its motion
     starting at ``t0`` [s] (module docstring)."""
 
@@ -37,28 +37,18 @@ class ToolPath:
         if self.trajectory.n_joints != self.kinematics.robot.n:
             raise TrajectoryError(f"trajectory has {self.trajectory.n_joints} joints; robot "
                                   f"{self.kinematics.robot.name} has {self.kinematics.robot.n}")
-        if not np.isfinite(self.t0):
-            raise TrajectoryError(f"ToolPath: t0 {self.t0!r} s must be finite")
+        super().__post_init__()
 
     @property
     def dimension(self) -> int:
         return len(self.kinematics.axes)
-
-    @property
-    def duration(self) -> float:
-        """Duration of the motion [s]."""
-        return float(self.trajectory.duration)
-
-    @property
-    def continuity(self) -> int:
-        return JointReference(self.trajectory).continuity
 
     def evaluate(self, t: Any, order: int = 2) -> list[np.ndarray]:
         """[theta, theta', theta''] up to ``order`` (<= 2) at times t [s], each (samples, dimension)."""
         if order > 2:
             raise TrajectoryError(f"a tool path gives derivatives up to 2, {order} asked")
         t = np.atleast_1d(np.asarray(t, dtype=float))
-        q, qd, qdd = JointReference(self.trajectory).evaluate(t - self.t0 + self.trajectory.start_time, 2)
+        q, qd, qdd = self.trajectory_values(t, 2)
         kinematics = self.kinematics
         out = np.zeros((3, t.size, self.dimension))
         zero = np.zeros(kinematics.model.nv)
