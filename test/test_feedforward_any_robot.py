@@ -13,7 +13,7 @@ import pinocchio as pin
 import pytest
 from scipy.interpolate import BPoly, CubicSpline
 
-from flexrobot_ros.dynamics import Poly9Trajectory, default_method, feedforward, load_trajectory
+from flexrobot_ros.dynamics import Poly9Trajectory, default_method, feedforward
 from flexrobot_ros.errors import ModelError
 from flexrobot_ros.flexible_links.elastic_robot import ElasticRobot
 from flexrobot_ros.model import load_robot

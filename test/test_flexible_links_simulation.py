@@ -164,7 +164,7 @@ def test_linearization_equals_plant_jacobian(tmp_path):
     path.write_text(yaml.safe_dump(document))
     robot = load_robot(path)
     plant = ElasticRobotPlant(robot)
-    chain, n, m, layout = plant.chain, plant.n, plant.m, plant.layout
+    chain, n, layout = plant.chain, plant.n, plant.layout
     q_d = np.array([0.3, -0.6])
     modes = elastic_robot_modes(plant.model, q_d)
     eta = plant.model.static_equilibrium(q_d)[plant.model.eta]

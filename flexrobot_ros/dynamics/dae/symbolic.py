@@ -38,7 +38,7 @@ from flexrobot_ros.dynamics.sdrnea import symbolic_rnea
 from flexrobot_ros.dynamics.serial_chain import SerialChain
 from flexrobot_ros.errors import ModelError
 from flexrobot_ros.flexible_links.elastic_robot import ElasticRobot
-from flexrobot_ros.model.extended_model import ExtendedModel, extended_model
+from flexrobot_ros.model.extended_model import ExtendedModel
 
 
 @dataclass(frozen=True)
