@@ -1,5 +1,5 @@
-"""Shared library calls of generated C (CasADi code generation): the cache directory, the compiler flags, the
-wrapper appended to every generated file and the loaded libraries with their bound buffers.
+"""Shared library calls of generated C (CasADi code generation, cached in :func:`flexrobot_ros.cache.cache_dir`):
+the compiler flags, the wrapper appended to every generated file and the loaded libraries with their bound buffers.
 
 No robot and no physics: :mod:`flexrobot_ros.dynamics.codegen` (SDRNEA) and
 :mod:`flexrobot_ros.flexible_links.compiled_dynamics` (flexible-link dynamics) both compile through it, so neither
@@ -144,9 +144,4 @@ def _generate_and_compile(function: ca.Function, stem: Path, n_in: int, n_out: i
     return library
 
 
-def cache_dir() -> Path:
-    """``$FLEXROBOT_CACHE`` or ``~/.cache/flexrobot_ros``."""
-    return Path(os.environ.get("FLEXROBOT_CACHE") or Path.home() / ".cache" / "flexrobot_ros")
-
-
-__all__ = ["CFLAGS", "WRAPPER", "bound_library", "cache_dir", "compile_library"]
+__all__ = ["CFLAGS", "WRAPPER", "bound_library", "compile_library"]

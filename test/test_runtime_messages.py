@@ -69,6 +69,49 @@ def test_type_hashes_match_ros2_jazzy():
     assert messages.type_hash("sensor_msgs/msg/JointState", "humble") is None
 
 
+#: A process that generates JointState and reads two type hashes, then says whether rosbags built its typestore.
+DEFINITIONS_PROBE = """
+import json, sys
+from flexrobot_ros.runtime import messages
+messages.dds_message_types("jazzy").sensor_msgs.msg.JointState()
+messages.dds_message_types("humble").std_srvs.srv.Trigger.Request()
+hashes = [messages.type_hash("sensor_msgs/msg/JointState"), messages.type_hash("std_srvs/srv/Trigger"),
+          messages.type_hash("sensor_msgs/msg/JointState", "humble")]
+print(json.dumps({"typestore": "rosbags.typesys.stores.ros2_jazzy" in sys.modules, "hashes": hashes}))
+"""
+
+
+def test_type_definitions_are_cached_and_equal_the_typestores(tmp_path):
+    """The definitions the generated classes and type hashes use come from the typestore the first time and from
+    the cache file after: the same field definitions and hashes as rosbags' typestore computes in this process
+    (JSON-normalized: lists for tuples), and a second process never builds the typestore. A damaged file is
+    rebuilt."""
+    import json
+    import subprocess
+    import sys
+
+    def probe() -> dict:
+        run = subprocess.run([sys.executable, "-c", DEFINITIONS_PROBE], env=peer.loopback_env(
+            FLEXROBOT_CACHE=str(tmp_path)), capture_output=True, text=True, timeout=120)
+        assert run.returncode == 0, run.stderr[-2000:]
+        return json.loads(run.stdout.strip().splitlines()[-1])
+
+    store = messages.typestore("jazzy")
+    expected = [store.hash_rihs01("sensor_msgs/msg/JointState"), store.hash_rihs01("std_srvs/srv/Trigger"), None]
+    first = probe()
+    assert first == {"typestore": True, "hashes": expected}
+    files = sorted(tmp_path.glob("ros_types_*.json"))
+    assert [f.name.split("_")[2] for f in files] == ["humble", "jazzy"]
+    cached = json.loads(files[1].read_text())
+    assert cached["fielddefs"] == json.loads(json.dumps(store.fielddefs))
+    assert cached["hashes"]["sensor_msgs/msg/JointState"] == expected[0]
+    assert json.loads(files[0].read_text())["hashes"] == {}
+    assert probe() == {"typestore": False, "hashes": expected}
+    files[1].write_text("{damaged")
+    assert probe() == {"typestore": True, "hashes": expected}
+    assert json.loads(files[1].read_text())["hashes"]["std_srvs/srv/Trigger"] == expected[1]
+
+
 def test_constants_and_defaults_match_the_definitions(types):
     marker, status = types.visualization_msgs.msg.Marker, types.diagnostic_msgs.msg.DiagnosticStatus
     assert (marker.ARROW, marker.SPHERE, marker.LINE_STRIP, marker.DELETEALL) == (0, 2, 4, 3)

@@ -26,7 +26,8 @@ import casadi as cs
 import numpy as np
 import pinocchio as pin
 
-from flexrobot_ros.compiled_code import CFLAGS, bound_library, cache_dir, compile_library
+from flexrobot_ros.cache import cache_dir
+from flexrobot_ros.compiled_code import CFLAGS, bound_library, compile_library
 from flexrobot_ros.dynamics.flexible_joint import JointFlexibility
 from flexrobot_ros.dynamics.sdrnea import (GENERATOR_VERSION, OperationCounts, output_names, pack_inputs,
                                           sdrnea_function)

@@ -26,7 +26,8 @@ from typing import Callable
 import casadi as ca
 import numpy as np
 
-from flexrobot_ros.compiled_code import CFLAGS, bound_library, cache_dir, compile_library
+from flexrobot_ros.cache import cache_dir
+from flexrobot_ros.compiled_code import CFLAGS, bound_library, compile_library
 from flexrobot_ros.flexible_links.beam_elements import ClampedBeamMesh
 from flexrobot_ros.flexible_links.flexible_chain import FlexibleLinkChain
 from flexrobot_ros.flexible_links.lagrangian import lagrangian_dynamics

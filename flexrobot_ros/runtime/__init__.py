@@ -68,7 +68,7 @@ or 2 after printing a :class:`~flexrobot_ros.errors.FlexrobotError` raised durin
 Other modules: :mod:`.bags` (rosbag2 record/play/info/read with rosbags), :mod:`.processes` (start node processes
 with parameter files, stop them cleanly), :mod:`.dds_backend` (wire conventions), :mod:`.rclpy_backend`.
 
-May import: errors only (transport, not physics); the nodes and commands build on it.
+May import: errors and cache only (transport, not physics); the nodes and commands build on it.
 """
 from __future__ import annotations
 

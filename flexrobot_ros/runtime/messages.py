@@ -27,13 +27,18 @@ from __future__ import annotations
 import array
 import dataclasses
 import functools
+import hashlib
 import importlib
+import importlib.metadata
+import json
 import os
+import tempfile
 import threading
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from flexrobot_ros.cache import cache_dir
 from flexrobot_ros.errors import RuntimeLayerError
 
 #: ROS 2 distributions whose message definitions the standalone runtime can use, and the rosbags typestore of each.
@@ -135,15 +140,73 @@ def _char_as_uint8(store: Any) -> None:
         store.fielddefs[name] = (constants, [(field, fixed(desc)) for field, desc in fields])
 
 
+@dataclasses.dataclass(frozen=True)
+class TypeDefinitions:
+    """What the generated classes and the endpoints' type hashes need of a distro's :func:`typestore`: the field
+    definitions of every type (rosbags' ``fielddefs``: ``{name: (constants, fields)}``, as JSON gives them back:
+    lists for tuples, ints for ``Nodetype``) and their RIHS01 hashes (``hashes`` empty on Humble, which predates type
+    hashes: REP 2011)."""
+
+    fielddefs: Mapping[str, Any]
+    hashes: Mapping[str, str]
+
+
+#: Layout version of the cached definitions (:func:`type_definitions`); part of the file's key.
+DEFINITIONS_FORMAT = 1
+
+
+@functools.lru_cache(maxsize=None)
+def type_definitions(distro: str = "jazzy") -> TypeDefinitions:
+    """The :class:`TypeDefinitions` of ``distro``, from ``ros_types_<distro>_<key>.json`` in the package's cache
+    directory (:func:`flexrobot_ros.cache.cache_dir`), which the first process that needs them writes from
+    :func:`typestore`; the key is a sha256 of the rosbags version, :data:`DEFINITIONS_FORMAT` and this module's own
+    definitions (:data:`CONTROL_MSGS`, :data:`SERVICES`). Making the typestore builds a Python class for each of
+    rosbags' types, 0.15 s of CPU at the start of every node process; the file takes about a millisecond to read.
+    Without a writable cache directory every process makes the typestore.
+
+    Raises:
+        RuntimeLayerError: ``distro`` is not one of :data:`DISTROS`.
+    """
+    if distro not in DISTROS:
+        raise RuntimeLayerError(f"ROS distribution {distro!r} is not supported; expected one of {DISTROS}")
+    key = hashlib.sha256(json.dumps([DEFINITIONS_FORMAT, importlib.metadata.version("rosbags"), CONTROL_MSGS,
+                                     SERVICES], sort_keys=True).encode()).hexdigest()[:16]
+    path = cache_dir() / f"ros_types_{distro}_{key}.json"
+    try:
+        cached = json.loads(path.read_text(encoding="utf-8"))
+        return TypeDefinitions(cached["fielddefs"], cached["hashes"])
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    store = typestore(distro)
+    with_hashes = "service_msgs/msg/ServiceEventInfo" in store.fielddefs  # Humble predates type hashes (REP 2011)
+    text = json.dumps({"fielddefs": store.fielddefs,
+                       "hashes": {name: store.hash_rihs01(name) for name in store.fielddefs} if with_hashes else {}})
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile("w", dir=path.parent, suffix=".tmp", delete=False, encoding="utf-8") as out:
+            out.write(text)
+        os.replace(out.name, path)
+    except OSError:
+        pass
+    cached = json.loads(text)
+    return TypeDefinitions(cached["fielddefs"], cached["hashes"])
+
+
 def type_hash(typename: str, distro: str = "jazzy") -> str | None:
     """The RIHS01 type hash of a message or service type (``RIHS01_<64 hex>``), None where the distro has none.
 
     Humble predates type hashes (REP 2011), so its endpoints carry none.
+
+    Raises:
+        RuntimeLayerError: a type name the distro's definitions do not have.
     """
-    store = typestore(distro)
-    if "service_msgs/msg/ServiceEventInfo" not in store.fielddefs:
+    definitions = type_definitions(distro)
+    if not definitions.hashes:
         return None
-    return store.hash_rihs01(typename)
+    if typename not in definitions.hashes:
+        raise RuntimeLayerError(f"type {typename!r} is not among the ROS 2 {distro} definitions of the standalone "
+                                "runtime")
+    return definitions.hashes[typename]
 
 
 def dds_type_name(typename: str) -> str:
@@ -205,29 +268,30 @@ class ServiceType:
 
 
 class _Generator:
-    """Builds (once per distro and type) the cyclonedds classes of ROS 2 types from a rosbags typestore."""
+    """Builds (once per distro and type) the cyclonedds classes of ROS 2 types from a rosbags typestore's
+    definitions (:func:`type_definitions`)."""
 
     def __init__(self, distro: str) -> None:
         self.distro = distro
-        self.store = typestore(distro)
+        self.fielddefs = type_definitions(distro).fielddefs
         self.classes: dict[str, Any] = {}
         self.lock = threading.RLock()
 
     def message(self, typename: str) -> type:
         with self.lock:
             if typename not in self.classes:
-                if typename not in self.store.fielddefs:
+                if typename not in self.fielddefs:
                     raise RuntimeLayerError(
                         f"message type {typename!r} is not among the ROS 2 {self.distro} definitions shipped with "
                         "rosbags")
-                constants, fields = self.store.fielddefs[typename]
+                constants, fields = self.fielddefs[typename]
                 self.classes[typename] = self._struct(typename, dds_type_name(typename), fields, constants)
             return self.classes[typename]
 
     def service(self, typename: str) -> ServiceType:
         with self.lock:
             if typename not in self.classes:
-                if f"{typename}_Request" not in self.store.fielddefs:
+                if f"{typename}_Request" not in self.fielddefs:
                     raise RuntimeLayerError(
                         f"service type {typename!r} is unknown; the standalone runtime knows {sorted(SERVICES)}")
                 from rosbags.interfaces import Nodetype
@@ -237,7 +301,7 @@ class _Generator:
                           ("sequence_number", (Nodetype.BASE, ("int64", 0)))]
                 attributes: dict[str, Any] = {"__srvtype__": typename}
                 for part, key in (("Request", "wire_request"), ("Response", "wire_response")):
-                    constants, fields = self.store.fielddefs[f"{typename}_{part}"]
+                    constants, fields = self.fielddefs[f"{typename}_{part}"]
                     fields = fields or [("structure_needs_at_least_one_member", (Nodetype.BASE, ("uint8", 0)))]
                     dds_name = f"{package}::srv::dds_::{name}_{part}_"
                     attributes[part] = self._struct(f"{typename}_{part}", dds_name, fields, constants)
