@@ -63,9 +63,10 @@ class LagrangianDynamics:
     _evaluations: int = field(default=0, init=False, repr=False, compare=False)
 
     #: Evaluations of inertia/bias after which :meth:`evaluate` builds and uses ``common_subexpressions``: on the
-    #: RRP's clamped-mass links they take 3.5 s to build and save 0.74 ms per evaluation (about 4,700 evaluations to
-    #: pay back), so a modal analysis or a short check never builds them and a simulation pays at most twice the
-    #: best choice made in hindsight (the rent-or-buy rule).
+    #: RRP's clamped-mass links they take 3.5 s to build and save about 0.6 ms per evaluation, so a modal analysis
+    #: or a short check never builds them, and a caller that did not ask for them at once (a plant asks:
+    #: :meth:`eliminate_common_subexpressions`) pays at most about twice the best choice made in hindsight
+    #: (rent or buy).
     SWAP_AFTER = 4700
 
     @functools.cached_property
@@ -88,14 +89,22 @@ class LagrangianDynamics:
         if name in ("inertia", "bias", "inertia_bias") and self.common_subexpressions is not None:
             self._evaluations += 1
             if self._evaluations >= self.SWAP_AFTER:
-                self.inertia, self.bias, self.inertia_bias = self.common_subexpressions()
-                self.common_subexpressions = None
-                for swapped in ("inertia", "bias", "inertia_bias"):
-                    self._buffered.pop(swapped, None)
+                self.eliminate_common_subexpressions()
         buffered = self._buffered.get(name)
         if buffered is None:
             buffered = self._buffered[name] = BufferedFunction(getattr(self, name))
         return buffered(*inputs)
+
+    def eliminate_common_subexpressions(self) -> None:
+        """Evaluate ``inertia``, ``bias`` and ``inertia_bias`` from now on with their common subexpressions
+        eliminated (bitwise the same numbers; nothing to do on chains where they do not pay): what a caller that
+        will evaluate them many times (a plant about to be integrated) asks for at once, and :meth:`evaluate` after
+        ``SWAP_AFTER`` evaluations."""
+        if self.common_subexpressions is not None:
+            self.inertia, self.bias, self.inertia_bias = self.common_subexpressions()
+            self.common_subexpressions = None
+            for swapped in ("inertia", "bias", "inertia_bias"):
+                self._buffered.pop(swapped, None)
 
     def arguments(self, y: np.ndarray, beta: np.ndarray | None = None) -> list:
         """[y] or, with root states, [y, beta] (``beta`` None: the explicit roots at y's free lengths)."""

@@ -86,6 +86,8 @@ class ElasticRobotPlant:
         if path == "pinocchio" and not model.rigid_chain:
             raise SimulationError(f"robot {robot.name}: path='pinocchio' needs a model without flexible links")
         self.path = path
+        if path == "numeric" and model.chain_dynamics.lagrangian is not None:  # a sliding beam's Lagrangian, which
+            model.chain_dynamics.lagrangian.eliminate_common_subexpressions()  # the integration evaluates each step
         n, ne, m = robot.n, model.ne, model.m
         self.n, self.ne, self.m = n, ne, m
         self.joint_names = robot.joint_names
