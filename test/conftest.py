@@ -4,13 +4,13 @@ grouping of tests for parallel runs.
 The robot fixtures import the model lazily, so test files that never load a robot (OMA, runtime) do not import
 pinocchio through this file.
 
-Parallel runs (``pytest -n 2 --dist loadgroup``, as ``scripts/test`` does with pytest-xdist): the tests of one file
-stay on one worker, so module fixtures are built once; every test file that starts DDS participants or node
-processes (it imports the loopback helpers ``runtime_peer`` or ``node_harness``) joins the one unit ``dds``, whose
-tests run one after another on one worker: their nodes never share a ROS domain or the machine with another DDS
-test. The exception is a DDS file that names its own ``WORK_UNIT`` (the one-minute 1 kHz stream, which waits on
-real time at a quarter of a core): it runs beside the group in a ROS domain range of its own, and must lose
-nothing while the group and the CPU-bound files run. Each worker runs BLAS on one thread (so do the processes it starts): two workers with two BLAS threads each
+Parallel runs (``pytest -n 2 --dist loadgroup``, as ``scripts/test`` does with pytest-xdist): the tests of one file stay
+on one worker, so module fixtures are built once; every test file that starts DDS participants or node processes (it
+imports the loopback helpers ``runtime_peer`` or ``node_harness``) joins the one unit ``dds``, whose tests run one after
+another on one worker: their nodes never share a ROS domain or the machine with another DDS test. The exception is a DDS
+file that names its own ``WORK_UNIT`` (the one-minute 1 kHz stream, which waits on real time at a quarter of a core): it
+runs beside the group in a ROS domain range of its own, and must lose nothing while the group and the CPU-bound files
+run. Each worker runs BLAS on one thread (so do the processes it starts): two workers with two BLAS threads each
 oversubscribe two cores. Without xdist nothing changes and ``pytest`` runs everything in one process.
 
 Generated C: the tests use the package's code cache as the user's commands do (``$FLEXROBOT_CACHE`` or

@@ -5,8 +5,9 @@ step needs one call per sample. This module generates C from the CasADi Lagrangi
 model: equal to the recursion to round-off, see test_flexible_links_dynamics.py) after common-subexpression
 elimination, compiles it once with the system C compiler (``-O1``; 10-20 s for the Canadarm) and caches the library
 in the package's code cache (``$FLEXROBOT_CACHE`` or ``~/.cache/flexrobot_ros``) under a sha256 of the function
-before the elimination (which takes seconds, so a cached library costs only the function's serialization). Calls go through the bound-buffer entry point of :mod:`flexrobot_ros.compiled_code` (a few
-microseconds of overhead). Without a compiler, CasADi's own evaluation is used (slower, same numbers).
+before the elimination (which takes seconds, so a cached library costs only the function's serialization). Calls go
+through the bound-buffer entry point of :mod:`flexrobot_ros.compiled_code` (a few microseconds of overhead). Without a
+compiler, CasADi's own evaluation is used (slower, same numbers).
 
 * :class:`CompiledForwardDynamics`: ``y_ddot = I(y)^-1 (tau - h(y, y_dot))``;
 * :func:`compiled_function`: any CasADi function of one vector input to one vector output (the simulator plant

@@ -284,7 +284,8 @@ def _build(chain: FlexibleLinkChain, points_per_beam: int, states: list, beta: c
     cse = getattr(ca, "cse", None)
     return LagrangianDynamics(
         inertia=plain[0], bias=plain[1], inertia_bias=plain[2],
-        common_subexpressions=(lambda: functions(cse(dense_inertia), cse(dense_bias))) if assumed_modes and cse else None,
+        common_subexpressions=((lambda: functions(cse(dense_inertia), cse(dense_bias))) if assumed_modes and cse
+                               else None),
         energy=ca.Function("energy", [y, yd] + extra, [ca.densify(ca.vertcat(kinetic, strain, gravity_potential))]),
         placements=ca.Function("placements", [y] + extra, [ca.densify(ca.vertcat(*frames))]),
         roots=beta.numel(), explicit_roots=explicit,

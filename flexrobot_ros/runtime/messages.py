@@ -93,10 +93,8 @@ def typestore(distro: str = "jazzy") -> Any:
     from rosbags.interfaces import Nodetype
     from rosbags.typesys import Stores, get_typestore, get_types_from_msg
 
-    stores = {"jazzy": Stores.ROS2_JAZZY, "humble": Stores.ROS2_HUMBLE}
-    if distro not in stores:
-        raise RuntimeLayerError(f"ROS distribution {distro!r} is not supported; expected one of {DISTROS}")
-    store = get_typestore(stores[distro])
+    _check_distro(distro)
+    store = get_typestore({"jazzy": Stores.ROS2_JAZZY, "humble": Stores.ROS2_HUMBLE}[distro])
     _char_as_uint8(store)
     for name, text in CONTROL_MSGS.items():
         store.register(get_types_from_msg(text, name))
@@ -117,6 +115,11 @@ def typestore(distro: str = "jazzy") -> Any:
                                ("event_message", (Nodetype.NAME, event))])
         store.register(types)
     return store
+
+
+def _check_distro(distro: str) -> None:
+    if distro not in DISTROS:
+        raise RuntimeLayerError(f"ROS distribution {distro!r} is not supported; expected one of {DISTROS}")
 
 
 def _char_as_uint8(store: Any) -> None:
@@ -167,8 +170,7 @@ def type_definitions(distro: str = "jazzy") -> TypeDefinitions:
     Raises:
         RuntimeLayerError: ``distro`` is not one of :data:`DISTROS`.
     """
-    if distro not in DISTROS:
-        raise RuntimeLayerError(f"ROS distribution {distro!r} is not supported; expected one of {DISTROS}")
+    _check_distro(distro)
     key = hashlib.sha256(json.dumps([DEFINITIONS_FORMAT, importlib.metadata.version("rosbags"), CONTROL_MSGS,
                                      SERVICES], sort_keys=True).encode()).hexdigest()[:16]
     path = cache_dir() / f"ros_types_{distro}_{key}.json"
