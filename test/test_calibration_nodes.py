@@ -18,7 +18,6 @@ import re
 
 import numpy as np
 import pytest
-from scipy.optimize import linear_sum_assignment
 
 from flexrobot_ros.dynamics import Poly9Trajectory, trajectory_from_joint_trajectory
 from flexrobot_ros.identification.flexibility_update import write_identified_yaml
@@ -38,12 +37,16 @@ IMPACT = [0.0, 50.0, 0.0, 0.0, 0.0, 5.0]
 
 
 def pair(measured: np.ndarray, predicted: np.ndarray, tolerance: float = 0.15) -> np.ndarray:
-    """Relative errors (predicted / measured - 1) of the measured modes paired one to one with predicted modes by
-    the Hungarian method on relative frequency distance, pairs farther than ``tolerance`` left out."""
-    cost = np.abs(predicted[None, :] / measured[:, None] - 1.0)
-    rows, cols = linear_sum_assignment(cost)
-    keep = cost[rows, cols] <= tolerance
-    return predicted[cols[keep]] / measured[rows[keep]] - 1.0
+    """Relative errors (predicted / measured - 1) of the measured modes paired with predicted modes as mutual nearest
+    neighbours in frequency (log distance), pairs farther than ``tolerance`` left out. A spurious measured mode cannot
+    take a predicted mode from the real one beside it. A one-to-one assignment minimising the summed distance did:
+    SSI-cov on the noise-free record of the first validation pose once listed a pole at 37.58 Hz (true: 31.88,
+    46.05, 48.40 Hz), and the chain of pairs shifted to 46.05 -> 48.40 Hz (5.1 %)."""
+    distance = np.abs(np.log(predicted[None, :] / measured[:, None]))
+    nearest = distance.argmin(axis=1)
+    keep = (distance.argmin(axis=0)[nearest] == np.arange(measured.size)) & (
+        np.abs(predicted[nearest] / measured - 1.0) <= tolerance)
+    return predicted[nearest[keep]] / measured[keep] - 1.0
 
 
 class Cell:
