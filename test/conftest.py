@@ -11,7 +11,10 @@ another on one worker: their nodes never share a ROS domain or the machine with 
 file that names its own ``WORK_UNIT`` (the one-minute 1 kHz stream, which waits on real time at a quarter of a core): it
 runs beside the group in a ROS domain range of its own, and must lose nothing while the group and the CPU-bound files
 run. Each worker runs BLAS on one thread (so do the processes it starts): two workers with two BLAS threads each
-oversubscribe two cores. Without xdist nothing changes and ``pytest`` runs everything in one process.
+oversubscribe two cores. The work units are handed out longest first (the seconds each took in a reference run,
+``test/unit_seconds.json``; ``pytest --store-unit-seconds`` rewrites it): a worker that draws a long file near the end
+would finish alone (the one-minute stream, one test, came last of all by xdist's own order, the number of tests).
+Without xdist nothing changes and ``pytest`` runs everything in one process, in file order.
 
 Generated C: the tests use the package's code cache as the user's commands do (``$FLEXROBOT_CACHE`` or
 ~/.cache/flexrobot_ros; code is keyed by a hash of the CasADi function), so a run reuses what an earlier run or
@@ -21,8 +24,10 @@ tests start (``compile_library`` locks per library: a process that needs a libra
 from __future__ import annotations
 
 import functools
+import json
 import os
 import re
+from collections import defaultdict
 from pathlib import Path
 
 import pytest
@@ -49,13 +54,57 @@ def work_unit(test_file: str) -> str:
     return own.group(1) if own else "dds" if DDS_IMPORT.search(text) else test_file
 
 
+#: Seconds each work unit took in a reference run (setup, call and teardown of its tests): the order units start in.
+UNIT_SECONDS = Path(__file__).parent / "unit_seconds.json"
+
+
+def pytest_addoption(parser):
+    parser.addoption("--store-unit-seconds", action="store_true",
+                     help=f"write the seconds each work unit took in this run to {UNIT_SECONDS.name} (the longest "
+                          "start first in later parallel runs)")
+
+
+@functools.lru_cache(maxsize=None)
+def unit_seconds() -> dict[str, float]:
+    """The reference run's seconds per work unit (none: every unit 0 s, xdist's order stays)."""
+    try:
+        return json.loads(UNIT_SECONDS.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+
+
+def pytest_collection_modifyitems(config, items):
+    """On an xdist worker (whose collection order the scheduler follows): the longest work units first; the tests of
+    a unit keep their order. A plain ``pytest`` keeps file order."""
+    if "PYTEST_XDIST_WORKER" in os.environ:
+        seconds = unit_seconds()
+        items.sort(key=lambda item: -seconds.get(work_unit(item.nodeid.split("::", 1)[0]), 0.0))
+
+
+class UnitClock:
+    """Adds up the seconds of each work unit's test phases as their reports arrive (``--store-unit-seconds``)."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = defaultdict(float)
+
+    def pytest_runtest_logreport(self, report):
+        self.seconds[work_unit(report.nodeid.split("::", 1)[0])] += report.duration
+
+    def pytest_sessionfinish(self, session, exitstatus):
+        if "PYTEST_XDIST_WORKER" not in os.environ and self.seconds:
+            ordered = dict(sorted(((unit, round(s, 1)) for unit, s in self.seconds.items()), key=lambda kv: -kv[1]))
+            UNIT_SECONDS.write_text(json.dumps(ordered, indent=1) + "\n", encoding="utf-8")
+
+
 #: Environment of a worker and of the processes it starts: one BLAS/OpenMP thread.
 ONE_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 
 def pytest_configure(config):
     """On an xdist worker: BLAS on one thread, in this process (already loaded libraries included) and its
-    children."""
+    children. With ``--store-unit-seconds``: the unit clock."""
+    if config.getoption("store_unit_seconds"):
+        config.pluginmanager.register(UnitClock(), "unit-clock")
     if "PYTEST_XDIST_WORKER" in os.environ:
         from threadpoolctl import threadpool_limits
 
@@ -65,11 +114,14 @@ def pytest_configure(config):
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config, log):
-    """With ``--dist loadgroup``: one work unit per test file, and one for all the DDS files. (xdist's own groups
+    """With ``--dist loadgroup``: one work unit per test file, and one for all the DDS files, handed out in the
+    workers' collection order (longest first, :func:`pytest_collection_modifyitems`). (xdist's own groups
     are set from ``xdist_group`` marks through ``item._nodeid``, which pytest 9.2's nodes no longer read.)"""
     if config.getvalue("dist") != "loadgroup":
         return None
     from xdist.scheduler import LoadScopeScheduling
+
+    config.option.loadscopereorder = False  # the workers' collection order: longest unit first
 
     class FileOrDdsScheduling(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
