@@ -242,6 +242,7 @@ class BagRecorder:
         self._checkpointer = Checkpointer(self._writer)
         self.counts: dict[str, int] = {}
         self._connections: dict[str, Any] = {}
+        self._subscriptions: list[Any] = []  # the raw readers, drained when the bag closes
         self._publications = BuiltinDataReader(node.context.participant, BuiltinTopicDcpsPublication)
         self._timer = node.create_wall_timer(0.1, self.discover)
         self._checkpoints = node.create_wall_timer(checkpoint_s, self._checkpointer.checkpoint)
@@ -274,11 +275,14 @@ class BagRecorder:
 
         # keep-all: every acknowledged sample waits for this node's spin thread, however long bag writing or a busy
         # machine stalls it (with a keep-last queue, 1 kHz samples beyond its depth were overwritten)
-        self._node.create_raw_subscription(typename, topic, write, offered.keeping_all())
+        self._subscriptions.append(self._node.create_raw_subscription(typename, topic, write, offered.keeping_all()))
         self._node.logger.info(f"recording {topic} ({typename})")
 
     def close(self) -> BagInfo:
-        """Finish the bag (writes metadata.yaml) and return its summary."""
+        """Write what the readers still hold (a spin takes one batch per reader: the samples a busy process has not
+        taken yet), finish the bag (writes metadata.yaml) and return its summary."""
+        for subscription in self._subscriptions:
+            subscription.drain()
         self._timer.cancel()
         self._checkpoints.cancel()
         self._checkpointer.close()

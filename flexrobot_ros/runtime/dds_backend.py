@@ -331,8 +331,20 @@ class DdsSubscription:
         returns at once and takes the next batch: the node's timers, services and other readers take turns with a
         stream that arrives faster than the callbacks handle it (taking until the reader was empty, one
         ``spin_once`` of a starved process ran for a minute while 1 kHz samples kept coming)."""
+        return self._dispatch(_take_raw(self._reader, TAKE_BATCH))
+
+    def drain(self) -> int:
+        """Take and dispatch every sample the reader holds now (a bag about to close writes them all)."""
         handled = 0
-        for data, info in _take_raw(self._reader, TAKE_BATCH):
+        while True:
+            batch = _take_raw(self._reader, TAKE_BATCH)
+            handled += self._dispatch(batch)
+            if len(batch) < TAKE_BATCH:
+                return handled
+
+    def _dispatch(self, batch: list[tuple[bytes, Any]]) -> int:
+        handled = 0
+        for data, info in batch:
             if not info.valid_data:  # dispose/unregister notifications carry no message
                 self._node.invalid_samples += 1
                 continue
