@@ -54,6 +54,11 @@ def work_unit(test_file: str) -> str:
     return own.group(1) if own else "dds" if DDS_IMPORT.search(text) else test_file
 
 
+def unit_of(nodeid: str) -> str:
+    """Work unit of a test (its node id)."""
+    return work_unit(nodeid.split("::", 1)[0])
+
+
 #: Seconds each work unit took in a reference run (setup, call and teardown of its tests): the order units start in.
 UNIT_SECONDS = Path(__file__).parent / "unit_seconds.json"
 
@@ -78,20 +83,21 @@ def pytest_collection_modifyitems(config, items):
     a unit keep their order. A plain ``pytest`` keeps file order."""
     if "PYTEST_XDIST_WORKER" in os.environ:
         seconds = unit_seconds()
-        items.sort(key=lambda item: -seconds.get(work_unit(item.nodeid.split("::", 1)[0]), 0.0))
+        items.sort(key=lambda item: -seconds.get(unit_of(item.nodeid), 0.0))
 
 
 class UnitClock:
-    """Adds up the seconds of each work unit's test phases as their reports arrive (``--store-unit-seconds``)."""
+    """Adds up the seconds of each work unit's test phases as their reports arrive (``--store-unit-seconds``; in
+    the controlling process, which gets every worker's reports)."""
 
     def __init__(self) -> None:
         self.seconds: dict[str, float] = defaultdict(float)
 
     def pytest_runtest_logreport(self, report):
-        self.seconds[work_unit(report.nodeid.split("::", 1)[0])] += report.duration
+        self.seconds[unit_of(report.nodeid)] += report.duration
 
     def pytest_sessionfinish(self, session, exitstatus):
-        if "PYTEST_XDIST_WORKER" not in os.environ and self.seconds:
+        if self.seconds:
             ordered = dict(sorted(((unit, round(s, 1)) for unit, s in self.seconds.items()), key=lambda kv: -kv[1]))
             UNIT_SECONDS.write_text(json.dumps(ordered, indent=1) + "\n", encoding="utf-8")
 
@@ -103,7 +109,7 @@ ONE_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THRE
 def pytest_configure(config):
     """On an xdist worker: BLAS on one thread, in this process (already loaded libraries included) and its
     children. With ``--store-unit-seconds``: the unit clock."""
-    if config.getoption("store_unit_seconds"):
+    if config.getoption("store_unit_seconds") and "PYTEST_XDIST_WORKER" not in os.environ:
         config.pluginmanager.register(UnitClock(), "unit-clock")
     if "PYTEST_XDIST_WORKER" in os.environ:
         from threadpoolctl import threadpool_limits
@@ -125,7 +131,7 @@ def pytest_xdist_make_scheduler(config, log):
 
     class FileOrDdsScheduling(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            return work_unit(nodeid.split("::", 1)[0])
+            return unit_of(nodeid)
 
     return FileOrDdsScheduling(config, log)
 
