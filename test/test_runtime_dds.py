@@ -16,8 +16,8 @@ from cyclonedds.pub import DataWriter
 
 import runtime_peer as peer
 from flexrobot_ros.errors import SignalError
-from flexrobot_ros.runtime import QOS_DEFAULT, create_node
-from flexrobot_ros.runtime.dds_backend import endpoint_qos
+from flexrobot_ros.runtime import QOS_DEFAULT, QOS_STREAM, create_node
+from flexrobot_ros.runtime.dds_backend import TAKE_BATCH, endpoint_qos
 from flexrobot_ros.runtime.messages import as_array, dds_message_types, message_to_dict
 
 
@@ -137,6 +137,38 @@ def test_timer_and_subscription_share_one_spinning_thread(in_process):
     node.spin(5.0)
     node.destroy()
     assert 9 <= len(ticks) <= 11
+
+
+def test_timers_run_between_the_batches_of_readers_behind_their_streams(in_process):
+    """Two readers each 600 samples behind, a callback of 1 ms per sample, a 50 ms timer: the timer runs after every
+    batch a reader takes (at most TAKE_BATCH = 256 callbacks, 0.256 s, between ticks), not only once all readers
+    had their turn (512 callbacks in a row), as a bag's checkpoint timer needs under load. The timer is due after
+    each batch whatever the machine's load: a batch sleeps five of its periods."""
+    node = create_node("backlogged_node")
+    events: list[str] = []
+    qos = QOS_STREAM.keeping_all()
+
+    def on_sample(topic):
+        def callback(msg):
+            time.sleep(0.001)
+            events.append(topic)
+        return callback
+
+    publishers = []
+    for topic in ("backlog_a", "backlog_b"):
+        node.create_subscription(node.types.std_msgs.msg.Float64, topic, on_sample(topic), qos)
+        publishers.append(node.create_publisher(node.types.std_msgs.msg.Float64, topic, qos))
+    for publisher in publishers:
+        for i in range(600):
+            publisher.publish(node.types.std_msgs.msg.Float64(data=float(i)))
+    node.create_wall_timer(0.05, lambda: events.append("tick"))
+    deadline = time.monotonic() + 60
+    while events.count("backlog_a") + events.count("backlog_b") < 1200 and time.monotonic() < deadline:
+        node.spin_once(0.05)
+    node.destroy()
+    assert events.count("backlog_a") == events.count("backlog_b") == 600
+    runs = [len(run) for run in "".join("t" if e == "tick" else "s" for e in events).split("t")]
+    assert max(runs) <= TAKE_BATCH, runs
 
 
 def test_the_documented_example_node_works(in_process):
