@@ -789,8 +789,8 @@ class DdsNode(Node):
     # executor
     def spin_once(self, timeout_sec: float = 0.1) -> None:
         """Wait up to ``timeout_sec`` for data (``/clock`` included) or the next wall-clock timer, then run every
-        ready callback. Due timers also run after each subscription's batch: with every reader behind a stream, one
-        pass over the readers of a busy process took seconds, and a bag's 0.25 s checkpoint timer fired 1.5 s apart."""
+        ready callback. Due timers also run after each subscription's batch, so a timer (a bag's 0.25 s checkpoint)
+        waits for one batch of one reader, not for a pass over every reader of a process that is behind its streams."""
         left = [t.wall_time_left() for t in self._timers]
         wait = max(0.0, min([timeout_sec, *(s for s in left if s is not None)]))
         if wait > 0:
