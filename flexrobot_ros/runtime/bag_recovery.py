@@ -39,7 +39,8 @@ _OP_FOOTER, _OP_CHUNK, _OP_DATA_END = 0x02, 0x06, 0x0F
 
 def _metadata_text(storage_identifier: str, file_name: str, connections: Sequence[Any], counts: dict[int, int],
                    start_ns: int, end_ns: int, version: int, custom_data: dict[str, str] | None) -> str:
-    """``metadata.yaml`` as rosbags' ``Writer.close`` writes it (rosbag2 version ``version``, no compression)."""
+    """``metadata.yaml`` with the fields and values rosbags' ``Writer.close`` writes (rosbag2 version ``version``,
+    no compression), emitted by :class:`_MetadataDumper`."""
     from rosbags.rosbag2.metadata import dump_qos_v8, dump_qos_v9
 
     count = sum(counts.get(c.id, 0) for c in connections)
