@@ -61,6 +61,22 @@ class Counted:
         self.count += 1
 
 
+def optional_publisher(node: Any, typename: str, topic: str, qos: Any, off: dict[str, str]) -> Counted | None:
+    """A counted publisher of an optional output, or None where its message package is not installed (a minimal
+    ROS 2, e.g. rclpy from PyPI without tf2_msgs or control_msgs): logged in one line naming the package and
+    recorded in ``off`` ({resolved topic: why}), which the node's /diagnostics shows; the node runs on without it."""
+    try:
+        message_type = node.types.get(typename)
+    except RuntimeLayerError:
+        package = typename.split("/", 1)[0]
+        topic = node.resolve_name(topic)
+        off[topic] = f"{package} not installed"
+        node.logger.warning(f"{topic} off: its type {typename} needs the ROS 2 package {package}, which is not "
+                            f"installed (ros-<distro>-{package.replace('_', '-')})")
+        return None
+    return Counted(node.create_publisher(message_type, topic, qos))
+
+
 # ----------------------------------------------------------------------------------------------------------------
 # Reading messages
 # ----------------------------------------------------------------------------------------------------------------
@@ -340,4 +356,4 @@ def _text(value: Any) -> str:
 
 __all__ = ["Counted", "InputError", "MODE_COLORS", "answer", "diagnostics", "dynamic_joint_state", "float_array",
            "interface_values", "joint_state", "joint_trajectory", "joint_values", "mode_markers", "mode_shapes_array",
-           "ordered_stamp", "reporting", "tf_message", "trajectory_arrays", "vector"]
+           "optional_publisher", "ordered_stamp", "reporting", "tf_message", "trajectory_arrays", "vector"]

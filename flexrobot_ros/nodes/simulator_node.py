@@ -22,7 +22,11 @@ clock_rate_hz`` of simulated time: the simulated time as the header stamps carry
 the same stamp, for nodes run with ``use_sim_time``) and
 ``diagnostics`` (state, simulated time, ``stamp at t = 0 [s]`` to map stamps back to simulated time, achieved
 real-time factor over the last period and over all the running time, overruns, counts, matched ``motor_states``
-subscribers).
+subscribers, ``outputs off``).
+
+Optional outputs: ``tf`` needs the ROS 2 package tf2_msgs and ``dynamic_joint_states`` control_msgs. Where one is
+not installed (rclpy from PyPI has neither), that output is off: one log line names the package, ``/diagnostics``
+lists it under ``outputs off`` and its count reads ``off``; every other output works as before.
 
 Load: when the machine cannot keep the pace (CPU starvation, a ``real_time_factor`` beyond its speed), the simulation
 slows down instead of dropping samples: each timer tick computes and publishes every sample due, at most
@@ -76,12 +80,13 @@ from flexrobot_ros.errors import RuntimeLayerError, SimulationError
 from flexrobot_ros.kinematics import link_transforms
 from flexrobot_ros.model import load_robot
 from flexrobot_ros.nodes.convert import (Counted, InputError, diagnostics, dynamic_joint_state, joint_state,
+                                        optional_publisher,
                                          joint_values, reporting, tf_message, trajectory_arrays, vector)
 from flexrobot_ros.nodes.live_parameters import LiveParameters, LiveTimer, changed_any, checked
 from flexrobot_ros.nodes.ros2_control import checked_topic, joint_order
 from flexrobot_ros.nodes.state_input import SIMULATED_INTERFACES
 from flexrobot_ros.nodes.run_parameters import RunParameters
-from flexrobot_ros.runtime import QOS_LATCHED, QOS_STREAM, ParameterSpec, run_node
+from flexrobot_ros.runtime import QOS_DEFAULT, QOS_LATCHED, QOS_STREAM, ParameterSpec, run_node
 from flexrobot_ros.runtime.messages import multiarray
 from flexrobot_ros.simulation import (FeedforwardPD, FixedStepIntegration, LinkEncoder, MotorEncoder,
                                       PDGravityCompensation, RandomForce, RectangularPulse, Simulation, TorqueInput)
@@ -204,9 +209,11 @@ class SimulatorNode:
         joint_state_type = types.sensor_msgs.msg.JointState
         self.motor_states = Counted(node.create_publisher(joint_state_type, "motor_states", QOS_STREAM))
         self.joint_states = Counted(node.create_publisher(joint_state_type, "joint_states", QOS_STREAM))
-        self.dynamic_joint_states = Counted(node.create_publisher(types.control_msgs.msg.DynamicJointState,
-                                                                  "dynamic_joint_states", QOS_STREAM))
-        self.tf = Counted(node.create_publisher(types.tf2_msgs.msg.TFMessage, "tf"))
+        #: optional outputs whose message package is not installed: {topic: why} (/diagnostics "outputs off")
+        self.outputs_off: dict[str, str] = {}
+        self.dynamic_joint_states = optional_publisher(node, "control_msgs/msg/DynamicJointState",
+                                                       "dynamic_joint_states", QOS_STREAM, self.outputs_off)
+        self.tf = optional_publisher(node, "tf2_msgs/msg/TFMessage", "tf", QOS_DEFAULT, self.outputs_off)
         self.clock = Counted(node.create_publisher(types.rosgraph_msgs.msg.Clock, "/clock"))  # absolute, as ROS's
         self.diagnostics = node.create_publisher(types.diagnostic_msgs.msg.DiagnosticArray, "diagnostics")
         self.deflections = node.create_publisher(types.std_msgs.msg.Float64MultiArray, "link_deflections") \
@@ -372,8 +379,9 @@ class SimulatorNode:
             if self.running_wall_s else 0.0, "overruns": self.overruns, "behind schedule [s]": f"{self.behind_s:.6f}",
             "running wall time [s]": f"{self.running_wall_s:.6f}", "set point": self.hold.q_d,
             "published motor_states": self.motor_states.count, "published joint_states": self.joint_states.count,
-            "published dynamic_joint_states": self.dynamic_joint_states.count,
-            "published tf": self.tf.count, "published clock": self.clock.count,
+            "published dynamic_joint_states": count_or_off(self.dynamic_joint_states),
+            "published tf": count_or_off(self.tf), "published clock": self.clock.count,
+            "outputs off": ", ".join(f"{topic} ({why})" for topic, why in self.outputs_off.items()),
             "motor_states subscribers": self.motor_states.publisher.get_subscription_count()}))
 
     # ------------------------------------------------------------------ parameters
@@ -610,7 +618,7 @@ class SimulatorNode:
             if clock_every and (first + k) % clock_every == 0:
                 self.clock.publish(types.rosgraph_msgs.msg.Clock(clock=stamp))
             self.motor_states.publish(joint_state(types, stamp, names, q_m[k], output.qd_m[k], output.tau_m[k]))
-            if dynamic_every and (first + k) % dynamic_every == 0:
+            if dynamic_every and self.dynamic_joint_states is not None and (first + k) % dynamic_every == 0:
                 self.dynamic_joint_states.publish(dynamic_joint_state(types, stamp, names, dict(zip(
                     SIMULATED_INTERFACES, (q[k], output.qd[k], tau_j[k], q_m[k], output.qd_m[k])))))
             if (first + k) % decimation == 0:
@@ -619,15 +627,21 @@ class SimulatorNode:
                 if self.deflections is not None:
                     self.deflections.publish(multiarray(types, self.sim.plant.tip_deflections(
                         output.states[k:k + 1])[0], ("link", "direction")))
-            if tf_every and (first + k) % max(tf_every, 1) == 0:
+            if tf_every and self.tf is not None and (first + k) % max(tf_every, 1) == 0:
                 transforms = link_transforms(self.robot, output.q[k])
                 if self.deflections is not None:  # flexible links: their deformed end frames too
                     transforms += self.sim.plant.deformed_tip_transforms(output.states[k])
                 self.tf.publish(tf_message(types, stamp, transforms))
             if shapes_every and (first + k) % shapes_every == 0:
                 self.shapes.publish(beam_markers(types, stamp, self.sim.plant.beam_shapes(output.states[k])))
-                if not tf_every:  # robot_state_publisher sends the link frames: the deformed tips still come from here
+                if not tf_every and self.tf is not None:  # robot_state_publisher sends the link frames: the deformed
+                    # tips still come from here
                     self.tf.publish(tf_message(types, stamp, self.sim.plant.deformed_tip_transforms(output.states[k])))
+
+
+def count_or_off(output: Counted | None) -> int | str:
+    """Messages an optional output published, or "off" where its message package is not installed."""
+    return "off" if output is None else output.count
 
 
 def beam_markers(types: Any, stamp: Any, shapes: Any, width: float = 0.05) -> Any:
