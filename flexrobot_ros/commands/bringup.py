@@ -1,7 +1,8 @@
 """``flexrobot bringup simulation|hardware [ROBOT]``: the nodes as processes, a summary and plots.
 
-Standalone bring-up on the DDS runtime (ROS 2 wire conventions, so a ROS 2 graph on the network sees the nodes):
-the same node programs and the same ROS 2 parameter files as ``ros2 launch flexrobot_ros <kind>.launch.py``
+Standalone bring-up on the DDS runtime (ROS 2 wire conventions, so a ROS 2 graph on the network sees the nodes), or
+on rclpy with ``FLEXROBOT_RUNTIME=rclpy`` (the nodes and the bring-up's own node on one runtime, whose services
+they call: :func:`runtime_of_bringup`): the same node programs and the same ROS 2 parameter files as ``ros2 launch flexrobot_ros <kind>.launch.py``
 (``config/<robot>_<kind>.yaml`` when shipped, else ``config/<kind>.yaml``; ``--params`` overrides), started with
 :mod:`flexrobot_ros.runtime.processes` and stopped cleanly at the end or on Ctrl-C.
 
@@ -64,6 +65,18 @@ HOLD_END, MOVE_END = 0.35, 0.65
 MINIMUM_DURATION_S = 4.0
 NODES = {"simulation": ("simulator_node", "feedforward_node", "modal_monitor_node", "oma_node"),
          "hardware": ("feedforward_node", "modal_monitor_node", "oma_node")}
+
+
+def runtime_of_bringup() -> str:
+    """The runtime of the bring-up's nodes and of its own node (one runtime: services do not cross DDS vendors):
+    ``$FLEXROBOT_RUNTIME`` (``rclpy`` or ``dds``) when set, else the standalone runtime, rclpy importable or not.
+
+    Raises:
+        RuntimeLayerError: ``$FLEXROBOT_RUNTIME`` names no runtime, or rclpy where it is not importable.
+    """
+    from flexrobot_ros.runtime import backend_name
+
+    return backend_name() if os.environ.get("FLEXROBOT_RUNTIME", "").strip() else "dds"
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -301,7 +314,9 @@ class BringUp:
         common = {"robot": args.robot, "tool": tool}
         #: non-simulator nodes follow the simulator's /clock (unless the parameter file says otherwise)
         self.sim_time = args.kind == "simulation" and simulated_time(self.files, args.namespace)
-        env = {"FLEXROBOT_RUNTIME": os.environ.get("FLEXROBOT_RUNTIME", "dds"), "PYTHONUNBUFFERED": "1"}
+        #: the runtime of the nodes and of this command's own node: services do not cross DDS vendors
+        self.backend = runtime_of_bringup()
+        env = {"FLEXROBOT_RUNTIME": self.backend, "PYTHONUNBUFFERED": "1"}
         remap = {"oma_node": {"motor_states": args.encoders}, "modal_monitor_node": {"joint_states": args.joint_states}}
         self.launches = []
         for name in names:
@@ -337,7 +352,7 @@ class BringUp:
         started = time.monotonic()
         try:
             launcher.start()
-            node = create_node("flexrobot_bringup", namespace=self.args.namespace, backend="dds")
+            node = create_node("flexrobot_bringup", namespace=self.args.namespace, backend=self.backend)
             self.collector = Collector(node, self.robot.joint_names)
             self.node, self.launcher, self.stop = node, launcher, stop
             if self.args.record:

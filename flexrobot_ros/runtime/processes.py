@@ -1,8 +1,9 @@
 """Standalone bring-up mechanism: start node processes with parameter files, stop them cleanly.
 
 Each :class:`NodeLaunch` becomes one process started with a ROS 2 command line (``--ros-args -r __node:=NAME
--r __ns:=NS --params-file FILE -p k:=v -r from:=to``), exactly what ``ros2 launch`` passes, so the same node
-``main()`` and the same parameter files serve both. Output lines are prefixed with ``[name]``.
+-r __ns:=NS --params-file FILE ... --params-file OVERRIDES -r from:=to``), as ``ros2 launch`` passes it, so the same
+node ``main()`` and the same parameter files serve both. The launch's own parameter values go in a last parameter
+file of the node's own (:meth:`NodeLaunch.overrides_yaml`), written by the :class:`Launcher`. Output lines are prefixed with ``[name]``.
 
 Shutdown follows ``ros2 launch``: SIGINT to every node, SIGTERM after ``grace_s`` for those still running, SIGKILL
 after another ``grace_s``. :func:`launch` runs a bring-up until its deadline, Ctrl-C/SIGTERM, or the exit of a
@@ -14,6 +15,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -51,11 +53,27 @@ class NodeLaunch:
     env: Mapping[str, str] = field(default_factory=dict)
     required: bool = False
 
-    def argv(self) -> list[str]:
-        """The command line of the process.
+    @property
+    def fully_qualified_name(self) -> str:
+        """``/namespace/name`` of the node."""
+        return f"/{(self.namespace or '').strip('/')}/{self.name}".replace("//", "/")
+
+    def overrides_yaml(self) -> str:
+        """``parameters`` as a ROS 2 parameter file for this node alone (its fully qualified name is the section key).
+
+        Passed as the last ``--params-file``, it wins over every section of the earlier files on both runtimes. A ``-p``
+        override would not on rclpy: rcl adds it to the files' ``/**`` section, and a file's section naming the node
+        (``simulator_node:``) then overrides it whatever the order on the command line."""
+        return yaml.safe_dump({self.fully_qualified_name: {"ros__parameters": dict(self.parameters)}},
+                              default_flow_style=None, sort_keys=False)
+
+    def argv(self, overrides_file: str | None = None) -> list[str]:
+        """The command line of the process; ``overrides_file`` holds :meth:`overrides_yaml` (needed when the launch
+        has ``parameters``).
 
         Raises:
-            RuntimeLayerError: neither or both of ``module`` and ``command``, or a missing parameter file.
+            RuntimeLayerError: neither or both of ``module`` and ``command``, a missing parameter file, or
+                ``parameters`` without an ``overrides_file``.
         """
         if (self.module is None) == (self.command is None):
             raise RuntimeLayerError(f"node launch {self.name!r}: give exactly one of module= and command=")
@@ -67,8 +85,11 @@ class NodeLaunch:
             if not Path(path).is_file():
                 raise RuntimeLayerError(f"node launch {self.name!r}: parameter file {path} does not exist")
             argv += ["--params-file", str(path)]
-        for key, value in self.parameters.items():
-            argv += ["-p", f"{key}:={yaml.safe_dump(value, default_flow_style=True).strip()}"]
+        if self.parameters:
+            if overrides_file is None:
+                raise RuntimeLayerError(f"node launch {self.name!r}: its parameters {sorted(self.parameters)} need an "
+                                        "overrides file (NodeLaunch.overrides_yaml; the Launcher writes it)")
+            argv += ["--params-file", str(overrides_file)]
         for source, target in self.remappings.items():
             argv += ["-r", f"{source}:={target}"]
         return argv
@@ -109,12 +130,18 @@ class Launcher:
         self._stopped_by: dict[str, str] = {}
         self._threads: list[threading.Thread] = []
         self._write_lock = threading.Lock()
+        self._overrides: tempfile.TemporaryDirectory | None = None  # the parameter overrides files, while running
 
     def start(self) -> None:
         """Start every process (each in its own session, so a terminal's Ctrl-C reaches only the launcher). On Linux
         each is killed when the launcher dies, even by SIGKILL, so no node outlives a killed bring-up."""
+        self._overrides = tempfile.TemporaryDirectory(prefix="flexrobot-launch-")
         for launch in self.launches:
-            argv = launch.argv()
+            overrides = None
+            if launch.parameters:
+                overrides = Path(self._overrides.name) / f"{launch.name}.overrides.yaml"
+                overrides.write_text(launch.overrides_yaml(), encoding="utf-8")
+            argv = launch.argv(overrides)
             process = subprocess.Popen(argv, env={**self._env, **launch.env}, stdout=subprocess.PIPE,
                                        stderr=subprocess.STDOUT, text=True, bufsize=1, start_new_session=True,
                                        preexec_fn=_stop_with_parent if sys.platform == "linux" else None)
@@ -172,6 +199,9 @@ class Launcher:
             process.wait()
         for thread in self._threads:
             thread.join(timeout=1.0)
+        if self._overrides is not None:
+            self._overrides.cleanup()
+            self._overrides = None
         return [ProcessResult(name, process.pid, process.returncode, self._stopped_by.get(name, "exited"))
                 for name, process in self._processes.items()]
 

@@ -18,9 +18,11 @@ this module imports rclpy. Three places are less obvious than a one-line call:
   list default cannot type a parameter, so such parameters are declared with their ``Parameter.Type``.
 - Service calls: ``rclpy.spin_until_future_complete`` spins the global executor and then removes the node from it,
   and from inside one of the node's callbacks it would re-enter the executor that has to deliver the response.
-  :meth:`RclpyNode.call` therefore refuses to run inside a callback of a node being spun (use
-  ``client.call_async(request)`` with ``future.add_done_callback``), waits on the future while another thread spins
-  the node, and spins the node itself only when nothing else does.
+  Clients are :class:`RclpyClient`, whose ``call_async(request, timeout_sec)`` returns a
+  ``concurrent.futures.Future`` as the standalone client's does (a timer fails it after the timeout).
+  :meth:`RclpyNode.call` refuses to run inside a callback of a node being spun (use ``call_async`` with
+  ``future.add_done_callback``), waits on the future while another thread spins the node, and spins the node itself
+  (:meth:`RclpyNode.spin_once`, an executor of the node's own) only when nothing else does.
 - Shutdown: rclpy's own signal handlers (``SignalHandlerOptions.ALL``) shut every context down from a signal
   thread and then let Python raise ``KeyboardInterrupt`` in the main thread wherever it happens to be: inside the
   C++ conversion of a message being taken (``RuntimeError: Unable to convert call argument '0' to Python object``
@@ -35,6 +37,7 @@ this module imports rclpy. Three places are less obvious than a one-line call:
 """
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import functools
 import signal
@@ -148,6 +151,7 @@ class RclpyNode(Node):
         self._overrides = dict(parameter_overrides or {})
         self._logger = RosLogger(self.ros_node.get_logger())
         self._spin_thread: int | None = None
+        self._executor: SingleThreadedExecutor | None = None  # spin_once's
         self.ros_node.add_on_set_parameters_callback(self._on_ros_set_parameters)
 
     @property
@@ -264,27 +268,36 @@ class RclpyNode(Node):
 
         return self.ros_node.create_service(srv_type, name, answer)
 
-    def create_client(self, srv_type: Any, name: str) -> Any:
-        return self.ros_node.create_client(srv_type, name)
+    def create_client(self, srv_type: Any, name: str) -> "RclpyClient":
+        return RclpyClient(self.ros_node.create_client(srv_type, name))
 
-    def call(self, client: Any, request: Any, timeout_sec: float = 5.0) -> Any:
+    def call(self, client: "RclpyClient", request: Any, timeout_sec: float = 5.0) -> Any:
         spinner = self._spin_thread
         if spinner == threading.get_ident():
             raise RuntimeLayerError(
                 f"service {client.srv_name}: node.call() inside a callback of {self.fully_qualified_name} would block "
                 "the executor that has to deliver the response; use client.call_async(request) and "
                 "future.add_done_callback(...)")
-        future = client.call_async(request)
+        future = client.call_async(request, timeout_sec)
         if spinner is None:  # nothing spins this node: spin it here until the response arrives
-            rclpy.spin_until_future_complete(self.ros_node, future, timeout_sec=timeout_sec)
-        else:  # another thread spins the node and completes the future
-            done = threading.Event()
-            future.add_done_callback(lambda _: done.set())
-            done.wait(timeout_sec)
-        if not future.done():
-            client.remove_pending_request(future)
-            raise RuntimeLayerError(f"service {client.srv_name}: no response within {timeout_sec} s")
+            while not future.done():
+                self.spin_once(STOP_POLL_S)
         return future.result()
+
+    def spin_once(self, timeout_sec: float = 0.1) -> None:
+        """Run this node's callbacks in the calling thread for ``timeout_sec`` [s] (every one that becomes ready
+        meanwhile), on an executor of the node's own: for a command that interleaves its work with the node's
+        callbacks (``flexrobot bringup``), as :meth:`DdsNode.spin_once` does there. Not while :func:`spin` runs."""
+        if self._executor is None:
+            self._executor = SingleThreadedExecutor(context=self.ros_node.context)
+            self._executor.add_node(self.ros_node)
+        executor = self._executor
+        deadline = time.monotonic() + timeout_sec
+        with self.spinning():
+            while True:
+                executor.spin_once(timeout_sec=max(0.0, deadline - time.monotonic()))
+                if time.monotonic() >= deadline:
+                    return
 
     def create_timer(self, period_sec: float, callback: Callable[[], None]) -> Any:
         return self.ros_node.create_timer(period_sec, self.guard(callback, "timer"))
@@ -294,6 +307,10 @@ class RclpyNode(Node):
                                           clock=Clock(clock_type=ClockType.STEADY_TIME))
 
     def destroy(self) -> None:
+        if self._executor is not None:
+            executor, self._executor = self._executor, None
+            executor.remove_node(self.ros_node)
+            executor.shutdown(timeout_sec=0.0)
         self.ros_node.destroy_node()
 
     @contextlib.contextmanager
@@ -304,6 +321,53 @@ class RclpyNode(Node):
             yield
         finally:
             self._spin_thread = None
+
+
+class RclpyClient:
+    """An rclpy service client (``ros_client``) with the standalone runtime's interface: ``srv_name``,
+    ``service_is_ready()``, ``wait_for_service(timeout_sec)`` and ``call_async(request, timeout_sec)``, whose
+    ``concurrent.futures.Future`` completes when the response arrives (while the node is spun) or fails with a
+    :class:`~flexrobot_ros.errors.RuntimeLayerError` after ``timeout_sec`` [s], the pending request then dropped."""
+
+    def __init__(self, ros_client: Any) -> None:
+        self.ros_client = ros_client
+        self.srv_name: str = ros_client.srv_name
+
+    def service_is_ready(self) -> bool:
+        return self.ros_client.service_is_ready()
+
+    def wait_for_service(self, timeout_sec: float | None = None) -> bool:
+        return self.ros_client.wait_for_service(timeout_sec=timeout_sec)
+
+    def call_async(self, request: Any, timeout_sec: float = 30.0) -> concurrent.futures.Future:
+        result: concurrent.futures.Future = concurrent.futures.Future()
+        client = self.ros_client
+        future = client.call_async(request)
+
+        def settle(outcome: Callable[[], None]) -> None:
+            with contextlib.suppress(concurrent.futures.InvalidStateError):  # the other one came first
+                outcome()
+
+        def answered(_: Any) -> None:
+            try:
+                response = future.result()
+            except Exception as error:  # noqa: BLE001 - handed to the caller through the future
+                settle(lambda: result.set_exception(error))
+            else:
+                settle(lambda: result.set_result(response))
+
+        def expire() -> None:
+            if not result.done():
+                client.remove_pending_request(future)
+                settle(lambda: result.set_exception(RuntimeLayerError(
+                    f"service {self.srv_name}: no response within {timeout_sec:g} s")))
+
+        future.add_done_callback(answered)
+        timer = threading.Timer(timeout_sec, expire)
+        timer.daemon = True
+        timer.start()
+        result.add_done_callback(lambda _: timer.cancel())
+        return result
 
 
 #: Longest time [s] the spin loop waits before it looks at the stop flag again.
