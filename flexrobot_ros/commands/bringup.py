@@ -355,17 +355,28 @@ class BringUp:
             node = create_node("flexrobot_bringup", namespace=self.args.namespace, backend=self.backend)
             self.collector = Collector(node, self.robot.joint_names)
             self.node, self.launcher, self.stop = node, launcher, stop
-            if self.args.record:
-                from flexrobot_ros.runtime.bags import BagRecorder
+            if self.args.record:  # on the standalone runtime either way: it only listens, and topics cross vendors
+                from flexrobot_ros.runtime.bags import BackgroundRecorder, BagRecorder
 
-                recorder = BagRecorder(node, self.args.record, None, self.args.storage)
+                recorder = (BagRecorder(node, self.args.record, None, self.args.storage) if self.backend == "dds" else
+                            BackgroundRecorder(self.args.record, None, self.args.storage, self.args.namespace))
             self.calibration = CalibrationRun(node, self.args.namespace) if self.args.calibrate else None
             self._prepare()
-            doing = ("calibrating" if self.calibration else "running the experiment" if self.plan
-                     else "running until Ctrl-C")
-            print(f"flexrobot bringup: {len(self.launches)} nodes up; {doing}", file=sys.stderr, flush=True)
-            self.reason = (self._calibrate() if self.calibration else self._experiment() if self.plan
-                           else self._free_run())
+            exited = set(launcher.exited())
+            up = [launch.name for launch in self.launches if launch.name not in exited]
+            if exited:
+                print(f"flexrobot bringup: {', '.join(sorted(exited))} exited during start-up (output above)",
+                      file=sys.stderr, flush=True)
+            if not self._alive():
+                self.reason = ("stopped" if self.stop.is_set() else
+                               f"{', '.join(sorted(exited))} exited during start-up")
+            else:
+                doing = ("calibrating" if self.calibration else "running the experiment" if self.plan
+                         else "running until Ctrl-C")
+                print(f"flexrobot bringup: {len(up)} of {len(self.launches)} nodes up ({', '.join(up)}); {doing}",
+                      file=sys.stderr, flush=True)
+                self.reason = (self._calibrate() if self.calibration else self._experiment() if self.plan
+                               else self._free_run())
         finally:
             results = launcher.shutdown()
             bag = recorder.close() if recorder is not None else None

@@ -289,6 +289,62 @@ class BagRecorder:
         return bag_info(self.path)
 
 
+class BackgroundRecorder:
+    """A :class:`BagRecorder` on a standalone-runtime node of its own, in a thread of its own (which creates, spins
+    and closes it: sqlite3 connections stay in their thread): records the topics of nodes on either runtime (topics
+    interoperate across the two DDS vendors, and the recorder only listens), for a process whose own node is an
+    rclpy one (``FLEXROBOT_RUNTIME=rclpy flexrobot bringup --record``; rosbag2 itself is not on PyPI). Arguments as
+    :class:`BagRecorder`'s; ``counts`` are its counts.
+
+    Raises:
+        RuntimeLayerError: as :class:`BagRecorder` (the bag cannot be created, an unknown storage).
+    """
+
+    def __init__(self, path: str | Path, topics: Sequence[str] | None = None, storage: str = "sqlite3",
+                 namespace: str | None = None) -> None:
+        import threading
+
+        from flexrobot_ros.runtime import dds_backend
+
+        self._node = dds_backend.DdsNode("flexrobot_bag_recorder", namespace=namespace,
+                                         start_parameter_services=False)
+        self._outcome: dict[str, Any] = {}
+        ready = threading.Event()
+
+        def run() -> None:
+            try:
+                recorder = BagRecorder(self._node, path, topics, storage)
+            except BaseException as error:  # noqa: BLE001 - raised again in the constructing thread
+                self._outcome["error"] = error
+                ready.set()
+                return
+            self.counts = recorder.counts
+            ready.set()
+            self._node.spin()
+            try:
+                self._outcome["info"] = recorder.close()
+            except BaseException as error:  # noqa: BLE001 - raised again by close()
+                self._outcome["error"] = error
+
+        self._thread = threading.Thread(target=run, name="bag recorder", daemon=True)
+        self._thread.start()
+        ready.wait()
+        if "error" in self._outcome:
+            self._thread.join()
+            self._node.destroy()
+            raise self._outcome["error"]
+
+    def close(self) -> BagInfo:
+        """Stop the recording thread, which then closes the bag (what the readers still hold is written); its
+        summary."""
+        self._node.request_stop()
+        self._thread.join()
+        self._node.destroy()
+        if "error" in self._outcome:
+            raise self._outcome["error"]
+        return self._outcome["info"]
+
+
 def record(path: str | Path, topics: Sequence[str] | None = None, *, storage: str = "sqlite3",
            duration_s: float | None = None, node: Any = None) -> BagInfo:
     """Record until ``duration_s`` has passed or SIGINT/SIGTERM, then close the bag and summarise it."""
