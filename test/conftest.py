@@ -4,16 +4,18 @@ grouping of tests for parallel runs.
 The robot fixtures import the model lazily, so test files that never load a robot (OMA, runtime) do not import
 pinocchio through this file.
 
-Parallel runs (``pytest -n 2 --dist loadgroup``, as ``scripts/test`` does with pytest-xdist): the tests of one file stay
-on one worker, so module fixtures are built once; every test file that starts DDS participants or node processes (it
-imports the loopback helpers ``runtime_peer`` or ``node_harness``) joins the one unit ``dds``, whose tests run one after
-another on one worker: their nodes never share a ROS domain or the machine with another DDS test. The exception is a DDS
-file that names its own ``WORK_UNIT`` (the one-minute 1 kHz stream, which waits on real time at a quarter of a core): it
-runs beside the group in a ROS domain range of its own, and must lose nothing while the group and the CPU-bound files
-run. Each worker runs BLAS on one thread (so do the processes it starts): two workers with two BLAS threads each
-oversubscribe two cores. The work units are handed out longest first (the seconds each took in a reference run,
-``test/unit_seconds.json``; ``pytest --store-unit-seconds`` rewrites it): a worker that draws a long file near the end
-would finish alone (the one-minute stream, one test, came last of all by xdist's own order, the number of tests).
+Parallel runs (``pytest -n 3 --dist loadgroup``, as ``scripts/test`` does with pytest-xdist): the tests of one file stay
+on one worker, so module fixtures are built once. The process tests (files that start DDS participants, rclpy nodes or
+node processes: they import the loopback helpers ``runtime_peer`` or ``node_harness``) are shared among
+:data:`PROCESS_UNITS` units ``dds-0``, ``dds-1``, balanced by their reference seconds: the files of one unit run one
+after another on one worker, in a ROS domain range of the unit's own (``$FLEXROBOT_TEST_UNIT``, read by
+``runtime_peer.run_domain``), so two units' nodes never share a domain and the machine runs at most that many of them
+beside the CPU-bound files. A process test file that names its own ``WORK_UNIT`` (the one-minute 1 kHz stream, which
+waits on real time at a quarter of a core) is a unit of its own with a domain range of its own, and must lose nothing
+while the others run. Each worker runs BLAS on one thread (so do the processes it starts): two workers with two BLAS
+threads each oversubscribe two cores. The work units are handed out longest first (the seconds each file took in a
+reference run, ``test/unit_seconds.json``; ``pytest --store-unit-seconds`` rewrites it): a worker that draws a long
+file near the end would finish alone.
 Without xdist nothing changes and ``pytest`` runs everything in one process, in file order.
 
 Generated C: the tests use the package's code cache as the user's commands do (``$FLEXROBOT_CACHE`` or
@@ -32,26 +34,59 @@ from pathlib import Path
 
 import pytest
 
-#: A test file that imports one of these loopback DDS helpers talks DDS.
+#: A test file that imports one of these loopback helpers starts DDS participants, rclpy nodes or node processes: a
+#: process test.
 DDS_IMPORT = re.compile(r"^\s*(?:import|from)\s+(?:runtime_peer|node_harness)\b", re.MULTILINE)
 
 
 #: A test file's own work unit: ``WORK_UNIT = "name"`` at module level.
 OWN_UNIT = re.compile(r'^WORK_UNIT = "([\w-]+)"', re.MULTILINE)
 
+#: Work units the process tests are shared among (``dds-0``, ``dds-1``, ...): so many run beside each other, each unit
+#: in a ROS domain range of its own (runtime_peer.run_domain), its files one after another.
+PROCESS_UNITS = 2
+
+TEST_DIR = Path(__file__).parent
+
+
+@functools.lru_cache(maxsize=None)
+def _text(test_file: str) -> str:
+    try:
+        return (TEST_DIR.parent / test_file).read_text(encoding="utf-8")
+    except OSError:
+        return ""
+
+
+def clock_key(test_file: str) -> str:
+    """What the reference run's seconds are stored under: a file's own ``WORK_UNIT``, else the file itself."""
+    own = OWN_UNIT.search(_text(test_file))
+    return own.group(1) if own else test_file
+
+
+@functools.lru_cache(maxsize=None)
+def process_units() -> dict[str, str]:
+    """{process test file: its work unit}: the files (those importing runtime_peer or node_harness, without a
+    ``WORK_UNIT`` of their own) shared among :data:`PROCESS_UNITS` units, longest first onto the unit with the fewest
+    seconds so far (the reference run's seconds; a file without any counts 0 s and goes by name)."""
+    files = sorted(f"test/{path.name}" for path in TEST_DIR.glob("test_*.py")
+                   if DDS_IMPORT.search(_text(f"test/{path.name}")) and not OWN_UNIT.search(_text(f"test/{path.name}")))
+    seconds = unit_seconds()
+    load = [0.0] * PROCESS_UNITS
+    units = {}
+    for test_file in sorted(files, key=lambda f: -seconds.get(f, 0.0)):
+        index = min(range(PROCESS_UNITS), key=lambda i: load[i])
+        units[test_file] = f"dds-{index}"
+        load[index] += seconds.get(test_file, 0.0) or 1e-3
+    return units
+
 
 @functools.lru_cache(maxsize=None)
 def work_unit(test_file: str) -> str:
-    """xdist work unit of a test file (path relative to the rootdir): its ``WORK_UNIT`` (a DDS file that waits on
-    real time at little CPU and has a ROS domain range of its own, so it runs beside the DDS group), ``dds``, or
-    the file itself."""
-    path = Path(__file__).parent.parent / test_file
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError:
-        return test_file
-    own = OWN_UNIT.search(text)
-    return own.group(1) if own else "dds" if DDS_IMPORT.search(text) else test_file
+    """xdist work unit of a test file (path relative to the rootdir): its ``WORK_UNIT`` (a process test that waits on
+    real time at little CPU and has a ROS domain range of its own, so it runs beside the others), one of the process
+    units ``dds-<k>`` (:func:`process_units`), or the file itself."""
+    own = OWN_UNIT.search(_text(test_file))
+    return own.group(1) if own else process_units().get(test_file, test_file)
 
 
 def unit_of(nodeid: str) -> str:
@@ -59,46 +94,62 @@ def unit_of(nodeid: str) -> str:
     return work_unit(nodeid.split("::", 1)[0])
 
 
-#: Seconds each work unit took in a reference run (setup, call and teardown of its tests): the order units start in.
+#: Seconds each test file (or own work unit) took in a reference run (setup, call and teardown of its tests): the
+#: order units start in, and how the process tests are shared among their units.
 UNIT_SECONDS = Path(__file__).parent / "unit_seconds.json"
 
 
 def pytest_addoption(parser):
     parser.addoption("--store-unit-seconds", action="store_true",
-                     help=f"write the seconds each work unit took in this run to {UNIT_SECONDS.name} (the longest "
-                          "start first in later parallel runs)")
+                     help=f"write the seconds each test file took in this run to {UNIT_SECONDS.name} (the longest "
+                          "work units start first in later parallel runs)")
 
 
 @functools.lru_cache(maxsize=None)
 def unit_seconds() -> dict[str, float]:
-    """The reference run's seconds per work unit (none: every unit 0 s, xdist's order stays)."""
+    """The reference run's seconds per test file or own work unit (none: every one 0 s, xdist's order stays)."""
     try:
         return json.loads(UNIT_SECONDS.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
 
 
+@functools.lru_cache(maxsize=None)
+def seconds_of_unit(unit: str) -> float:
+    """Reference seconds of a work unit: the sum over its files."""
+    stored = unit_seconds()
+    if unit in stored:
+        return stored[unit]
+    return sum(stored.get(f, 0.0) for f, u in process_units().items() if u == unit)
+
+
 def pytest_collection_modifyitems(config, items):
     """On an xdist worker (whose collection order the scheduler follows): the longest work units first; the tests of
     a unit keep their order. A plain ``pytest`` keeps file order."""
     if "PYTEST_XDIST_WORKER" in os.environ:
-        seconds = unit_seconds()
-        items.sort(key=lambda item: -seconds.get(unit_of(item.nodeid), 0.0))
+        items.sort(key=lambda item: -seconds_of_unit(unit_of(item.nodeid)))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    """The test's work unit in ``$FLEXROBOT_TEST_UNIT`` (before its fixtures): runtime_peer.run_domain picks the ROS
+    domain range of the unit from it, for this process and the nodes it starts."""
+    os.environ["FLEXROBOT_TEST_UNIT"] = unit_of(item.nodeid)
 
 
 class UnitClock:
-    """Adds up the seconds of each work unit's test phases as their reports arrive (``--store-unit-seconds``; in
-    the controlling process, which gets every worker's reports)."""
+    """Adds up the seconds of each test file's (or own work unit's) test phases as their reports arrive
+    (``--store-unit-seconds``; in the controlling process, which gets every worker's reports)."""
 
     def __init__(self) -> None:
         self.seconds: dict[str, float] = defaultdict(float)
 
     def pytest_runtest_logreport(self, report):
-        self.seconds[unit_of(report.nodeid)] += report.duration
+        self.seconds[clock_key(report.nodeid.split("::", 1)[0])] += report.duration
 
     def pytest_sessionfinish(self, session, exitstatus):
         if self.seconds:
-            ordered = dict(sorted(((unit, round(s, 1)) for unit, s in self.seconds.items()), key=lambda kv: -kv[1]))
+            ordered = dict(sorted(((key, round(s, 1)) for key, s in self.seconds.items()), key=lambda kv: -kv[1]))
             UNIT_SECONDS.write_text(json.dumps(ordered, indent=1) + "\n", encoding="utf-8")
 
 
@@ -107,8 +158,12 @@ ONE_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THRE
 
 
 def pytest_configure(config):
-    """On an xdist worker: BLAS on one thread, in this process (already loaded libraries included) and its
-    children. With ``--store-unit-seconds``: the unit clock."""
+    """Discovery on this machine only (``ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST`` unless set). On an xdist worker:
+    BLAS on one thread, in this process (already loaded libraries included) and its children. With
+    ``--store-unit-seconds``: the unit clock."""
+    # rclpy's Fast DDS and the standalone runtime discover on this machine only (the standalone runtime's loopback
+    # tests set their own configuration; test_runtime_discovery_scope sets the variable itself)
+    os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
     if config.getoption("store_unit_seconds") and "PYTEST_XDIST_WORKER" not in os.environ:
         config.pluginmanager.register(UnitClock(), "unit-clock")
     if "PYTEST_XDIST_WORKER" in os.environ:

@@ -30,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from runtime_peer import run_domain
 
 rclpy = pytest.importorskip("rclpy", reason="rclpy (ROS 2) is not installed here")
 
@@ -64,8 +65,8 @@ NODES = {
 
 
 def domain() -> int:
-    """A ROS domain of this test run (apart from concurrent runs and the default domain 0)."""
-    return 101 + os.getpid() % 100
+    """The ROS domain of this test (runtime_peer.run_domain: its work unit's range, apart from concurrent runs)."""
+    return run_domain()
 
 
 def environment() -> dict[str, str]:

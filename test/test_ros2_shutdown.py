@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 
 import pytest
+from runtime_peer import run_domain
 
 rclpy = pytest.importorskip("rclpy", reason="rclpy (ROS 2) is not installed here")
 
@@ -49,8 +50,8 @@ LAUNCHER = ("import sys, threading, importlib, rclpy\n"
 
 
 def domain() -> int:
-    """A ROS domain of this test run (apart from concurrent runs and the default domain 0)."""
-    return 1 + os.getpid() % 100
+    """The ROS domain of this test (runtime_peer.run_domain: its work unit's range, apart from concurrent runs)."""
+    return run_domain()
 
 
 class Stream:
