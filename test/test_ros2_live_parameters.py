@@ -1,15 +1,16 @@
 """Live parameters on rclpy (issue 11, "live parameters"): the nodes as processes on the rclpy back end, changed
-with ``ros2 param set`` and with the rcl_interfaces ``~/set_parameters`` service (what rclpy's parameter clients and
-rqt call), while they run.
+through the rcl_interfaces parameter services (``~/set_parameters``, ``~/get_parameters``, ``~/describe_parameters``:
+what ``ros2 param``, rclpy's parameter clients and rqt call), called from an rclpy node of the test, while they run.
 
 simulator_node, oma_node and modal_monitor_node run in a namespace and ROS domain of their own. What is checked, and
 against what:
-- ``ros2 param set /ns/simulator_node kp ...`` at a pause of the simulation: the motor torques of the next samples
+- ``~/set_parameters`` of /ns/simulator_node ``kp`` at a pause of the simulation: the motor torques of the next samples
   follow the new gains. A least-squares fit of each joint's motor torque on its motor angle and speed (PD law of
   seed 000 eq. 2.2 at a set point) recovers k_P and k_D: the YAML's (seed 000 eqs. 2.19-2.20: 15000 N m/rad,
   52 N m s/rad) up to the change, the values set from the next sample on;
-- refused sets (out of range, wrong length for 6 joints, read-only) print "Setting parameter failed" with the reason
-  and leave the node as it was: ``ros2 param get`` shows the old value, the torques keep the old gains;
+- refused sets (out of range, wrong length for 6 joints, read-only) answer unsuccessful with the reason and leave
+  the node as it was: ``~/get_parameters`` gives the old value, the torques keep the old gains; ``~/describe_parameters``
+  gives the declared type, description, range and read-only flag;
 - oma_node fed 4 s of the 4-DOF chain's white-noise response (oma_cases.chain_system: modes are the eigenvalues of
   its state matrix): SSI-cov orders 2:40 find its 4 modes within 5 %; after orders '2:4' are set, the next
   identification (~/identify) finds at most 2 (a state-space model of order 4 has at most 2 oscillatory modes); a
@@ -17,7 +18,7 @@ against what:
 - modal_monitor_node's publish_rate_hz 0 -> 50 Hz -> 0 while the robot holds still: its republish timer is created
   (a volatile subscriber gets the modes every 20 ms) and cancelled again (no more).
 
-Skipped where rclpy is not installed (ROS 2 only; ``scripts/test-ros2`` runs it and refuses skips).
+Runs on the rclpy the test command installs (ROS 2 Jazzy from PyPI) or on a sourced ROS 2.
 """
 from __future__ import annotations
 
@@ -35,7 +36,8 @@ from runtime_peer import run_domain
 rclpy = pytest.importorskip("rclpy", reason="rclpy (ROS 2) is not installed here")
 
 from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
-from rcl_interfaces.srv import GetParameters, SetParameters  # noqa: E402
+from rcl_interfaces.srv import DescribeParameters, GetParameters, SetParameters  # noqa: E402
+from rcl_interfaces.msg import ParameterType  # noqa: E402
 from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from rclpy.parameter import Parameter, parameter_value_to_python  # noqa: E402
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
@@ -125,8 +127,15 @@ class Peer:
         return all(r.successful for r in results), "; ".join(r.reason for r in results if r.reason)
 
     def get_parameter(self, node: str, name: str):
-        value = self.call(GetParameters, f"{node}/get_parameters", GetParameters.Request(names=[name])).values[0]
-        return parameter_value_to_python(value)
+        """The value of ``name`` (GetParameters), None for a parameter declared by type and never set (rclpy
+        answers no value for it; ``ros2 param get`` prints "Parameter not set")."""
+        values = self.call(GetParameters, f"{node}/get_parameters", GetParameters.Request(names=[name])).values
+        return parameter_value_to_python(values[0]) if values else None
+
+    def describe(self, node: str, name: str):
+        """rcl_interfaces/ParameterDescriptor of ``name`` (DescribeParameters)."""
+        return self.call(DescribeParameters, f"{node}/describe_parameters",
+                         DescribeParameters.Request(names=[name])).descriptors[0]
 
     def close(self) -> None:
         self._stop.set()
@@ -143,13 +152,6 @@ def wait(condition, seconds: float) -> bool:
             return False
         time.sleep(0.005)
     return True
-
-
-def ros2_param(*args: str) -> str:
-    """Output of ``ros2 param ARGS`` (no daemon) in this test's domain."""
-    result = subprocess.run(["ros2", "param", *args[:1], "--no-daemon", "--timeout", "20", *args[1:]],
-                            env=environment(), capture_output=True, text=True, timeout=120)
-    return result.stdout + result.stderr
 
 
 def fitted_gains(messages) -> np.ndarray:
@@ -194,16 +196,18 @@ def run(tmp_path_factory):
         # simulator: refused sets at 0.45 s, the new gains at 0.7 s
         assert peer.call(SetBool, f"{simulator}/run", resume).success
         assert wait(lambda: paused_at(450), 60.0), (len(peer.motor_states), peer.status.get("simulator_node"))
-        result["refused"] = {"range": ros2_param("set", simulator, "kp", "[-1.0]"),
-                             "length": ros2_param("set", simulator, "kp", "[1.0, 2.0]"),
-                             "read-only": ros2_param("set", simulator, "rate_hz", "500.0"),
-                             "factor": ros2_param("set", simulator, "real_time_factor", "1000.0")}
-        result["after refusals"] = {name: ros2_param("get", simulator, name)
+        result["refused"] = {"range": peer.set_parameters(simulator, {"kp": [-1.0]}),
+                             "length": peer.set_parameters(simulator, {"kp": [1.0, 2.0]}),
+                             "read-only": peer.set_parameters(simulator, {"rate_hz": 500.0}),
+                             "factor": peer.set_parameters(simulator, {"real_time_factor": 1000.0}),
+                             "type": peer.set_parameters(simulator, {"real_time_factor": "fast"})}
+        result["after refusals"] = {name: peer.get_parameter(simulator, name)
                                     for name in ("kp", "rate_hz", "real_time_factor")}
+        result["described"] = {name: peer.describe(simulator, name) for name in ("real_time_factor", "rate_hz", "kp")}
         assert peer.call(SetBool, f"{simulator}/run", resume).success
         assert wait(lambda: paused_at(700), 60.0), (len(peer.motor_states), peer.status.get("simulator_node"))
-        result["accepted"] = [ros2_param("set", simulator, "kp", str(KP_NEW)),
-                              ros2_param("set", simulator, "kd", f"[{KD_NEW}]")]
+        result["accepted"] = [peer.set_parameters(simulator, {"kp": KP_NEW}),
+                              peer.set_parameters(simulator, {"kd": [KD_NEW]})]
         assert peer.call(SetBool, f"{simulator}/run", resume).success
         assert wait(lambda: paused_at(950), 60.0), (len(peer.motor_states), peer.status.get("simulator_node"))
         result["motor_states"] = list(peer.motor_states)
@@ -250,8 +254,8 @@ def run(tmp_path_factory):
     return result
 
 
-def test_ros2_param_set_of_a_gain_changes_the_next_samples_torques(run):
-    assert all("Set parameter successful" in output for output in run["accepted"]), run["accepted"]
+def test_a_set_gain_changes_the_next_samples_torques(run):
+    assert run["accepted"] == [(True, ""), (True, "")], run["accepted"]
     messages = run["motor_states"]
     assert len(messages) == 950
     np.testing.assert_allclose(fitted_gains(messages[200:700]), np.tile([KP_YAML, KD_YAML], (6, 1)), rtol=1e-5)
@@ -262,15 +266,24 @@ def test_ros2_param_set_of_a_gain_changes_the_next_samples_torques(run):
 
 def test_refused_sets_say_why_and_leave_the_simulator_as_it_was(run):
     refused = run["refused"]
-    assert all("Setting parameter failed" in output for output in refused.values()), refused
-    assert "-1.0 is outside the range [0.0, 1000000000.0]" in refused["range"], refused["range"]
-    assert "'kp'" in refused["length"] and "expected 6" in refused["length"], refused["length"]
-    assert "read-only" in refused["read-only"], refused["read-only"]
-    assert "out of range Min: 0.01, Max: 100.0" in refused["factor"], refused["factor"]   # rclpy's own wording
+    assert not any(ok for ok, _ in refused.values()), refused
+    assert "-1.0 is outside the range [0.0, 1000000000.0]" in refused["range"][1], refused["range"]
+    assert "'kp'" in refused["length"][1] and "expected 6" in refused["length"][1], refused["length"]
+    assert "read-only" in refused["read-only"][1], refused["read-only"]
+    assert "out of range" in refused["factor"][1] and "100.0" in refused["factor"][1], refused["factor"]  # rclpy's
+    assert "expected 'Type.DOUBLE'" in refused["type"][1], refused["type"]  # rclpy's own wording
     after = run["after refusals"]
-    assert after["kp"].strip() == "Parameter not set", after       # as declared: empty, the YAML's gains
-    assert after["rate_hz"].strip() == "Double value is: 1000.0", after
-    assert after["real_time_factor"].strip() == "Double value is: 4.0", after
+    assert after["kp"] is None, after       # as declared: unset (empty), the YAML's gains
+    assert after["rate_hz"] == 1000.0 and after["real_time_factor"] == 4.0, after
+
+
+def test_describe_parameters_gives_type_description_range_and_read_only(run):
+    factor, rate, kp = (run["described"][name] for name in ("real_time_factor", "rate_hz", "kp"))
+    assert factor.type == ParameterType.PARAMETER_DOUBLE and not factor.read_only
+    assert "real-time factor" in factor.description.lower() or "simulated seconds" in factor.description, factor
+    assert [(r.from_value, r.to_value) for r in factor.floating_point_range] == [(0.01, 100.0)]
+    assert rate.read_only and rate.type == ParameterType.PARAMETER_DOUBLE
+    assert kp.type == ParameterType.PARAMETER_DOUBLE_ARRAY and "[0.0, 1000000000.0]" in kp.additional_constraints, kp
 
 
 def test_a_live_change_of_the_oma_orders_changes_the_next_identification(run):
