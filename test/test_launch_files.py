@@ -145,9 +145,11 @@ def test_launch_files_use_the_launch_api(name, setup_kwargs):
 def test_launch_descriptions_build(name):
     """With the ROS 2 launch packages installed, generate_launch_description() returns a LaunchDescription that
     declares the arguments (skipped without them)."""
-    pytest.importorskip("launch")
-    pytest.importorskip("launch_ros")
-    pytest.importorskip("ament_index_python")
+    pytest.importorskip("launch", reason="needs ROS 2 launch (not on PyPI): "
+                        "scripts/test-ros2 runs it on a ROS 2 install")
+    pytest.importorskip("launch_ros", reason="needs ROS 2 launch_ros (not on PyPI): "
+                        "scripts/test-ros2 runs it on a ROS 2 install")
+    pytest.importorskip("ament_index_python", reason="needs ament_index_python (ROS 2)")
     from ament_index_python.packages import PackageNotFoundError, get_package_share_directory
 
     try:
@@ -165,8 +167,10 @@ def test_simulation_launch_without_robot_state_publisher(choice):
     """robot_state_publisher:=false (or auto where it is not installed) starts the four nodes only, and the
     simulator publishes /tf and /robot_description itself (its parameter file's tf_rate_hz, 50 Hz for the Scompi);
     with robot_state_publisher the simulator's own are off. Needs the launch packages (skipped without them)."""
-    pytest.importorskip("launch")
-    pytest.importorskip("launch_ros")
+    pytest.importorskip("launch", reason="needs ROS 2 launch (not on PyPI): "
+                        "scripts/test-ros2 runs it on a ROS 2 install")
+    pytest.importorskip("launch_ros", reason="needs ROS 2 launch_ros (not on PyPI): "
+                        "scripts/test-ros2 runs it on a ROS 2 install")
     from ament_index_python.packages import PackageNotFoundError, get_package_share_directory
     from launch import LaunchContext
 

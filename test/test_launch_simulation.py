@@ -12,9 +12,11 @@ import unittest
 
 import pytest
 
-pytest.importorskip("launch_testing", reason="ROS 2 launch_testing is not installed")
-pytest.importorskip("launch_ros", reason="ROS 2 launch_ros is not installed")
-rclpy = pytest.importorskip("rclpy", reason="rclpy is not installed")
+pytest.importorskip("launch_testing", reason="needs ROS 2 launch_testing (not on PyPI): "
+                    "scripts/test-ros2 runs it on a ROS 2 install")
+pytest.importorskip("launch_ros", reason="needs ROS 2 launch_ros (not on PyPI): "
+                    "scripts/test-ros2 runs it on a ROS 2 install")
+rclpy = pytest.importorskip("rclpy", reason="needs rclpy (bash scripts/test installs ROS 2 Jazzy from PyPI)")
 
 import launch  # noqa: E402
 import launch_testing.actions  # noqa: E402

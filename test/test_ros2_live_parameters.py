@@ -33,7 +33,7 @@ import numpy as np
 import pytest
 from runtime_peer import run_domain
 
-rclpy = pytest.importorskip("rclpy", reason="rclpy (ROS 2) is not installed here")
+rclpy = pytest.importorskip("rclpy", reason="needs rclpy (bash scripts/test installs ROS 2 Jazzy from PyPI)")
 
 from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
 from rcl_interfaces.srv import DescribeParameters, GetParameters, SetParameters  # noqa: E402

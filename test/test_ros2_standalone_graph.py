@@ -1,9 +1,12 @@
-"""The real ros2 CLI against a standalone node (ROS 2 only: skips without rclpy and the ``ros2`` command).
+"""The real ros2 CLI and rclpy's graph against a standalone node.
 
 A standalone (dds back end) node and the same node on rclpy run side by side, declaring the same parameters; the
 ros2 CLI of the sourced ROS 2 (``ros2 node list/info``, ``ros2 topic info -v``, ``ros2 param
 list/get/set/describe/dump``, without the daemon) must see the standalone node by name and treat its parameters
-exactly as the rclpy node's. Runs in a ROS domain of its own (``runtime_peer.run_domain``) on loopback.
+exactly as the rclpy node's; those tests skip, naming it, where there is no ``ros2`` command (ros2cli is not on
+PyPI: ``scripts/test-ros2`` runs them on a ROS 2 install). rclpy's own graph (``get_node_names_and_namespaces``, the
+endpoints by node) must list the standalone node and its topics whatever the rclpy's DDS vendor. Runs in a ROS domain
+of its own (``runtime_peer.run_domain``) on loopback.
 """
 from __future__ import annotations
 
@@ -19,8 +22,10 @@ import yaml
 
 import runtime_peer as peer
 
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("rclpy") is None or shutil.which("ros2") is None,
-                                reason="needs ROS 2 (rclpy and the ros2 command): source a ROS 2 setup file")
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("rclpy") is None,
+                                reason="needs rclpy (bash scripts/test installs ROS 2 Jazzy from PyPI)")
+needs_ros2_cli = pytest.mark.skipif(shutil.which("ros2") is None, reason="needs the ros2 command (ros2cli, not on "
+                                    "PyPI): scripts/test-ros2 runs it on a ROS 2 install")
 
 #: One node with parameters of each kind the nodes declare, a publisher, a subscription and a service.
 NODE = textwrap.dedent("""
@@ -81,6 +86,7 @@ def ros2(env, *args, until=None, timeout=60.0):
         time.sleep(0.5)
 
 
+@needs_ros2_cli
 def test_ros2_node_list_and_info_name_the_standalone_node(env):
     listed = ros2(env, "node", "list", until=lambda out: STANDALONE in out and RCLPY in out).split()
     assert STANDALONE in listed and RCLPY in listed
@@ -102,6 +108,7 @@ def test_ros2_node_list_and_info_name_the_standalone_node(env):
         + [f"{STANDALONE}/reset: std_srvs/srv/Trigger"])
 
 
+@needs_ros2_cli
 def test_ros2_topic_info_names_the_endpoints_nodes(env):
     info = ros2(env, "topic", "info", "-v", "/flex/chatter", until=lambda out: "Publisher count: 2" in out)
     assert "_NODE_NAME_UNKNOWN_" not in info
@@ -109,6 +116,7 @@ def test_ros2_topic_info_names_the_endpoints_nodes(env):
     assert info.count("Node namespace: /flex") == 2
 
 
+@needs_ros2_cli
 def test_ros2_param_list_describe_and_dump_match_the_rclpy_node(env):
     """Same declarations, same answers: list (less rclpy's own parameters), describe, dump (values)."""
     names = ["gain", "method", "oma.order", "robot", "weights"]
@@ -124,6 +132,7 @@ def test_ros2_param_list_describe_and_dump_match_the_rclpy_node(env):
         "gain": 2.0, "method": "ejnea", "oma": {"order": 4}, "robot": "scompi", "weights": [1.0, 2.0]}
 
 
+@needs_ros2_cli
 def test_ros2_param_set_and_get_on_the_standalone_node(env):
     """Accepted sets change what get returns; refused ones (range, read-only, type) say why and change nothing,
     on the standalone node as on the rclpy one."""
@@ -140,6 +149,37 @@ def test_ros2_param_set_and_get_on_the_standalone_node(env):
         "Setting parameter failed: parameter 'robot' cannot be set because it is read-only"
     assert "outside the range [0.0, 10.0]" in refused[STANDALONE, "gain", "30.0"]
     assert "not one of ['ejnea', 'sdrnea']" in refused[RCLPY, "method", "rnea"]  # our check, through rclpy's hook
+
+
+def test_rclpy_graph_lists_the_standalone_node_and_its_endpoints(env):
+    """rclpy (here Fast DDS from PyPI, or a sourced ROS 2) learns the standalone node from ros_discovery_info: its
+    name and namespace, and its publisher, subscription and service by node, as for the rclpy node beside it."""
+    import rclpy
+
+    context = rclpy.Context()
+    rclpy.init(context=context, domain_id=int(env["ROS_DOMAIN_ID"]))
+    try:
+        node = rclpy.create_node("graph_check", context=context)
+        found, deadline = {}, time.monotonic() + 60.0
+        while time.monotonic() < deadline:
+            names = {f"{ns.rstrip('/')}/{name}" for name, ns in node.get_node_names_and_namespaces()}
+            if {STANDALONE, RCLPY} <= names:
+                found = {full: (dict(node.get_publisher_names_and_types_by_node(full.rsplit("/", 1)[1], "/flex")),
+                                dict(node.get_subscriber_names_and_types_by_node(full.rsplit("/", 1)[1], "/flex")),
+                                dict(node.get_service_names_and_types_by_node(full.rsplit("/", 1)[1], "/flex")))
+                         for full in (STANDALONE, RCLPY)}
+                if all("/flex/chatter" in pubs and "/cmd" in subs and f"{full}/reset" in srvs
+                       for full, (pubs, subs, srvs) in found.items()):
+                    break
+            time.sleep(0.2)
+        for full in (STANDALONE, RCLPY):
+            publishers, subscriptions, services = found[full]
+            assert publishers["/flex/chatter"] == ["std_msgs/msg/String"], (full, publishers)
+            assert subscriptions["/cmd"] == ["std_msgs/msg/String"], (full, subscriptions)
+            assert services[f"{full}/reset"] == ["std_srvs/srv/Trigger"], (full, services)
+        node.destroy_node()
+    finally:
+        rclpy.try_shutdown(context=context)
 
 
 def test_live_parameter_interface_on_rclpy(monkeypatch):

@@ -41,7 +41,7 @@ from flexrobot_ros.runtime.params import infer_type, validate_parameter
 ROOT = Path(__file__).resolve().parents[1]
 BACKEND = ROOT / "flexrobot_ros" / "runtime" / "rclpy_backend.py"
 HAVE_RCLPY = importlib.util.find_spec("rclpy") is not None
-needs_rclpy = pytest.mark.skipif(not HAVE_RCLPY, reason="rclpy (ROS 2) is not installed here")
+needs_rclpy = pytest.mark.skipif(not HAVE_RCLPY, reason="needs rclpy (bash scripts/test installs ROS 2 Jazzy from PyPI)")
 NODES = ("simulator_node", "feedforward_node", "modal_monitor_node", "oma_node", "calibration_node")
 
 
