@@ -13,8 +13,9 @@ top (with the PyPI wheels that is the workspace alone: no underlay), as a ROS 2 
   unchanged; the package imports from the install space and reads its robot files from the install's share
   directory (not from the checkout nor from a pip-installed copy in the same Python);
 - ``lib/flexrobot_ros/simulator_node`` started from a directory outside the checkout with FLEXROBOT_RUNTIME=rclpy
-  and the installed ``config/simulation.yaml``, in a ROS domain and namespace of its own, publishes
-  ``motor_states``, ``joint_states`` and ``/clock``, received here by an rclpy subscriber, and stops cleanly on SIGINT.
+  and the installed ``config/simulation.yaml``, in a namespace and ROS domain of its own (runtime_peer.run_domain:
+  a process test), publishes ``motor_states``, ``joint_states`` and ``/clock``, received here by an rclpy
+  subscriber, and stops cleanly on SIGINT.
 
 Skipped, naming what is missing, where colcon (colcon-common-extensions), ament_package (ros-jazzy-ament-package)
 or rclpy and ament_index_python (ros-jazzy-rclpy) are not installed in this Python. The build takes about 3 s and the
@@ -35,6 +36,7 @@ import time
 from pathlib import Path
 
 import pytest
+from runtime_peer import run_domain
 
 REPO = Path(__file__).resolve().parents[1]
 PACKAGE = "flexrobot_ros"
@@ -63,11 +65,6 @@ print(json.dumps({"ament_prefix_path": os.environ.get("AMENT_PREFIX_PATH"), "pac
                   "share": get_package_share_directory("flexrobot_ros"), "executables": executables,
                   "module": flexrobot_ros.__file__, "robot_files": str(share_directory()), "sys_prefix": sys.prefix}))
 """
-
-
-def domain() -> int:
-    """A ROS domain of this test run (apart from concurrent runs and the default domain 0)."""
-    return 1 + os.getpid() % 100
 
 
 def console_scripts() -> list[str]:
@@ -175,7 +172,7 @@ class Receiver:
 
         self._rclpy = rclpy
         self.context = rclpy.Context()
-        rclpy.init(context=self.context, domain_id=domain())
+        rclpy.init(context=self.context, domain_id=run_domain())
         self.node = rclpy.create_node("colcon_test_receiver", namespace=namespace, context=self.context)
         self.received: dict[str, list] = {"motor_states": [], "joint_states": [], "/clock": []}
         for topic, kind in (("motor_states", JointState), ("joint_states", JointState), ("/clock", Clock)):
@@ -206,8 +203,8 @@ def test_simulator_node_from_the_install_space_publishes_its_streams(workspace):
     (every 4th sample) and /clock arrive; SIGINT ends it with exit code 0 and no traceback."""
     install, share = workspace["root"] / "install" / PACKAGE, Path(workspace["report"]["share"])
     namespace = f"/colcon_{os.getpid()}"
-    env = {**workspace["env"], "FLEXROBOT_RUNTIME": "rclpy", "ROS_DOMAIN_ID": str(domain()), "PYTHONUNBUFFERED": "1",
-           "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+    env = {**workspace["env"], "FLEXROBOT_RUNTIME": "rclpy", "ROS_DOMAIN_ID": str(run_domain()),
+           "PYTHONUNBUFFERED": "1", "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
     log = workspace["run"] / "simulator_node.log"
     receiver = Receiver(namespace)
     node = None
