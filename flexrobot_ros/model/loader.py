@@ -1,8 +1,9 @@
 """Loading robots: shipped names or user flexibility YAML files, and where the shipped files live.
 
 Shipped robots are ``config/<name>.yaml`` (+ the URDF they name) of this package. They are looked up, in order, in
-``$FLEXROBOT_SHARE``, the source tree (a checkout or editable install), ``<sys.prefix>/share/flexrobot_ros`` (pip),
-the user base (``pip --user``) and the ament index (a colcon install).
+``$FLEXROBOT_SHARE``, the source tree (a checkout or editable install), ``<prefix>/share/flexrobot_ros`` of the prefix
+this module is installed in (``<prefix>/lib/python3.X/site-packages``: a colcon install space, a venv, ``pip --user``),
+``<sys.prefix>/share/flexrobot_ros`` (pip), the user base (``pip --user``) and the ament index (a colcon install).
 """
 from __future__ import annotations
 
@@ -29,7 +30,12 @@ def _candidate_shares() -> list[Path]:
     candidates = []
     if os.environ.get("FLEXROBOT_SHARE"):
         candidates.append(Path(os.environ["FLEXROBOT_SHARE"]))
-    candidates.append(Path(__file__).resolve().parents[2])
+    here = Path(__file__).resolve()
+    candidates.append(here.parents[2])
+    if here.parents[2].name in ("site-packages", "dist-packages"):
+        # the files installed beside this copy: a colcon install space that is imported from a venv that also holds
+        # a pip-installed copy must not read that copy's files
+        candidates.append(here.parents[5] / "share" / PACKAGE)
     candidates.append(Path(sys.prefix) / "share" / PACKAGE)
     candidates.append(Path(site.getuserbase()) / "share" / PACKAGE)
     try:
