@@ -271,14 +271,14 @@ class RclpyNode(Node):
     def create_client(self, srv_type: Any, name: str) -> "RclpyClient":
         return RclpyClient(self.ros_node.create_client(srv_type, name))
 
-    def call(self, client: "RclpyClient", request: Any, timeout_sec: float = 5.0) -> Any:
+    def call(self, service_client: "RclpyClient", request: Any, timeout_sec: float = 5.0) -> Any:
         spinner = self._spin_thread
         if spinner == threading.get_ident():
             raise RuntimeLayerError(
-                f"service {client.srv_name}: node.call() inside a callback of {self.fully_qualified_name} would block "
+                f"service {service_client.srv_name}: node.call() inside a callback of {self.fully_qualified_name} would block "
                 "the executor that has to deliver the response; use client.call_async(request) and "
                 "future.add_done_callback(...)")
-        future = client.call_async(request, timeout_sec)
+        future = service_client.call_async(request, timeout_sec)
         if spinner is None:  # nothing spins this node: spin it here until the response arrives
             while not future.done():
                 self.spin_once(STOP_POLL_S)
