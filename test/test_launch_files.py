@@ -298,7 +298,8 @@ def test_simulation_launch_records_with_qos_overrides_matching_the_writers(setup
 
     overrides = yaml.safe_load(overrides_file.read_text())
     simulator = (REPO / "flexrobot_ros" / "nodes" / "simulator_node.py").read_text()
-    streams = {f"/{name}" for name in re.findall(r'create_publisher\([^()]*,\s*"([a-z_]+)",\s*QOS_STREAM\)', simulator)}
+    streams = {f"/{name}" for name in re.findall(r'(?:create|optional)_publisher\([^()]*,\s*"([a-z_]+)",\s*QOS_STREAM[,)]',
+                                                  simulator)}
     assert streams == {"/motor_states", "/joint_states", "/dynamic_joint_states"}
     assert streams <= set(overrides)
     for topic, profile in overrides.items():
