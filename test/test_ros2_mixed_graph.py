@@ -170,3 +170,79 @@ def test_streams_cross_the_vendors(simulator, receivers, tmp_path):
     assert codes == {name: 0 for name in processes}, {name: logs[name][-2000:] for name in processes}
     for name, text in logs.items():
         assert "Traceback" not in text, f"{name}:\n{text[-3000:]}"
+
+
+@pytest.fixture
+def client_node(monkeypatch):
+    """``make(backend)``: a runtime node of this process on ``backend``, in this run's ROS domain on loopback (as
+    :func:`environment`); destroyed and its back end shut down afterwards."""
+    from flexrobot_ros.runtime import create_node, shutdown
+
+    made = []
+
+    def make(backend: str):
+        for key, value in environment(backend).items():
+            if key in ("CYCLONEDDS_URI", "FLEXROBOT_RUNTIME", "ROS_DOMAIN_ID", "ROS_AUTOMATIC_DISCOVERY_RANGE"):
+                monkeypatch.setenv(key, value)
+        if backend == "dds":
+            monkeypatch.delenv("ROS_AUTOMATIC_DISCOVERY_RANGE", raising=False)
+        shutdown(backend)  # a DDS context made before the environment was set would use the old one
+        made.append((create_node(f"mixed_{backend}_client", backend=backend), backend))
+        return made[-1][0]
+
+    yield make
+    for node, backend in made:
+        node.destroy()
+        shutdown(backend)
+
+
+def elapsed(call: Callable[[], object]) -> tuple[float, str]:
+    """Seconds until ``call()`` raised the cross-vendor RuntimeLayerError, and its message."""
+    from flexrobot_ros.errors import RuntimeLayerError
+
+    start = time.monotonic()
+    with pytest.raises(RuntimeLayerError, match="do not interoperate") as error:
+        call()
+    return time.monotonic() - start, str(error.value)
+
+
+@pytest.mark.parametrize("server, client", [("dds", "rclpy"), ("rclpy", "dds")],
+                         ids=["rclpy_client_of_a_standalone_server", "standalone_client_of_an_rclpy_server"])
+def test_service_calls_across_the_vendors_fail_at_once(server, client, client_node, tmp_path):
+    """simulator_node on ``server``; a runtime node of this process on the other vendor calls its ``~/run`` and its
+    parameter services. ``wait_for_service`` (30 s allowed) ends as soon as the server is discovered, and a fresh
+    client's ``call``, ``call_async`` and ``service_is_ready``, and ``get_remote_parameters`` /
+    ``set_remote_parameters``, raise within half a second (not after their 30 s timeouts), each naming the service,
+    both runtimes and the fix."""
+    from flexrobot_ros.runtime.remote_parameters import get_remote_parameters, set_remote_parameters
+
+    namespace = f"/mixed_{os.getpid()}_{server}_server"
+    service = f"{namespace}/simulator_node/run"
+    processes = {"simulator_node": start("simulator_node", server, namespace, tmp_path / "simulator_node.log")}
+    try:
+        node = client_node(client)
+        set_bool = node.types.std_srvs.srv.SetBool
+        discovered, message = elapsed(lambda: node.create_client(set_bool, service).wait_for_service(timeout_sec=30.0))
+        runtimes = {"dds": "a standalone (Cyclone DDS) node", "rclpy": "an rclpy (Fast DDS) node"}
+        assert message.startswith(f"service {service} is served by {runtimes[server]} and this is {runtimes[client]}"), \
+            message
+        assert "FLEXROBOT_RUNTIME=rclpy" in message and "FLEXROBOT_RUNTIME=dds" in message, message
+        times = {"wait_for_service": discovered}
+        for what, call in {
+            "call": lambda: node.call(node.create_client(set_bool, service), set_bool.Request(data=True), 30.0),
+            "call_async": lambda: node.create_client(set_bool, service).call_async(set_bool.Request(data=True)),
+            "service_is_ready": lambda: node.create_client(set_bool, service).service_is_ready(),
+            "get_remote_parameters": lambda: get_remote_parameters(node, f"{namespace}/simulator_node",
+                                                                   ["rate_hz"], 30.0),
+            "set_remote_parameters": lambda: set_remote_parameters(node, f"{namespace}/simulator_node",
+                                                                   {"kd": 40.0}, 30.0),
+        }.items():
+            times[what], message = elapsed(call)
+            assert runtimes[server] in message and runtimes[client] in message, message
+        print(f"{client} client -> {server} server: " + ", ".join(f"{k} {v:.3f} s" for k, v in times.items()))
+        assert max(v for k, v in times.items() if k != "wait_for_service") < 0.5, times
+        assert discovered < 20.0, times
+        assert processes["simulator_node"].poll() is None
+    finally:
+        codes = stop(processes)
+    assert codes == {"simulator_node": 0}, (tmp_path / "simulator_node.log").read_text()[-2000:]

@@ -21,6 +21,12 @@ this module imports rclpy. Three places are less obvious than a one-line call:
   :meth:`RclpyNode.call` therefore refuses to run inside a callback of a node being spun (use
   ``client.call_async(request)`` with ``future.add_done_callback``), waits on the future while another thread spins
   the node, and spins the node itself only when nothing else does.
+- Servers on another DDS vendor: a standalone (Cyclone DDS) server matches an rclpy client on Fast DDS but never
+  understands its requests (:mod:`.vendors`). :meth:`RclpyNode.create_client` returns an :class:`RclpyClient`, which
+  tells the vendors of the servers from the GIDs of the request readers and reply writers in the ROS graph
+  (``get_subscriptions_info_by_topic`` / ``get_publishers_info_by_topic`` with ``no_mangle=True`` on the DDS names
+  ``rq/<service>Request`` / ``rr/<service>Reply``; ``TopicEndpointInfo.endpoint_gid``, 16 bytes in Jazzy, 24 in
+  Humble, the GUID first in both) and raises a RuntimeLayerError saying so instead of waiting.
 - Shutdown: rclpy's own signal handlers (``SignalHandlerOptions.ALL``) shut every context down from a signal
   thread and then let Python raise ``KeyboardInterrupt`` in the main thread wherever it happens to be: inside the
   C++ conversion of a message being taken (``RuntimeError: Unable to convert call argument '0' to Python object``
@@ -63,6 +69,7 @@ from flexrobot_ros.runtime.parent_watch import ParentWatch
 from flexrobot_ros.runtime.parameter_services import build_descriptor
 from flexrobot_ros.runtime.params import ParameterSpec, validate_parameter, validate_update
 from flexrobot_ros.runtime.qos import QOS_DEFAULT, QosProfile
+from flexrobot_ros.runtime.vendors import cross_vendor_error, vendor_of
 
 #: runtime parameter type -> rclpy ``Parameter.Type`` (its ``.value`` is the rcl_interfaces ParameterType constant).
 PARAMETER_TYPES = {
@@ -264,27 +271,17 @@ class RclpyNode(Node):
 
         return self.ros_node.create_service(srv_type, name, answer)
 
-    def create_client(self, srv_type: Any, name: str) -> Any:
-        return self.ros_node.create_client(srv_type, name)
+    def create_client(self, srv_type: Any, name: str) -> RclpyClient:
+        return RclpyClient(self, self.ros_node.create_client(srv_type, name))
 
-    def call(self, client: Any, request: Any, timeout_sec: float = 5.0) -> Any:
+    def call(self, client: RclpyClient, request: Any, timeout_sec: float = 5.0) -> Any:
         spinner = self._spin_thread
         if spinner == threading.get_ident():
             raise RuntimeLayerError(
                 f"service {client.srv_name}: node.call() inside a callback of {self.fully_qualified_name} would block "
                 "the executor that has to deliver the response; use client.call_async(request) and "
                 "future.add_done_callback(...)")
-        future = client.call_async(request)
-        if spinner is None:  # nothing spins this node: spin it here until the response arrives
-            rclpy.spin_until_future_complete(self.ros_node, future, timeout_sec=timeout_sec)
-        else:  # another thread spins the node and completes the future
-            done = threading.Event()
-            future.add_done_callback(lambda _: done.set())
-            done.wait(timeout_sec)
-        if not future.done():
-            client.remove_pending_request(future)
-            raise RuntimeLayerError(f"service {client.srv_name}: no response within {timeout_sec} s")
-        return future.result()
+        return client.call(request, timeout_sec, spin=spinner is None)
 
     def create_timer(self, period_sec: float, callback: Callable[[], None]) -> Any:
         return self.ros_node.create_timer(period_sec, self.guard(callback, "timer"))
@@ -304,6 +301,109 @@ class RclpyNode(Node):
             yield
         finally:
             self._spin_thread = None
+
+
+#: Longest time [s] a wait for a service looks at the graph again (a server on another DDS vendor ends it).
+SERVICE_POLL_S = 0.1
+
+
+class RclpyClient:
+    """An rclpy service client (``ros_client``) with rclpy's ``srv_name``, ``service_is_ready``,
+    ``wait_for_service``, ``call_async`` and ``remove_pending_request``, which refuses, at once, a service whose
+    servers are all on another DDS vendor (see the module docstring) instead of waiting out a timeout."""
+
+    def __init__(self, node: RclpyNode, ros_client: Any) -> None:
+        self.node = node
+        self.ros_client = ros_client
+        self.srv_name = ros_client.srv_name
+        self._request_topic, self._reply_topic = f"rq{self.srv_name}Request", f"rr{self.srv_name}Reply"
+        self._vendor: bytes | None = None
+
+    def own_vendor(self) -> bytes | None:
+        """DDS vendor id of this node (from the GID of this client's request writer); None until the graph has it."""
+        if self._vendor is None:
+            for endpoint in self.node.ros_node.get_publishers_info_by_topic(self._request_topic, no_mangle=True):
+                if endpoint.node_name == self.node.name and endpoint.node_namespace == self.node.namespace:
+                    self._vendor = vendor_of(endpoint.endpoint_gid)
+        return self._vendor
+
+    def server_vendors(self) -> set[bytes]:
+        """DDS vendor ids of the servers in the graph (of their request readers and reply writers)."""
+        ros_node = self.node.ros_node
+        endpoints = [*ros_node.get_subscriptions_info_by_topic(self._request_topic, no_mangle=True),
+                     *ros_node.get_publishers_info_by_topic(self._reply_topic, no_mangle=True)]
+        return {vendor_of(endpoint.endpoint_gid) for endpoint in endpoints}
+
+    def check_servers(self) -> None:
+        """Raise when every server in the graph is on another DDS vendor than this node.
+
+        Raises:
+            RuntimeLayerError: names the service, both runtimes and how to run both on one.
+        """
+        own = self.own_vendor()
+        error = None if own is None else cross_vendor_error(self.srv_name, self.server_vendors(), own, "rclpy")
+        if error is not None:
+            raise error
+
+    def service_is_ready(self) -> bool:
+        """rclpy's ``service_is_ready`` after :meth:`check_servers` (which raises for another vendor's server)."""
+        self.check_servers()
+        return bool(self.ros_client.service_is_ready())
+
+    def wait_for_service(self, timeout_sec: float | None = None) -> bool:
+        """Wait until :meth:`service_is_ready` (forever when ``timeout_sec`` is None, while the context is up); its
+        final value.
+
+        Raises:
+            RuntimeLayerError: a server on another DDS vendor was found (:meth:`check_servers`).
+        """
+        deadline = None if timeout_sec is None else time.monotonic() + timeout_sec
+        while not self.service_is_ready():
+            if not self.node.ros_node.context.ok() or (deadline is not None and time.monotonic() >= deadline):
+                return False
+            time.sleep(SERVICE_POLL_S if deadline is None else max(0.0, min(SERVICE_POLL_S,
+                                                                            deadline - time.monotonic())))
+        return True
+
+    def call_async(self, request: Any) -> Any:
+        """rclpy's ``call_async`` (an rclpy Future).
+
+        Raises:
+            RuntimeLayerError: at once, when the servers in the graph are all on another DDS vendor.
+        """
+        self.check_servers()
+        return self.ros_client.call_async(request)
+
+    def remove_pending_request(self, future: Any) -> None:
+        """Forget a request whose response is no longer awaited."""
+        self.ros_client.remove_pending_request(future)
+
+    def call(self, request: Any, timeout_sec: float, spin: bool) -> Any:
+        """The response to ``request`` (see :meth:`RclpyNode.call`): spin the node here (``spin``) or wait for the
+        thread that spins it, looking at the graph every :data:`SERVICE_POLL_S`.
+
+        Raises:
+            RuntimeLayerError: no response within ``timeout_sec``, or the server is on another DDS vendor.
+        """
+        future = self.call_async(request)
+        done = threading.Event()
+        future.add_done_callback(lambda _: done.set())
+        deadline = time.monotonic() + timeout_sec
+        try:
+            while not future.done() and (left := deadline - time.monotonic()) > 0:
+                if spin:  # nothing spins this node: spin it here until the response arrives
+                    rclpy.spin_until_future_complete(self.node.ros_node, future, timeout_sec=min(SERVICE_POLL_S, left))
+                else:  # another thread spins the node and completes the future
+                    done.wait(min(SERVICE_POLL_S, left))
+                if not future.done():
+                    self.check_servers()  # a server on another vendor discovered meanwhile
+        except RuntimeLayerError:
+            self.ros_client.remove_pending_request(future)
+            raise
+        if not future.done():
+            self.ros_client.remove_pending_request(future)
+            raise RuntimeLayerError(f"service {self.srv_name}: no response within {timeout_sec} s")
+        return future.result()
 
 
 #: Longest time [s] the spin loop waits before it looks at the stop flag again.
