@@ -737,7 +737,7 @@ class DdsNode(Node):
         values = {}
         for spec in specs:
             value, source = given.get(spec.name, (spec.default, "its declared default"))
-            values[spec.name] = validate_parameter(spec, value, source)
+            values[spec.name] = validate_parameter(spec, value, source, self.fully_qualified_name)
         unknown = sorted(set(given) - {s.name for s in specs} - set(self._parameters))
         if unknown:
             self.log_once(f"undeclared {unknown}", f"parameters given but not declared by {self.fully_qualified_name}"

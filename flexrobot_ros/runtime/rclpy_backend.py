@@ -190,7 +190,7 @@ class RclpyNode(Node):
             source, ignore_override, value = ROS_PARAMETERS, False, spec.default
             if spec.name in self._overrides:
                 source, ignore_override = "the parameter overrides", True
-                value = validate_parameter(spec, self._overrides[spec.name], source)
+                value = validate_parameter(spec, self._overrides[spec.name], source, self.fully_qualified_name)
             initial = list(value) if spec.type.endswith("_array") else value
             try:
                 self.ros_node.declare_parameter(spec.name, PARAMETER_TYPES[spec.type] if initial == [] else initial,
@@ -199,8 +199,8 @@ class RclpyNode(Node):
             except ParameterUninitializedException:  # declared by type (empty default) and no file set it
                 declared = initial
             except InvalidParameterTypeException as error:
-                hint = (" (ROS 2 types parameters statically: write 1.0, not 1)" if spec.type.startswith("double")
-                        else "")
+                hint = (" (ROS 2 types parameters statically: write 1.0, not 1)"
+                        if spec.type.startswith("double") and "INTEGER" in str(error) else "")
                 raise RuntimeLayerError(f"parameter {spec.name!r} of {self.fully_qualified_name} from {source}: "
                                         f"expected {spec.type}: {error}{hint}") from error
             except InvalidParameterValueException as error:
@@ -208,7 +208,7 @@ class RclpyNode(Node):
                                         f"{error}") from error
             if spec.type.endswith("_array"):  # rclpy holds arrays as lists or array.array
                 declared = list(declared)
-            values[spec.name] = validate_parameter(spec, declared, source)
+            values[spec.name] = validate_parameter(spec, declared, source, self.fully_qualified_name)
         return values
 
     def set_parameters(self, values: Mapping[str, Any]) -> tuple[bool, str]:
