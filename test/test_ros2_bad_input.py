@@ -186,7 +186,7 @@ def test_bad_nodes_joining_a_running_graph_lose_nothing_of_it(tmp_path):
                                   capture_output=True, text=True, timeout=120) for runtime, node, args in bad]
         for result in results:
             assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1, result.stderr
-        late = Watcher(namespace, "bad_input_late_watcher")  # joins after the bad nodes: still gets the latched frequencies
+        late = Watcher(namespace, "bad_input_late_watcher")  # joins after the bad nodes: gets the latched results
         try:
             deadline = time.monotonic() + 20.0
             while time.monotonic() < deadline and not late.frequencies:

@@ -231,8 +231,8 @@ def test_service_calls_across_the_vendors_fail_at_once(server, client, client_no
         set_bool = node.types.std_srvs.srv.SetBool
         discovered, message = elapsed(lambda: node.create_client(set_bool, service).wait_for_service(timeout_sec=30.0))
         runtimes = {"dds": "a standalone (Cyclone DDS) node", "rclpy": "an rclpy (Fast DDS) node"}
-        assert message.startswith(f"service {service} is served by {runtimes[server]} and this is {runtimes[client]}"), \
-            message
+        expected = f"service {service} is served by {runtimes[server]} and this is {runtimes[client]}: "
+        assert message.startswith(expected), message
         assert "FLEXROBOT_RUNTIME=rclpy" in message and "FLEXROBOT_RUNTIME=dds" in message, message
         times = {"wait_for_service": discovered}
         for what, call in {

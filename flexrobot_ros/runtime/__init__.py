@@ -47,7 +47,8 @@ The :class:`Node` interface (both back ends; entity methods have rclpy's names):
   ``create_subscription(type, topic, callback, qos)``; ``create_service(type, name, callback(req, resp) -> resp)``;
   ``create_client(type, name)`` -> ``.wait_for_service(timeout_sec)``, ``.call_async(req)``;
   ``call(client, request, timeout_sec)`` blocking, from outside callbacks (a client whose server is on the other DDS
-  vendor, rclpy on Fast DDS against the standalone runtime on Cyclone DDS, fails at once: :mod:`.vendors`); ``create_timer(period_sec, callback)``
+  vendor, rclpy on Fast DDS against the standalone runtime on Cyclone DDS, fails at once: :mod:`.vendors`);
+  ``create_timer(period_sec, callback)``
   (ROS time: simulated with ``use_sim_time``), ``create_wall_timer(period_sec, callback)`` (steady clock).
   Names are ROS names: relative (``joint_states``) resolve in the namespace, ``~/reset`` is private, ``-r a:=b``
   remaps. QoS: :data:`QOS_DEFAULT` (reliable, volatile, keep-last 10, rclpy's default), :data:`QOS_LATCHED`

@@ -464,9 +464,18 @@ class DdsClient:
 
     def server_vendors(self) -> set[bytes]:
         """DDS vendor ids of the servers matched so far (of their request readers and reply writers)."""
-        endpoints = [self._writer.get_matched_subscription_data(h) for h in self._writer.get_matched_subscriptions()]
-        endpoints += [self._reader.get_matched_publication_data(h) for h in self._reader.get_matched_publications()]
-        return {vendor_of(endpoint.key.bytes) for endpoint in endpoints if endpoint is not None}
+        vendors = set()
+        writer, reader = self._writer, self._reader
+        for describe, handles in ((writer.get_matched_subscription_data, writer.get_matched_subscriptions()),
+                                  (reader.get_matched_publication_data, reader.get_matched_publications())):
+            for handle in handles:
+                try:
+                    endpoint = describe(handle)
+                except DDSException:  # unmatched since the handles were listed
+                    continue
+                if endpoint is not None:
+                    vendors.add(vendor_of(endpoint.key.bytes))
+        return vendors
 
     def check_servers(self) -> None:
         """Raise when every server matched so far is on another DDS vendor (see the class docstring).
