@@ -7,8 +7,9 @@
   one line naming the node, the parameter and the expected type (the ``write 1.0`` hint only for an integer);
 - a remap to a topic nobody publishes: the OMA node's silent-input warning (:mod:`flexrobot_ros.nodes.silent_input`)
   names the remapped topic, and the node stops cleanly;
-- bad nodes joining a running graph lose nothing of it: an rclpy simulator streaming to an OMA node goes on without a
-  gap while the bad nodes start and fail, and the OMA node's latched results stay.
+- bad nodes joining a running graph lose nothing of it: a standalone simulator's stream to an rclpy OMA node and to a
+  standalone bag recorder goes on without a gap while the bad nodes start and fail, and the OMA node's latched
+  results stay.
 
 Existing coverage not repeated here: the standalone runtime's silent-input warning (test_nodes_silent_input.py), an
 invalid value on the standalone runtime (test_nodes_robustness.py), rclpy's integer-for-double refusal in-process
@@ -25,6 +26,7 @@ import threading
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import runtime_peer as peer
@@ -156,20 +158,27 @@ class Watcher:
 
 
 def test_bad_nodes_joining_a_running_graph_lose_nothing_of_it(tmp_path):
-    """An rclpy simulator streams to an rclpy OMA node; then a monitor that cannot import its input type, a
-    monitor with a wrongly typed parameter (rclpy and standalone) and an OMA node on a silent remapped topic join
-    the graph. The bad starts fail in one line each; the running OMA node's stream has no gap, its sample count goes
-    on growing, and its latched frequencies are still delivered to a late subscriber."""
+    """A standalone simulator streams motor_states to an rclpy OMA node and to a standalone bag recorder (``flexrobot
+    bag record``); then a monitor that cannot import its input type, and monitors with a wrongly typed parameter
+    (rclpy and standalone) join the graph. The bad starts fail in one line each; the OMA node's stream has no gap and
+    its sample count goes on growing, its latched frequencies still reach a late subscriber, and the bag holds the
+    stream without a gap (header stamps 1 ms apart from the first to the last)."""
+    from flexrobot_ros.runtime.bags import header_stamps
+
     namespace = f"/bad_graph_{os.getpid()}"
     watcher = Watcher(namespace)
-    logs = {name: tmp_path / f"{name}.log" for name in ("simulator_node", "oma_node")}
-    processes = {
-        "simulator_node": subprocess.Popen(argv("simulator_node", namespace, "--params-file", str(PARAMS)), cwd=REPO,
-                                           env=environment("rclpy"), stdout=logs["simulator_node"].open("w"),
-                                           stderr=subprocess.STDOUT, text=True),
-        "oma_node": subprocess.Popen(argv("oma_node", namespace, "--params-file", str(PARAMS), "-p", "window_s:=1.5",
-                                          "-p", "orders:='2:30'"), cwd=REPO, env=environment("rclpy"),
-                                     stdout=logs["oma_node"].open("w"), stderr=subprocess.STDOUT, text=True)}
+    bag = tmp_path / "bag"
+    logs = {name: tmp_path / f"{name}.log" for name in ("simulator_node", "oma_node", "recorder")}
+    commands = {
+        "simulator_node": (argv("simulator_node", namespace, "--params-file", str(PARAMS)), "dds"),
+        "oma_node": (argv("oma_node", namespace, "--params-file", str(PARAMS), "-p", "window_s:=1.5",
+                          "-p", "orders:='2:30'"), "rclpy"),
+        "recorder": ([sys.executable, "-m", "flexrobot_ros.cli", "bag", "record", "-o", str(bag),
+                      f"{namespace}/motor_states"], "dds")}
+    processes = {name: subprocess.Popen(command, cwd=REPO, env=environment(runtime), stdout=logs[name].open("w"),
+                                        stderr=subprocess.STDOUT, text=True)
+                 for name, (command, runtime) in commands.items()}
+    latched: list[list[float]] = []
     try:
         deadline = time.monotonic() + 90.0
         while time.monotonic() < deadline and watcher.count("oma_node", "published oma/frequencies") < 1:
@@ -200,10 +209,16 @@ def test_bad_nodes_joining_a_running_graph_lose_nothing_of_it(tmp_path):
     finally:
         for process in processes.values():
             process.send_signal(signal.SIGINT)
-        codes = {name: process.wait(timeout=20.0) for name, process in processes.items()}
+        codes = {name: process.wait(timeout=30.0) for name, process in processes.items()}
         watcher.close()
+    stamps = header_stamps(bag).get(f"{namespace}/motor_states", [])
+    steps = stamps[1:] - stamps[:-1] if len(stamps) > 1 else np.zeros(1, dtype=np.int64)
     print(f"OMA samples received {before:.0f} -> {after:.0f} while {len(bad)} bad nodes failed; gaps {gaps}; "
-          f"latched frequencies to a late subscriber: {latched[-1] if latched else None}")
+          f"latched frequencies to a late subscriber: {latched[-1] if latched else None}; bag: {len(stamps)} "
+          f"motor_states, stamp steps {steps.min()}..{steps.max()} ns")
     assert after > before + 500 and gaps == "0", watcher.status
     assert latched and len(latched[-1]) >= 4, latched
-    assert codes == {"simulator_node": 0, "oma_node": 0}, {n: logs[n].read_text()[-2000:] for n in logs}
+    # 1 ms of simulated time apart (to the float rounding of the stamps: +-1 us), none missing
+    assert len(stamps) > after - before and abs(steps - 1_000_000).max() < 1_000, (len(stamps), steps.min(),
+                                                                                  steps.max())
+    assert codes == {"simulator_node": 0, "oma_node": 0, "recorder": 0}, {n: logs[n].read_text()[-2000:] for n in logs}
