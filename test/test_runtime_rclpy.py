@@ -105,7 +105,7 @@ _NODE = {
     # set_parameters_atomically(list[Parameter]) -> SetParametersResult (Dashing)
     "add_on_set_parameters_callback", "set_parameters_atomically",
     # get_publishers_info_by_topic / get_subscriptions_info_by_topic(topic_name, no_mangle=False) ->
-    # list[TopicEndpointInfo] (Foxy, #515); no_mangle=True takes the DDS name as is (rq/<service>Request)
+    # list[TopicEndpointInfo] (since Foxy; also in Kilted's rclpy 9.1); no_mangle=True takes the DDS name as is
     "get_publishers_info_by_topic", "get_subscriptions_info_by_topic",
 }
 RCLPY_ATTRIBUTES = {
@@ -122,7 +122,7 @@ RCLPY_ATTRIBUTES = {
     "self.ros_client": {"call_async", "remove_pending_request", "service_is_ready", "srv_name"},
     "ros_client": {"srv_name"},
     # rclpy/topic_endpoint_info.py TopicEndpointInfo: node_name, node_namespace, endpoint_gid (list of int: the GID,
-    # 24 bytes in Humble, 16 since Iron) (Foxy)
+    # 24 bytes in Humble, 16 in Jazzy) (since Foxy; the same in rclpy 9.1)
     "endpoint": {"endpoint_gid", "node_name", "node_namespace"},
     "self.node.ros_node": {"get_publishers_info_by_topic", "get_subscriptions_info_by_topic", "context"},
     "ros_node": {"get_publishers_info_by_topic", "get_subscriptions_info_by_topic"},
