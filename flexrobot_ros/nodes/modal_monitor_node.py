@@ -129,6 +129,7 @@ class ModalMonitorNode:
         self.diagnostics = node.create_publisher(types.diagnostic_msgs.msg.DiagnosticArray, "diagnostics")
         locked = live.locked  # callbacks and parameter changes take turns
         self.topic = p["state_input"]  # joint_states or dynamic_joint_states
+        self.input_topic = node.resolve_name(self.topic)  # after remapping: what the messages name
         if self.topic == "dynamic_joint_states":
             node.create_subscription(types.control_msgs.msg.DynamicJointState, self.topic,
                                      locked(self.on_dynamic_joint_states))
@@ -141,7 +142,7 @@ class ModalMonitorNode:
         live.on_change(self._prepare)
         self.run_parameters = RunParameters(node, self.robot, check=True)  # latched on /flexrobot/bringup_parameters
         node.logger.info(f"modes of {self.robot.name}{' + tool' if p['tool'] else ''} on "
-                         f"{node.resolve_name(self.topic)}: threshold {p['threshold']:g}, at most "
+                         f"{self.input_topic}: threshold {p['threshold']:g}, at most "
                          f"{p['max_rate_hz']:g} Hz")
 
     def on_joint_states(self, msg: Any) -> None:
@@ -177,7 +178,7 @@ class ModalMonitorNode:
 
     def on_map(self, request: Any, response: Any) -> Any:
         if self.computed is None:
-            response.success, response.message = False, f"no pose received on {self.topic} yet"
+            response.success, response.message = False, f"no pose received on {self.input_topic} yet"
             return response
         p, names = self.p, self.robot.joint_names
         joints = tuple(p["map.joints"]) or names[:2]
@@ -202,7 +203,7 @@ class ModalMonitorNode:
     def on_diagnostics(self) -> None:
         result = self.result
         if result is None:
-            level, message, values = "ok", f"waiting for {self.topic}", {}
+            level, message, values = "ok", f"waiting for {self.input_topic}", {}
         else:
             level = {"stable": "ok", "marginal": "warn"}.get(result.verdict, "error")
             message = f"{result.verdict}: {result.n_modes} modes, lowest {result.frequencies_hz[0]:.4g} Hz"

@@ -46,7 +46,9 @@ The :class:`Node` interface (both back ends; entity methods have rclpy's names):
 - ``create_publisher(type, topic, qos)`` -> ``.publish(msg)``, ``.get_subscription_count()``;
   ``create_subscription(type, topic, callback, qos)``; ``create_service(type, name, callback(req, resp) -> resp)``;
   ``create_client(type, name)`` -> ``.wait_for_service(timeout_sec)``, ``.call_async(req)``;
-  ``call(client, request, timeout_sec)`` blocking, from outside callbacks; ``create_timer(period_sec, callback)``
+  ``call(client, request, timeout_sec)`` blocking, from outside callbacks (a client whose server is on the other DDS
+  vendor, rclpy on Fast DDS against the standalone runtime on Cyclone DDS, fails at once: :mod:`.vendors`);
+  ``create_timer(period_sec, callback)``
   (ROS time: simulated with ``use_sim_time``), ``create_wall_timer(period_sec, callback)`` (steady clock).
   Names are ROS names: relative (``joint_states``) resolve in the namespace, ``~/reset`` is private, ``-r a:=b``
   remaps. QoS: :data:`QOS_DEFAULT` (reliable, volatile, keep-last 10, rclpy's default), :data:`QOS_LATCHED`
@@ -66,7 +68,8 @@ calls the application's ``close()`` (if it has one), destroys the node and shuts
 or 2 after printing a :class:`~flexrobot_ros.errors.FlexrobotError` raised during start-up (bad parameters, ...).
 
 Other modules: :mod:`.bags` (rosbag2 record/play/info/read with rosbags), :mod:`.processes` (start node processes
-with parameter files, stop them cleanly), :mod:`.dds_backend` (wire conventions), :mod:`.rclpy_backend`.
+with parameter files, stop them cleanly), :mod:`.dds_backend` (wire conventions), :mod:`.rclpy_backend`,
+:mod:`.vendors` (which DDS implementation an endpoint is on: topics cross, services do not).
 
 May import: errors and cache only (transport, not physics); the nodes and commands build on it.
 """

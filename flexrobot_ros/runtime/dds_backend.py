@@ -51,6 +51,7 @@ from flexrobot_ros.runtime.parent_watch import ParentWatch
 from flexrobot_ros.runtime.qos import QOS_DEFAULT, QOS_SERVICES, QosProfile
 from flexrobot_ros.runtime.time_source import (CLOCK_TOPIC, QOS_CLOCK, USE_SIM_TIME, USE_SIM_TIME_SPEC, SteadyClock,
                                                TimeSource)
+from flexrobot_ros.runtime.vendors import cross_vendor_error, vendor_of
 
 _MASK_64 = (1 << 64) - 1
 #: Sample mask of a take: every sample, read or not, of any view and instance state.
@@ -431,7 +432,12 @@ class DdsService:
 
 class DdsClient:
     """Service client. ``guid`` is the request writer's instance handle (as rmw_cyclonedds uses it); replies with
-    another guid or sequence number are ignored."""
+    another guid or sequence number are ignored.
+
+    A server on another DDS implementation (an rclpy node on Fast DDS) matches the client's endpoints but never
+    answers (:mod:`.vendors`): :meth:`service_is_ready`, :meth:`wait_for_service`, :meth:`call` and
+    :meth:`call_async` raise a RuntimeLayerError saying so as soon as the servers discovered are all on another
+    vendor (a call also while it waits), instead of waiting out their timeouts."""
 
     def __init__(self, node: DdsNode, srv_type: Any, name: str) -> None:
         from cyclonedds.core import ReadCondition, WaitSet
@@ -446,6 +452,7 @@ class DdsClient:
         self._reader = DataReader(ctx.subscriber, ctx.topic(f"rr{name}Reply", srv_type.wire_response),
                                   endpoint_qos(QOS_SERVICES, typename, node.distro, reader=True))
         self.guid = self._writer.get_instance_handle() & _MASK_64
+        self._vendor = vendor_of(gid(ctx.participant))
         ctx.add_endpoints(node, readers=[self._reader], writers=[self._writer])
         self._condition = ReadCondition(self._reader, _ANY_SAMPLE)
         self._waitset = WaitSet(ctx.participant)
@@ -455,12 +462,46 @@ class DdsClient:
         self._response_fields = message_fields(srv_type.Response())
         self.ignored_replies = 0
 
+    def server_vendors(self) -> set[bytes]:
+        """DDS vendor ids of the servers matched so far (of their request readers and reply writers)."""
+        vendors = set()
+        writer, reader = self._writer, self._reader
+        for describe, handles in ((writer.get_matched_subscription_data, writer.get_matched_subscriptions()),
+                                  (reader.get_matched_publication_data, reader.get_matched_publications())):
+            for handle in handles:
+                try:
+                    endpoint = describe(handle)
+                except DDSException:  # unmatched since the handles were listed
+                    continue
+                if endpoint is not None:
+                    vendors.add(vendor_of(endpoint.key.bytes))
+        return vendors
+
+    def check_servers(self) -> None:
+        """Raise when every server matched so far is on another DDS vendor (see the class docstring).
+
+        Raises:
+            RuntimeLayerError: names the service, both runtimes and how to run both on one.
+        """
+        error = cross_vendor_error(self.srv_name, self.server_vendors(), self._vendor, "dds")
+        if error is not None:
+            raise error
+
     def service_is_ready(self) -> bool:
-        """True when a server's request reader and reply writer are both matched."""
+        """True when a server's request reader and reply writer are both matched.
+
+        Raises:
+            RuntimeLayerError: the servers matched are all on another DDS vendor (:meth:`check_servers`).
+        """
+        self.check_servers()
         return bool(self._writer.get_matched_subscriptions()) and bool(self._reader.get_matched_publications())
 
     def wait_for_service(self, timeout_sec: float | None = None) -> bool:
-        """Wait until :meth:`service_is_ready` (forever when ``timeout_sec`` is None); its final value."""
+        """Wait until :meth:`service_is_ready` (forever when ``timeout_sec`` is None); its final value.
+
+        Raises:
+            RuntimeLayerError: a server on another DDS vendor was found (:meth:`check_servers`).
+        """
         deadline = None if timeout_sec is None else time.monotonic() + timeout_sec
         while not self.service_is_ready():
             if deadline is not None and time.monotonic() >= deadline:
@@ -472,11 +513,13 @@ class DdsClient:
         """Send ``request`` and wait for its response.
 
         Raises:
-            RuntimeLayerError: wrong request type, or no response within ``timeout_sec``.
+            RuntimeLayerError: wrong request type, no response within ``timeout_sec``, or the server is on another
+                DDS vendor (:meth:`check_servers`, also while waiting).
         """
         if type(request) is not self.srv_type.Request:
             raise RuntimeLayerError(f"service {self.srv_name}: expected a {self.srv_type.__srvtype__} request, got "
                                     f"{type(request).__name__}")
+        self.check_servers()
         with self._call_lock:
             sequence = next(self._sequence)
             self._writer.write(self.srv_type.wire_request(client_guid=self.guid, sequence_number=sequence,
@@ -498,10 +541,16 @@ class DdsClient:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     raise RuntimeLayerError(f"service {self.srv_name}: no response within {timeout_sec} s")
+                self.check_servers()  # a server discovered meanwhile
                 self._waitset.wait(int(min(remaining, 0.1) * 1e9))
 
     def call_async(self, request: Any, timeout_sec: float = 30.0) -> concurrent.futures.Future:
-        """:meth:`call` in a background thread; the future's ``result()`` is the response."""
+        """:meth:`call` in a background thread; the future's ``result()`` is the response.
+
+        Raises:
+            RuntimeLayerError: at once, when the servers matched so far are all on another DDS vendor.
+        """
+        self.check_servers()
         future: concurrent.futures.Future = concurrent.futures.Future()
 
         def run() -> None:
@@ -697,7 +746,7 @@ class DdsNode(Node):
         values = {}
         for spec in specs:
             value, source = given.get(spec.name, (spec.default, "its declared default"))
-            values[spec.name] = validate_parameter(spec, value, source)
+            values[spec.name] = validate_parameter(spec, value, source, self.fully_qualified_name)
         unknown = sorted(set(given) - {s.name for s in specs} - set(self._parameters))
         if unknown:
             self.log_once(f"undeclared {unknown}", f"parameters given but not declared by {self.fully_qualified_name}"

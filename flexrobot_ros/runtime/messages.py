@@ -450,15 +450,38 @@ def dds_message_types(distro: str | None = None) -> MessageTypes:
     return MessageTypes(resolve, "dds")
 
 
+def _standalone_has(typename: str) -> bool:
+    """Whether the standalone runtime has a definition of ``typename`` (for the hint of a missing rclpy type)."""
+    try:
+        dds_message_types().get(typename)
+    except Exception:  # any failure means: do not promise it
+        return False
+    return True
+
+
 def rclpy_message_types() -> MessageTypes:
-    """The namespace of the ROS 2 installation's own Python message classes (``sensor_msgs.msg`` ...)."""
+    """The namespace of the ROS 2 installation's own Python message classes (``sensor_msgs.msg`` ...).
+
+    A type whose package is not installed (a minimal ROS 2, e.g. rclpy from PyPI without control_msgs) raises a
+    one-line RuntimeLayerError naming the package, what to install, and the standalone runtime where it has the
+    definition."""
 
     def resolve(typename: str) -> Any:
         package, kind, name = split_type_name(typename)
         try:
-            return getattr(importlib.import_module(f"{package}.{kind}"), name)
-        except (ImportError, AttributeError) as error:
-            raise RuntimeLayerError(f"ROS 2 type {typename!r} is not installed: {error}") from error
+            module = importlib.import_module(f"{package}.{kind}")
+        except ImportError as error:
+            alternative = (", or run this node on the standalone runtime (FLEXROBOT_RUNTIME=dds), which has its "
+                           "definition" if _standalone_has(typename) else "")
+            raise RuntimeLayerError(
+                f"ROS 2 type {typename} needs the ROS 2 package {package}, which is not installed here ({error}): "
+                f"install ros-<distro>-{package.replace('_', '-')} (apt install ros-$ROS_DISTRO-"
+                f"{package.replace('_', '-')}) and source its setup file{alternative}") from error
+        try:
+            return getattr(module, name)
+        except AttributeError as error:
+            raise RuntimeLayerError(f"ROS 2 type {typename}: the installed package {package} has no {kind} {name} "
+                                    f"(another version of {package}?)") from error
 
     return MessageTypes(resolve, "rclpy")
 

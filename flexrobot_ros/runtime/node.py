@@ -158,14 +158,21 @@ class Node(abc.ABC):
 
     @abc.abstractmethod
     def create_client(self, srv_type: type, name: str) -> Any:
-        """Client of service ``name``: ``wait_for_service(timeout_sec)``, ``call_async(request)``."""
+        """Client of service ``name``: ``srv_name``, ``service_is_ready()``, ``wait_for_service(timeout_sec)``,
+        ``call_async(request)``.
+
+        Services do not interoperate across DDS vendors (:mod:`.vendors`): where every server of ``name`` found is on
+        another vendor (an rclpy node on Fast DDS seen from the standalone runtime, or the reverse), these methods and
+        :meth:`call` raise a RuntimeLayerError saying so and how to run both on one runtime, as soon as the server is
+        discovered, instead of waiting out a timeout."""
 
     @abc.abstractmethod
     def call(self, client: Any, request: Any, timeout_sec: float = 5.0) -> Any:
         """Blocking service call, for code running *outside* this node's callbacks (command line, tests).
 
         Raises:
-            RuntimeLayerError: no response within ``timeout_sec``.
+            RuntimeLayerError: no response within ``timeout_sec``, or the server is on another DDS vendor (see
+                :meth:`create_client`).
         """
 
     @abc.abstractmethod

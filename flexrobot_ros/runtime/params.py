@@ -79,13 +79,17 @@ def infer_type(value: Any, name: str = "?") -> str:
     raise RuntimeLayerError(f"parameter {name!r}: cannot infer a ROS 2 type from {value!r}; give type=...")
 
 
-def validate_parameter(spec: ParameterSpec, value: Any, source: str) -> Any:
+def validate_parameter(spec: ParameterSpec, value: Any, source: str, node: str | None = None) -> Any:
     """``value`` checked against ``spec`` (type, finiteness, range, step, choices); lists become tuples.
 
+    Args:
+        node: fully qualified name of the declaring node, for the message.
+
     Raises:
-        RuntimeLayerError: naming the parameter, the source (file or override), the value and what was expected.
+        RuntimeLayerError: naming the parameter (and node), the source (file or override), the value and what was
+            expected.
     """
-    where = f"parameter {spec.name!r} from {source}"
+    where = f"parameter {spec.name!r}{f' of {node}' if node else ''} from {source}"
     python = PARAMETER_TYPES[spec.type]
     is_array = spec.type.endswith("_array")
     values = value if is_array else [value]

@@ -23,6 +23,12 @@ this module imports rclpy. Three places are less obvious than a one-line call:
   :meth:`RclpyNode.call` refuses to run inside a callback of a node being spun (use ``call_async`` with
   ``future.add_done_callback``), waits on the future while another thread spins the node, and spins the node itself
   (:meth:`RclpyNode.spin_once`, an executor of the node's own) only when nothing else does.
+- Servers on another DDS vendor: a standalone (Cyclone DDS) server matches an rclpy client on Fast DDS but never
+  understands its requests (:mod:`.vendors`). :class:`RclpyClient` tells the vendors of the servers from the GIDs of
+  the request readers and reply writers in the ROS graph (``get_subscriptions_info_by_topic`` /
+  ``get_publishers_info_by_topic`` with ``no_mangle=True`` on the DDS names ``rq/<service>Request`` /
+  ``rr/<service>Reply``; ``TopicEndpointInfo.endpoint_gid``, 16 bytes in Jazzy, 24 in Humble, the GUID first in
+  both) and raises a RuntimeLayerError saying so instead of waiting.
 - Shutdown: rclpy's own signal handlers (``SignalHandlerOptions.ALL``) shut every context down from a signal
   thread and then let Python raise ``KeyboardInterrupt`` in the main thread wherever it happens to be: inside the
   C++ conversion of a message being taken (``RuntimeError: Unable to convert call argument '0' to Python object``
@@ -66,6 +72,7 @@ from flexrobot_ros.runtime.parent_watch import ParentWatch
 from flexrobot_ros.runtime.parameter_services import build_descriptor
 from flexrobot_ros.runtime.params import ParameterSpec, validate_parameter, validate_update
 from flexrobot_ros.runtime.qos import QOS_DEFAULT, QosProfile
+from flexrobot_ros.runtime.vendors import cross_vendor_error, vendor_of
 
 #: runtime parameter type -> rclpy ``Parameter.Type`` (its ``.value`` is the rcl_interfaces ParameterType constant).
 PARAMETER_TYPES = {
@@ -187,7 +194,7 @@ class RclpyNode(Node):
             source, ignore_override, value = ROS_PARAMETERS, False, spec.default
             if spec.name in self._overrides:
                 source, ignore_override = "the parameter overrides", True
-                value = validate_parameter(spec, self._overrides[spec.name], source)
+                value = validate_parameter(spec, self._overrides[spec.name], source, self.fully_qualified_name)
             initial = list(value) if spec.type.endswith("_array") else value
             try:
                 self.ros_node.declare_parameter(spec.name, PARAMETER_TYPES[spec.type] if initial == [] else initial,
@@ -196,8 +203,8 @@ class RclpyNode(Node):
             except ParameterUninitializedException:  # declared by type (empty default) and no file set it
                 declared = initial
             except InvalidParameterTypeException as error:
-                hint = (" (ROS 2 types parameters statically: write 1.0, not 1)" if spec.type.startswith("double")
-                        else "")
+                hint = (" (ROS 2 types parameters statically: write 1.0, not 1)"
+                        if spec.type.startswith("double") and "INTEGER" in str(error) else "")
                 raise RuntimeLayerError(f"parameter {spec.name!r} of {self.fully_qualified_name} from {source}: "
                                         f"expected {spec.type}: {error}{hint}") from error
             except InvalidParameterValueException as error:
@@ -205,7 +212,7 @@ class RclpyNode(Node):
                                         f"{error}") from error
             if spec.type.endswith("_array"):  # rclpy holds arrays as lists or array.array
                 declared = list(declared)
-            values[spec.name] = validate_parameter(spec, declared, source)
+            values[spec.name] = validate_parameter(spec, declared, source, self.fully_qualified_name)
         return values
 
     def set_parameters(self, values: Mapping[str, Any]) -> tuple[bool, str]:
@@ -268,10 +275,10 @@ class RclpyNode(Node):
 
         return self.ros_node.create_service(srv_type, name, answer)
 
-    def create_client(self, srv_type: Any, name: str) -> "RclpyClient":
-        return RclpyClient(self.ros_node.create_client(srv_type, name))
+    def create_client(self, srv_type: Any, name: str) -> RclpyClient:
+        return RclpyClient(self, self.ros_node.create_client(srv_type, name))
 
-    def call(self, service_client: "RclpyClient", request: Any, timeout_sec: float = 5.0) -> Any:
+    def call(self, service_client: RclpyClient, request: Any, timeout_sec: float = 5.0) -> Any:
         spinner = self._spin_thread
         if spinner == threading.get_ident():
             raise RuntimeLayerError(
@@ -279,9 +286,13 @@ class RclpyNode(Node):
                 "the executor that has to deliver the response; use client.call_async(request) and "
                 "future.add_done_callback(...)")
         future = service_client.call_async(request, timeout_sec)
-        if spinner is None:  # nothing spins this node: spin it here until the response arrives
-            while not future.done():
-                self.spin_once(STOP_POLL_S)
+        while not future.done():
+            if spinner is None:  # nothing spins this node: spin it here until the response arrives
+                self.spin_once(SERVICE_POLL_S)
+            else:  # another thread spins the node and completes the future
+                concurrent.futures.wait([future], SERVICE_POLL_S)
+            if not future.done():
+                service_client.check_servers()  # a server on another vendor discovered meanwhile
         return future.result()
 
     def spin_once(self, timeout_sec: float = 0.1) -> None:
@@ -323,26 +334,79 @@ class RclpyNode(Node):
             self._spin_thread = None
 
 
+#: Longest time [s] a wait for a service looks at the graph again (a server on another DDS vendor ends it).
+SERVICE_POLL_S = 0.1
+
+
 class RclpyClient:
     """An rclpy service client (``ros_client``) with the standalone runtime's interface: ``srv_name``,
-    ``service_is_ready()``, ``wait_for_service(timeout_sec)`` and ``call_async(request, timeout_sec)``, whose
-    ``concurrent.futures.Future`` completes when the response arrives (while the node is spun) or fails with a
-    :class:`~flexrobot_ros.errors.RuntimeLayerError` after ``timeout_sec`` [s], the pending request then dropped."""
+    ``service_is_ready()``, ``wait_for_service(timeout_sec)`` and ``call_async(request, timeout_sec)`` (a
+    ``concurrent.futures.Future``); it refuses, at once, a service whose servers are all on another DDS vendor (see
+    the module docstring) instead of waiting out a timeout."""
 
-    def __init__(self, ros_client: Any) -> None:
+    def __init__(self, node: RclpyNode, ros_client: Any) -> None:
+        self.node = node
         self.ros_client = ros_client
-        self.srv_name: str = ros_client.srv_name
+        self.srv_name = ros_client.srv_name
+        self._request_topic, self._reply_topic = f"rq{self.srv_name}Request", f"rr{self.srv_name}Reply"
+        self._vendor: bytes | None = None
+
+    def own_vendor(self) -> bytes | None:
+        """DDS vendor id of this node (from the GID of this client's request writer); None until the graph has it."""
+        if self._vendor is None:
+            for endpoint in self.node.ros_node.get_publishers_info_by_topic(self._request_topic, no_mangle=True):
+                if endpoint.node_name == self.node.name and endpoint.node_namespace == self.node.namespace:
+                    self._vendor = vendor_of(endpoint.endpoint_gid)
+        return self._vendor
+
+    def server_vendors(self) -> set[bytes]:
+        """DDS vendor ids of the servers in the graph (of their request readers and reply writers)."""
+        ros_node = self.node.ros_node
+        endpoints = [*ros_node.get_subscriptions_info_by_topic(self._request_topic, no_mangle=True),
+                     *ros_node.get_publishers_info_by_topic(self._reply_topic, no_mangle=True)]
+        return {vendor_of(endpoint.endpoint_gid) for endpoint in endpoints}
+
+    def check_servers(self) -> None:
+        """Raise when every server in the graph is on another DDS vendor than this node.
+
+        Raises:
+            RuntimeLayerError: names the service, both runtimes and how to run both on one.
+        """
+        own = self.own_vendor()
+        error = None if own is None else cross_vendor_error(self.srv_name, self.server_vendors(), own, "rclpy")
+        if error is not None:
+            raise error
 
     def service_is_ready(self) -> bool:
-        return self.ros_client.service_is_ready()
+        """rclpy's ``service_is_ready`` after :meth:`check_servers` (which raises for another vendor's server)."""
+        self.check_servers()
+        return bool(self.ros_client.service_is_ready())
 
     def wait_for_service(self, timeout_sec: float | None = None) -> bool:
-        return self.ros_client.wait_for_service(timeout_sec=timeout_sec)
+        """Wait until :meth:`service_is_ready` (forever when ``timeout_sec`` is None, while the context is up); its
+        final value.
+
+        Raises:
+            RuntimeLayerError: a server on another DDS vendor was found (:meth:`check_servers`).
+        """
+        deadline = None if timeout_sec is None else time.monotonic() + timeout_sec
+        while not self.service_is_ready():
+            if not self.node.ros_node.context.ok() or (deadline is not None and time.monotonic() >= deadline):
+                return False
+            time.sleep(SERVICE_POLL_S if deadline is None else max(0.0, min(SERVICE_POLL_S,
+                                                                            deadline - time.monotonic())))
+        return True
 
     def call_async(self, request: Any, timeout_sec: float = 30.0) -> concurrent.futures.Future:
+        """Send ``request``; the future completes with the response (while the node is spun) or fails with a
+        RuntimeLayerError after ``timeout_sec`` [s], the pending request then dropped.
+
+        Raises:
+            RuntimeLayerError: at once, when the servers in the graph are all on another DDS vendor.
+        """
+        self.check_servers()
         result: concurrent.futures.Future = concurrent.futures.Future()
-        client = self.ros_client
-        future = client.call_async(request)
+        future = self.ros_client.call_async(request)
 
         def settle(outcome: Callable[[], None]) -> None:
             with contextlib.suppress(concurrent.futures.InvalidStateError):  # the other one came first
@@ -358,7 +422,7 @@ class RclpyClient:
 
         def expire() -> None:
             if not result.done():
-                client.remove_pending_request(future)
+                self.ros_client.remove_pending_request(future)
                 settle(lambda: result.set_exception(RuntimeLayerError(
                     f"service {self.srv_name}: no response within {timeout_sec:g} s")))
 

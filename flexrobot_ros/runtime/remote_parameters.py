@@ -4,8 +4,9 @@ requests, as ``ros2 param set`` / ``ros2 param get``.
 Every ROS 2 node serves ``<node>/set_parameters_atomically`` (rclpy's ParameterService; the standalone runtime's
 :mod:`.parameter_services`); the target validates the values against its declarations, runs its own checks and
 announces the accepted change on ``/parameter_events``, so the same call works on both back ends and against any
-ROS 2 node. Call it from outside the calling node's callbacks (a worker thread, a command), as
-:meth:`~flexrobot_ros.runtime.node.Node.call`.
+ROS 2 node on the same DDS vendor: a target on the other one (an rclpy node on Fast DDS from the standalone runtime,
+or the reverse) fails at once with a RuntimeLayerError saying so (:mod:`.vendors`). Call it from outside the calling
+node's callbacks (a worker thread, a command), as :meth:`~flexrobot_ros.runtime.node.Node.call`.
 """
 from __future__ import annotations
 
@@ -34,7 +35,8 @@ def set_remote_parameters(node: Any, target: str, values: Mapping[str, Any], tim
     service clients by target across calls.
 
     Raises:
-        RuntimeLayerError: the target's service is not up within ``timeout_sec``, or does not answer.
+        RuntimeLayerError: the target's service is not up within ``timeout_sec``, does not answer, or is on another
+            DDS vendor (at once).
     """
     types = node.types
     srv = types.rcl_interfaces.srv.SetParametersAtomically
@@ -56,8 +58,8 @@ def get_remote_parameters(node: Any, target: str, names: list[str], timeout_sec:
     """The values of the parameters ``names`` of the node ``target`` ({name: value}; lists for arrays).
 
     Raises:
-        RuntimeLayerError: the target's service is not up within ``timeout_sec``, does not answer, or does not
-            declare one of ``names``.
+        RuntimeLayerError: the target's service is not up within ``timeout_sec``, does not answer, is on another
+            DDS vendor (at once), or does not declare one of ``names``.
     """
     types = node.types
     srv = types.rcl_interfaces.srv.GetParameters
