@@ -22,7 +22,7 @@ clock_rate_hz`` of simulated time: the simulated time as the header stamps carry
 the same stamp, for nodes run with ``use_sim_time``) and
 ``diagnostics`` (state, simulated time, ``stamp at t = 0 [s]`` to map stamps back to simulated time, achieved
 real-time factor over the last period and over all the running time, overruns, counts, matched ``motor_states``
-subscribers, ``outputs off``).
+and ``joint_states`` subscribers, ``outputs off``).
 
 Optional outputs: ``tf`` needs the ROS 2 package tf2_msgs and ``dynamic_joint_states`` control_msgs. Where one is
 not installed (rclpy from PyPI has neither), that output is off: one log line names the package, ``/diagnostics``
@@ -382,7 +382,8 @@ class SimulatorNode:
             "published dynamic_joint_states": count_or_off(self.dynamic_joint_states),
             "published tf": count_or_off(self.tf), "published clock": self.clock.count,
             "outputs off": ", ".join(f"{topic} ({why})" for topic, why in self.outputs_off.items()),
-            "motor_states subscribers": self.motor_states.publisher.get_subscription_count()}))
+            "motor_states subscribers": self.motor_states.publisher.get_subscription_count(),
+            "joint_states subscribers": self.joint_states.publisher.get_subscription_count()}))
 
     # ------------------------------------------------------------------ parameters
     def _settings(self, p: Any) -> dict[str, Any]:
