@@ -174,18 +174,22 @@ def assert_complete(stamps: list[int], expected: int, topic: str) -> None:
     assert len(stamps) == expected, f"{topic}: {len(stamps)} of {expected} samples"
 
 
+#: The topics of the simulator each of our subscriber nodes reads.
+READS = {"oma_node": ("motor_states", "joint_states"), "modal_monitor_node": ("joint_states",)}
+
+
 def run_simulation(tmp_path: Path, case: str, busy: int, duration_s: float, real_time_factor: float,
                    extra_nodes: dict[str, list[str]] | None = None) -> tuple[Subscriber, Path]:
-    """Start the simulator (and ``extra_nodes``: {node: arguments}) paused, wait until every reader of
-    ``motor_states`` and ``joint_states`` is matched, run ``duration_s`` under ``busy`` busy loops and wait until
-    the simulator has finished and every sample it published arrived here (and at the extra nodes, by their
-    diagnostics). Returns the subscriber (closed) and the simulator's log."""
+    """Start the simulator (and ``extra_nodes``: {node: arguments}, nodes of :data:`READS`) paused, wait until
+    every reader of ``motor_states`` and ``joint_states`` is matched, run ``duration_s`` under ``busy`` busy loops
+    and wait until the simulator has finished and every sample it published arrived here (and at the extra nodes,
+    by their diagnostics' ``samples received``). Returns the subscriber (closed) and the simulator's log."""
     namespace = f"/streams_{os.getpid()}_{case}"
     subscriber = Subscriber(namespace, ("motor_states", "joint_states"))
     expected = int(round(duration_s * RATE_HZ))
     processes: dict[str, subprocess.Popen] = {}
     extra_nodes = extra_nodes or {}
-    readers = 1 + len(extra_nodes)
+    readers = {topic: 1 + sum(topic in READS[node] for node in extra_nodes) for topic in subscriber.stamps}
     try:
         processes["simulator_node"] = start("simulator_node", namespace, tmp_path,
                                             *simulator_arguments(duration_s, real_time_factor))
@@ -193,8 +197,8 @@ def run_simulation(tmp_path: Path, case: str, busy: int, duration_s: float, real
             processes[node] = start(node, namespace, tmp_path, *arguments)
 
         def matched() -> bool:
-            return all(int(subscriber.value("simulator_node", f"{topic} subscribers", "0")) >= readers
-                       for topic in ("motor_states", "joint_states"))
+            return all(int(subscriber.value("simulator_node", f"{topic} subscribers", "0")) >= count
+                       for topic, count in readers.items())
         subscriber.wait("matched readers", matched, 90.0, processes, tmp_path)
         with busy_loops(busy):
             subscriber.run()
@@ -202,9 +206,9 @@ def run_simulation(tmp_path: Path, case: str, busy: int, duration_s: float, real
                             120.0, processes, tmp_path)
             subscriber.wait("every sample", lambda: all(len(s) >= expected for s in subscriber.stamps.values()),
                             60.0, processes, tmp_path)
-        if "oma_node" in extra_nodes:
-            subscriber.wait("every sample at oma_node",
-                            lambda: int(subscriber.value("oma_node", "samples received", "0")) >= expected,
+        for node in extra_nodes:
+            subscriber.wait(f"every sample at {node}",
+                            lambda: int(subscriber.value(node, "samples received", "0")) >= expected,
                             60.0, processes, tmp_path)
         time.sleep(0.5)  # anything beyond the run would arrive now
     finally:
@@ -235,9 +239,14 @@ def test_a_simulation_that_cannot_keep_up_slows_down_says_so_and_loses_nothing(t
     assert "behind its real-time schedule" in log.read_text()
 
 
-def test_oma_node_receives_every_sample(tmp_path):
-    subscriber, _ = run_simulation(tmp_path, "oma", BUSY_LOOPS, duration_s=4.0, real_time_factor=1.0,
-                                   extra_nodes={"oma_node": ["-p", "sample_rate_hz:=1000.0"]})
-    oma = subscriber.status["oma_node"]
-    assert int(oma["samples received"]) == int(subscriber.status["simulator_node"]["published motor_states"])
+@pytest.mark.parametrize("busy", [0, BUSY_LOOPS], ids=["idle", "six_busy_loops"])
+def test_oma_node_and_modal_monitor_receive_every_sample(busy, tmp_path):
+    subscriber, _ = run_simulation(tmp_path, f"nodes{busy}", busy, duration_s=4.0, real_time_factor=1.0,
+                                   extra_nodes={"oma_node": ["-p", "sample_rate_hz:=1000.0"],
+                                                "modal_monitor_node": []})
+    published = subscriber.status["simulator_node"]
+    oma, monitor = subscriber.status["oma_node"], subscriber.status["modal_monitor_node"]
+    assert int(oma["samples received"]) == int(published["published motor_states"])
     assert int(oma["window restarts (gaps)"]) == 0 and int(oma["samples bridged (short gaps)"]) == 0, oma
+    assert int(monitor["samples received"]) == int(published["published joint_states"])
+    assert int(monitor["computations"]) >= 1, monitor

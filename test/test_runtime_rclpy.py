@@ -78,6 +78,7 @@ RCLPY_IMPORTS = {
     ("rcl_interfaces.msg", "SetParametersResult"),   # msg/SetParametersResult.msg: successful, reason
     ("rclpy.clock", "Clock"),       # rclpy/clock.py Clock(*, clock_type=ClockType.SYSTEM_TIME) (all distros)
     ("rclpy.clock", "ClockType"),   # defined in rclpy/clock.py (Humble), imported there from clock_type.py (Jazzy)
+    ("rclpy.exceptions", "InvalidHandle"),  # raised entering a destroyed entity's handle (executors.py imports it)
     ("rclpy.exceptions", "InvalidParameterTypeException"),   # raised by declare_parameter(s), static typing (#683)
     ("rclpy.exceptions", "InvalidParameterValueException"),  # raised by declare_parameter(s) (range, callbacks)
     ("rclpy.exceptions", "ParameterUninitializedException"),  # get_parameter of a typed, unset parameter (#798)
@@ -130,6 +131,11 @@ RCLPY_ATTRIBUTES = {
     "context": {"ok"},                                          # rclpy/context.py Context.ok()
     # rclpy/executors.py Executor.add_node(node), remove_node(node), spin_once(timeout_sec), shutdown(timeout_sec)
     "executor": {"add_node", "remove_node", "spin_once", "shutdown"},
+    # rclpy/subscription.py Subscription.handle (the _rclpy.Subscription, a context manager), msg_type, raw; its
+    # take_message(msg_type, raw) -> (msg, info) | None: what Executor._take_subscription and
+    # wait_for_message.wait_for_message call per message in Humble (3.3), Jazzy (7.1) and Kilted (9.1)
+    "subscription": {"handle", "msg_type", "raw"},
+    "subscription.handle": {"take_message"},
 }
 #: Keyword arguments (and most positional arguments) allowed in calls to rclpy callables.
 RCLPY_CALLS = {
@@ -173,6 +179,7 @@ RCLPY_CALLS = {
     "future.add_done_callback": (1, set()),
     "future.done": (0, set()),
     "future.result": (0, set()),
+    "subscription.handle.take_message": (2, set()),
     "self._logger.debug": (1, set()),       # RcutilsLogger.<severity>(message, **filter_kwargs)
     "self._logger.info": (1, set()),
     "self._logger.warning": (1, set()),

@@ -47,7 +47,7 @@ import rclpy
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.clock import Clock, ClockType
-from rclpy.exceptions import (InvalidParameterTypeException, InvalidParameterValueException,
+from rclpy.exceptions import (InvalidHandle, InvalidParameterTypeException, InvalidParameterValueException,
                               ParameterUninitializedException)
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node as RosNode
@@ -78,6 +78,23 @@ PARAMETER_TYPES = {
 
 #: Where parameter values come from on this back end (for error messages).
 ROS_PARAMETERS = "the ROS parameters (--params-file / -p)"
+
+#: Messages one subscription callback handles at most before the executor waits again (then the node's timers,
+#: services and other subscriptions have a turn), as the standalone runtime's ``dds_backend.TAKE_BATCH``.
+TAKE_BATCH = 256
+
+
+def take_message(subscription: Any) -> Any | None:
+    """The next message waiting on an rclpy subscription, None when none is (or the subscription was destroyed
+    meanwhile): the call rclpy's own executor makes per message (``Executor._take_subscription``, and
+    ``rclpy.wait_for_message``: ``sub.handle.take_message(sub.msg_type, sub.raw)`` in Humble, Jazzy and Kilted),
+    without building a wait set for it."""
+    try:
+        with subscription.handle:
+            taken = subscription.handle.take_message(subscription.msg_type, subscription.raw)
+    except InvalidHandle:
+        return None
+    return None if taken is None else taken[0]
 
 
 def qos_profile(profile: QosProfile) -> QoSProfile:
@@ -252,8 +269,23 @@ class RclpyNode(Node):
 
     def create_subscription(self, msg_type: type, topic: str, callback: Callable[[Any], None],
                             qos: QosProfile = QOS_DEFAULT) -> Any:
-        return self.ros_node.create_subscription(msg_type, topic, self.guard(callback, f"subscription {topic}"),
-                                                 qos_profile(qos))
+        """An rclpy subscription whose callback, once the executor has handed it a message, also takes and handles
+        the messages waiting behind it, up to :data:`TAKE_BATCH` (see the module docstring: a 1 kHz stream
+        costs about a sixth of the CPU it costs one wait set per message)."""
+        where = f"subscription {topic}"
+        guarded = self.guard(callback, where)
+        subscription: Any = None
+
+        def batch(msg: Any) -> None:
+            guarded(msg)
+            for _ in range(TAKE_BATCH - 1):
+                waiting = take_message(subscription)
+                if waiting is None:
+                    return
+                guarded(waiting)
+
+        subscription = self.ros_node.create_subscription(msg_type, topic, self.guard(batch, where), qos_profile(qos))
+        return subscription
 
     def create_service(self, srv_type: Any, name: str, callback: Callable[[Any, Any], Any]) -> Any:
         guarded = self.guard(callback, f"service {name}")
