@@ -3,7 +3,7 @@
 Everything here is a direct call of the rclpy API of ROS 2 Humble (rclpy 3.3, Python 3.10) and Jazzy (rclpy 7.1,
 Python 3.12); entities returned are rclpy's own. Every rclpy name this file uses is listed, with the rclpy source it
 was checked against, in ``test/test_runtime_rclpy.py``, which parses this file and refuses any other name. Importing
-this module imports rclpy. Three places are less obvious than a one-line call:
+this module imports rclpy. These places are less obvious than a one-line call:
 
 - Logging: rclpy's ``RcutilsLogger.log`` keeps one context per *call site* (caller's function, file, line and
   instruction) and raises ``ValueError('Logger severity cannot be changed between calls.')`` when one call site
@@ -21,6 +21,11 @@ this module imports rclpy. Three places are less obvious than a one-line call:
   :meth:`RclpyNode.call` therefore refuses to run inside a callback of a node being spun (use
   ``client.call_async(request)`` with ``future.add_done_callback``), waits on the future while another thread spins
   the node, and spins the node itself only when nothing else does.
+- Subscriptions: rclpy's executor builds and waits on a wait set of every entity of the node (the parameter
+  services, timers, ...) for each message it hands to a callback: 147 us of CPU per 6-joint JointState on this
+  project's 2-core machine, 15 % of a core for a 1 kHz stream, so a starved process fell behind its streams. Each
+  subscription callback here therefore also takes the messages waiting behind the first with the call the executor
+  itself makes (:func:`take_message`), at most :data:`TAKE_BATCH`: 22 us per message (``bench/rclpy_subscriptions.py``).
 - Shutdown: rclpy's own signal handlers (``SignalHandlerOptions.ALL``) shut every context down from a signal
   thread and then let Python raise ``KeyboardInterrupt`` in the main thread wherever it happens to be: inside the
   C++ conversion of a message being taken (``RuntimeError: Unable to convert call argument '0' to Python object``
