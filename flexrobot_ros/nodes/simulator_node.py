@@ -36,8 +36,10 @@ schedule [s]``), so stamps stay exactly ``1 / rate_hz`` apart and the achieved r
 requested one.
 The state streams (``motor_states``, ``joint_states``, ``dynamic_joint_states``) are reliable with the history of
 :data:`~flexrobot_ros.runtime.qos.QOS_STREAM` (ten seconds at 1 kHz), so a subscriber whose process is starved of
-CPU that long still gets every sample; a subscriber whose callbacks stall longer keeps every sample too when it
-subscribes with ``keep_all`` history (the bag recorder does).
+CPU that long still gets every sample while the simulator runs (on Fast DDS, rclpy's default, the reader holds five
+of those seconds and the simulator's writer the rest); a subscriber whose callbacks stall longer keeps every sample
+too when it subscribes with ``keep_all`` history (the bag recorder does) on Cyclone DDS (the standalone runtime),
+not on Fast DDS, whose reader holds 5,000 samples with ``keep_all`` too (measured on Jazzy).
 Automatic excitations start exactly on their sample, so a run does not depend on timer jitter or CPU load.
 
 Subscribes: ``motor_torque_command`` (std_msgs/Float64MultiArray, n motor torques [N m]: the motor torque itself
