@@ -22,10 +22,11 @@ this module imports rclpy. These places are less obvious than a one-line call:
   ``client.call_async(request)`` with ``future.add_done_callback``), waits on the future while another thread spins
   the node, and spins the node itself only when nothing else does.
 - Subscriptions: rclpy's executor builds and waits on a wait set of every entity of the node (the parameter
-  services, timers, ...) for each message it hands to a callback: 147 us of CPU per 6-joint JointState on this
-  project's 2-core machine, 15 % of a core for a 1 kHz stream, so a starved process fell behind its streams. Each
-  subscription callback here therefore also takes the messages waiting behind the first with the call the executor
-  itself makes (:func:`take_message`), at most :data:`TAKE_BATCH`: 22 us per message (``bench/rclpy_subscriptions.py``).
+  services, timers, ...) for each message it hands to a callback: 93-147 us of CPU per 6-joint JointState on this
+  project's 2-core machine (Jazzy and Kilted alike), 9-15 % of a core for a 1 kHz stream, so a starved process fell
+  behind its streams. Each subscription callback here therefore also takes the messages waiting behind the first
+  with the call the executor itself makes (:func:`take_message`), at most :data:`TAKE_BATCH`: 16-22 us per message,
+  0.15-0.17 x (``bench/rclpy_subscriptions.py``).
 - Shutdown: rclpy's own signal handlers (``SignalHandlerOptions.ALL``) shut every context down from a signal
   thread and then let Python raise ``KeyboardInterrupt`` in the main thread wherever it happens to be: inside the
   C++ conversion of a message being taken (``RuntimeError: Unable to convert call argument '0' to Python object``
@@ -276,7 +277,7 @@ class RclpyNode(Node):
                             qos: QosProfile = QOS_DEFAULT) -> Any:
         """An rclpy subscription whose callback, once the executor has handed it a message, also takes and handles
         the messages waiting behind it, up to :data:`TAKE_BATCH` (see the module docstring: a 1 kHz stream
-        costs about a sixth of the CPU it costs one wait set per message)."""
+        costs about a sixth of the CPU that one wait set per message costs)."""
         where = f"subscription {topic}"
         guarded = self.guard(callback, where)
         subscription: Any = None
