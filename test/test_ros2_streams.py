@@ -12,8 +12,9 @@ this project's kind reaches: about 10 at best idle) makes the slow-down certain 
 checks that it is reported (overruns, time behind schedule, the achieved factor, one log line) while every sample
 still arrives. Nothing here bounds wall time: a run only has to finish within a generous timeout.
 
-oma_node (and modal_monitor_node, on the same 1 kHz encoder stream) are rclpy subscribers of ours: their
-diagnostics must count every sample the simulator published, without a window restart or a bridged gap.
+oma_node (``motor_states``) and modal_monitor_node (``joint_states``, 1 kHz here) are rclpy subscribers of ours:
+their diagnostics must count every sample the simulator published (oma_node without a window restart or a bridged
+gap), idle and under six busy loops.
 
 Skipped where rclpy is not installed (ROS 2 only; ``scripts/test-ros2`` runs it and refuses skips).
 """
@@ -26,7 +27,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 import pytest
 
@@ -88,7 +89,7 @@ class Subscriber:
         self._thread = threading.Thread(target=self._spin, daemon=True)
         self._thread.start()
 
-    def _on_sample(self, topic: str):
+    def _on_sample(self, topic: str) -> Callable[[JointState], None]:
         stamps = self.stamps[topic]
 
         def record(msg: JointState) -> None:
@@ -106,8 +107,8 @@ class Subscriber:
     def value(self, node: str, key: str, default: str = "") -> str:
         return self.status.get(node, {}).get(key, default)
 
-    def wait(self, what: str, condition, timeout_s: float, processes: dict[str, subprocess.Popen],
-             logs: Path) -> None:
+    def wait(self, what: str, condition: Callable[[], bool], timeout_s: float,
+             processes: dict[str, subprocess.Popen], logs: Path) -> None:
         """Wait until ``condition()`` holds; fail naming ``what`` (with the node logs) on timeout or a node's exit."""
         deadline = time.monotonic() + timeout_s
         while not condition():
@@ -154,6 +155,7 @@ def simulator_arguments(duration_s: float, real_time_factor: float) -> list[str]
 
 
 def stop(processes: dict[str, subprocess.Popen]) -> None:
+    """SIGINT to every node still running, then wait (kill after 20 s)."""
     for process in processes.values():
         if process.poll() is None:
             process.send_signal(2)
