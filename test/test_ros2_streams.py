@@ -39,6 +39,9 @@ from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_srvs.srv import SetBool  # noqa: E402
 
+#: xdist work unit (test/conftest.py): the DDS group, whose files run one after another on one worker: the node
+#: processes and busy loops here never share the machine with another file's nodes.
+WORK_UNIT = "dds"
 REPO = Path(__file__).resolve().parents[1]
 PARAMS = REPO / "config" / "scompi_simulation.yaml"
 RATE_HZ = 1000
