@@ -35,7 +35,8 @@ import pytest
 import yaml
 
 from flexrobot_ros.errors import RuntimeLayerError
-from flexrobot_ros.runtime import ParameterSpec, QOS_LATCHED, backend_name, create_node, message_types
+from flexrobot_ros.runtime import (ParameterSpec, QOS_LATCHED, QOS_STREAM, backend_name, create_node,
+                                   message_types)
 from flexrobot_ros.runtime.params import infer_type, validate_parameter
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -78,6 +79,7 @@ RCLPY_IMPORTS = {
     ("rcl_interfaces.msg", "SetParametersResult"),   # msg/SetParametersResult.msg: successful, reason
     ("rclpy.clock", "Clock"),       # rclpy/clock.py Clock(*, clock_type=ClockType.SYSTEM_TIME) (all distros)
     ("rclpy.clock", "ClockType"),   # defined in rclpy/clock.py (Humble), imported there from clock_type.py (Jazzy)
+    ("rclpy.exceptions", "InvalidHandle"),  # raised entering a destroyed entity's handle (executors.py imports it)
     ("rclpy.exceptions", "InvalidParameterTypeException"),   # raised by declare_parameter(s), static typing (#683)
     ("rclpy.exceptions", "InvalidParameterValueException"),  # raised by declare_parameter(s) (range, callbacks)
     ("rclpy.exceptions", "ParameterUninitializedException"),  # get_parameter of a typed, unset parameter (#798)
@@ -142,6 +144,11 @@ RCLPY_ATTRIBUTES = {
     "context": {"ok"},                                          # rclpy/context.py Context.ok()
     # rclpy/executors.py Executor.add_node(node), remove_node(node), spin_once(timeout_sec), shutdown(timeout_sec)
     "executor": {"add_node", "remove_node", "spin_once", "shutdown"},
+    # rclpy/subscription.py Subscription.handle (the _rclpy.Subscription, a context manager), msg_type, raw; its
+    # take_message(msg_type, raw) -> (msg, info) | None: what Executor._take_subscription and
+    # wait_for_message.wait_for_message call per message in Humble (3.3), Jazzy (7.1) and Kilted (9.1)
+    "subscription": {"handle", "msg_type", "raw"},
+    "subscription.handle": {"take_message"},
 }
 #: Keyword arguments (and most positional arguments) allowed in calls to rclpy callables.
 RCLPY_CALLS = {
@@ -190,6 +197,7 @@ RCLPY_CALLS = {
     "future.add_done_callback": (1, set()),
     "future.done": (0, set()),
     "future.result": (0, set()),
+    "subscription.handle.take_message": (2, set()),
     "self._logger.debug": (1, set()),       # RcutilsLogger.<severity>(message, **filter_kwargs)
     "self._logger.info": (1, set()),
     "self._logger.warning": (1, set()),
@@ -719,6 +727,49 @@ def test_rclpy_backend_runs_the_same_node_api(rclpy_node):
     client = node.create_client(trigger, "~/go")
     assert client.wait_for_service(timeout_sec=5.0)
     assert node.call(client, trigger.Request(), 5.0).message == "done"
+
+
+@needs_rclpy
+def test_rclpy_subscriptions_take_what_waits_in_batches_and_timers_still_run(rclpy_node):
+    """Two subscriptions each 600 samples behind (keep-all), a callback of 1 ms per sample, a 50 ms timer: every
+    sample arrives once and in order, and the callback rclpy's executor hands one sample to handles those waiting
+    behind it (at most TAKE_BATCH) before the executor waits again. rclpy's executor looks at its timers at each
+    wait: taking one sample per wait, the due timer would run after at most about 50 samples (one period of 1 ms
+    callbacks, whatever the machine's load: a loaded machine only makes the timer due sooner); in batches, runs of
+    more than 100 samples pass between ticks, and never more than one batch of each subscription."""
+    from flexrobot_ros.runtime import rclpy_backend
+
+    node = rclpy_node("flexrobot_rclpy_backlog")
+    events: list[tuple[str, float]] = []
+    qos = QOS_STREAM.keeping_all()
+    number = node.types.std_msgs.msg.Float64
+
+    def on_sample(topic):
+        def callback(msg):
+            time.sleep(0.001)
+            events.append((topic, msg.data))
+        return callback
+
+    publishers = []
+    for topic in ("backlog_a", "backlog_b"):
+        node.create_subscription(number, topic, on_sample(topic), qos)
+        publishers.append(node.create_publisher(number, topic, qos))
+    deadline = time.monotonic() + 10
+    while any(p.get_subscription_count() < 1 for p in publishers):
+        assert time.monotonic() < deadline, "subscriptions not matched within 10 s"
+        time.sleep(0.01)
+    for publisher in publishers:
+        for i in range(600):
+            publisher.publish(number(data=float(i)))
+    time.sleep(0.5)  # delivered meanwhile: both subscriptions are behind when the spinning starts
+    node.create_wall_timer(0.05, lambda: events.append(("tick", 0.0)))
+    deadline = time.monotonic() + 60
+    while sum(topic != "tick" for topic, _ in events) < 1200 and time.monotonic() < deadline:
+        rclpy_backend.spin(node, 0.05)
+    for topic in ("backlog_a", "backlog_b"):
+        assert [value for name, value in events if name == topic] == [float(i) for i in range(600)], topic
+    between_ticks = [len(run) for run in "".join("t" if topic == "tick" else "s" for topic, _ in events).split("t")]
+    assert 100 < max(between_ticks) <= 2 * rclpy_backend.TAKE_BATCH, between_ticks
 
 
 @needs_rclpy

@@ -3,7 +3,8 @@
 Subscribes ``joint_states`` (sensor_msgs/JointState, link side; other joints in the message are ignored), or with
 ``state_input: dynamic_joint_states`` ros2_control's ``dynamic_joint_states`` (control_msgs/DynamicJointState: the
 link position is the state interface ``dynamic_joint_states.link_interface``, default ``position``; joints mapped by
-name; :mod:`flexrobot_ros.nodes.state_input`). When the
+name; :mod:`flexrobot_ros.nodes.state_input`), with the state streams' QoS (reliable, keep-last 10,000: every
+sample is received and counted, the newest pose is the one used). When the
 pose has moved more than ``threshold`` [rad | m] in any joint since the last computation (and at most
 ``max_rate_hz`` times per second) it runs :func:`flexrobot_ros.modal.held_modes.held_modes` (the one linearization of
 any robot, as ``flexrobot modal``; seed 000 eqs. 2.13-2.18 for elastic joints on rigid links: PD gains ``kp``/``kd``,
@@ -18,7 +19,8 @@ launch_testing's WaitForTopics) get the current modes while the robot holds stil
   imaginary parts, labelled dimensions ``mode``, ``coordinate:q.<joint>,...,q_m.<joint>``, ``part:re,im``),
 - ``modal/markers`` (visualization_msgs/MarkerArray: the arm's skeleton and its first ``markers.modes`` link-side
   mode shapes, largest joint deflection ``markers.deflection`` [rad | m], in ``markers.frame``),
-- ``diagnostics``: stability verdict (OK stable, WARN marginal, ERROR unstable), lowest damping ratio.
+- ``diagnostics``: stability verdict (OK stable, WARN marginal, ERROR unstable), lowest damping ratio, pose samples
+  received.
 
 ``controller: decoupling`` (flexible links, rigid joints) analyses instead the closed loop of seed 004's decoupling law
 (:func:`flexrobot_ros.modal.elastic_robot_linearization.linearize_decoupled`, gains ``decoupling.gp``/``gv``): as the
@@ -63,7 +65,7 @@ from flexrobot_ros.nodes.live_model import MODEL_PARAMETERS, live_robot
 from flexrobot_ros.nodes.output_files import output_path
 from flexrobot_ros.nodes.state_input import state_input_parameters
 from flexrobot_ros.nodes.run_parameters import RunParameters
-from flexrobot_ros.runtime import QOS_LATCHED, ParameterSpec, run_node
+from flexrobot_ros.runtime import QOS_LATCHED, QOS_STREAM, ParameterSpec, run_node
 
 PARAMETERS = (
     ParameterSpec("robot", "scompi", "shipped robot name or path of a flexibility YAML", read_only=True),
@@ -113,7 +115,7 @@ class ModalMonitorNode:
         self.chain = composed_model(self.robot).chain if has_link_layer(self.robot) else None  # decoupling check
         self.links = chain_links(self.robot)
         self.pose, self.stamp, self.computed, self.result = None, None, None, None
-        self.computations, self.republished = 0, 0
+        self.computations, self.republished, self.samples = 0, 0, 0  # samples: pose messages received
         self.published: list[tuple[Counted, Any]] = []  # (publisher, message) of the current modes
         self.coordinates = held_coordinates(self.robot)
         # rows of the joints in a mode shape
@@ -132,9 +134,10 @@ class ModalMonitorNode:
         self.input_topic = node.resolve_name(self.topic)  # after remapping: what the messages name
         if self.topic == "dynamic_joint_states":
             node.create_subscription(types.control_msgs.msg.DynamicJointState, self.topic,
-                                     locked(self.on_dynamic_joint_states))
+                                     locked(self.on_dynamic_joint_states), QOS_STREAM)
         else:
-            node.create_subscription(types.sensor_msgs.msg.JointState, self.topic, locked(self.on_joint_states))
+            node.create_subscription(types.sensor_msgs.msg.JointState, self.topic, locked(self.on_joint_states),
+                                     QOS_STREAM)
         node.create_service(types.std_srvs.srv.Trigger, "~/map", locked(self.on_map))
         self.computing = LiveTimer(node, 1.0 / p["max_rate_hz"], locked(self.on_timer))
         self.republishing = LiveTimer(node, self._republish_period(p), locked(self.on_republish))
@@ -149,12 +152,14 @@ class ModalMonitorNode:
         with reporting(self.node, "joint_states"):
             self.stamp = ordered_stamp(msg, self.stamp, lambda *_: None)  # a restarted stream: take its poses
             self.pose = joint_values(msg, self.robot.joint_names)
+            self.samples += 1
 
     def on_dynamic_joint_states(self, msg: Any) -> None:
         with reporting(self.node, "dynamic_joint_states"):
             pose = interface_values(msg, self.robot.joint_names, self.p["dynamic_joint_states.link_interface"])
             self.stamp = ordered_stamp(msg, self.stamp, lambda *_: None)
             self.pose = pose
+            self.samples += 1
 
     def on_timer(self) -> None:
         pose = self.pose
@@ -211,7 +216,7 @@ class ModalMonitorNode:
                       "largest eigenvalue real part [1/s]": float(result.eigenvalues.real.max()),
                       "pose": self.computed}
         self.diagnostics.publish(diagnostics(self.node, "modal monitor", level, message, {
-            **values, "computations": self.computations,
+            **values, "samples received": self.samples, "computations": self.computations,
             "published modal/frequencies": self.frequencies.count, "published modal/damping": self.damping.count,
             "published modal/mode_shapes": self.shapes.count, "published modal/markers": self.markers.count,
             "republished (publish_rate_hz)": self.republished}))

@@ -22,7 +22,7 @@ clock_rate_hz`` of simulated time: the simulated time as the header stamps carry
 the same stamp, for nodes run with ``use_sim_time``) and
 ``diagnostics`` (state, simulated time, ``stamp at t = 0 [s]`` to map stamps back to simulated time, achieved
 real-time factor over the last period and over all the running time, overruns, counts, matched ``motor_states``
-subscribers, ``outputs off``).
+and ``joint_states`` subscribers, ``outputs off``).
 
 Optional outputs: ``tf`` needs the ROS 2 package tf2_msgs and ``dynamic_joint_states`` control_msgs. Where one is
 not installed (rclpy from PyPI has neither), that output is off: one log line names the package, ``/diagnostics``
@@ -36,8 +36,10 @@ schedule [s]``), so stamps stay exactly ``1 / rate_hz`` apart and the achieved r
 requested one.
 The state streams (``motor_states``, ``joint_states``, ``dynamic_joint_states``) are reliable with the history of
 :data:`~flexrobot_ros.runtime.qos.QOS_STREAM` (ten seconds at 1 kHz), so a subscriber whose process is starved of
-CPU that long still gets every sample; a subscriber whose callbacks stall longer keeps every sample too when it
-subscribes with ``keep_all`` history (the bag recorder does).
+CPU that long still gets every sample while the simulator runs (on Fast DDS, rclpy's default, the reader holds five
+of those seconds and the simulator's writer the rest); a subscriber whose callbacks stall longer keeps every sample
+too when it subscribes with ``keep_all`` history (the bag recorder does) on Cyclone DDS (the standalone runtime),
+not on Fast DDS, whose reader holds 5,000 samples with ``keep_all`` too (measured on Jazzy).
 Automatic excitations start exactly on their sample, so a run does not depend on timer jitter or CPU load.
 
 Subscribes: ``motor_torque_command`` (std_msgs/Float64MultiArray, n motor torques [N m]: the motor torque itself
@@ -382,7 +384,8 @@ class SimulatorNode:
             "published dynamic_joint_states": count_or_off(self.dynamic_joint_states),
             "published tf": count_or_off(self.tf), "published clock": self.clock.count,
             "outputs off": ", ".join(f"{topic} ({why})" for topic, why in self.outputs_off.items()),
-            "motor_states subscribers": self.motor_states.publisher.get_subscription_count()}))
+            "motor_states subscribers": self.motor_states.publisher.get_subscription_count(),
+            "joint_states subscribers": self.joint_states.publisher.get_subscription_count()}))
 
     # ------------------------------------------------------------------ parameters
     def _settings(self, p: Any) -> dict[str, Any]:

@@ -48,6 +48,11 @@ class QosProfile:
 QOS_DEFAULT = QosProfile()
 #: High-rate state streams (encoders at 1 kHz): reliable, volatile, keep-last 10,000 - ten seconds at 1 kHz
 #: that a reliable subscriber may leave unacknowledged (its process starved of CPU) and still receive.
+#: A Fast DDS reader (rclpy's default RMW) holds at most 5,000 samples its node has not taken, whatever the depth
+#: (Fast DDS's default resource limit max_samples; measured on Jazzy: a subscriber taking nothing while the
+#: simulator ran 8 s and stopped got 5,001 motor_states, both with a Fast DDS and with a Cyclone writer): it does
+#: not acknowledge the rest, which wait in the writer's history. The ten seconds hold while the publisher runs; a
+#: publisher that exits takes what it still holds with it.
 QOS_STREAM = QosProfile(depth=10_000)
 #: Latched topics (``robot_description``, static maps): reliable, transient-local, keep-last 1.
 QOS_LATCHED = QosProfile(durability="transient_local", depth=1)
