@@ -31,7 +31,7 @@ import pytest
 
 import runtime_peer as peer
 
-rclpy = pytest.importorskip("rclpy", reason="rclpy (ROS 2) is not installed here")
+rclpy = pytest.importorskip("rclpy", reason="needs rclpy (bash scripts/test installs ROS 2 Jazzy from PyPI)")
 
 from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
 from rclpy.executors import SingleThreadedExecutor  # noqa: E402

@@ -30,8 +30,9 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 import pytest
+from runtime_peer import run_domain
 
-rclpy = pytest.importorskip("rclpy", reason="rclpy (ROS 2) is not installed here")
+rclpy = pytest.importorskip("rclpy", reason="needs rclpy (bash scripts/test installs ROS 2 Jazzy from PyPI)")
 
 from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
 from rclpy.executors import SingleThreadedExecutor  # noqa: E402
@@ -39,9 +40,6 @@ from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_srvs.srv import SetBool  # noqa: E402
 
-#: xdist work unit (test/conftest.py): the DDS group, whose files run one after another on one worker: the node
-#: processes and busy loops here never share the machine with another file's nodes.
-WORK_UNIT = "dds"
 REPO = Path(__file__).resolve().parents[1]
 PARAMS = REPO / "config" / "scompi_simulation.yaml"
 RATE_HZ = 1000
@@ -57,8 +55,8 @@ STREAM_QOS = QoSProfile(depth=10_000, reliability=ReliabilityPolicy.RELIABLE, hi
 
 
 def domain() -> int:
-    """A ROS domain of this test run (apart from concurrent runs and the default domain 0)."""
-    return 101 + os.getpid() % 100
+    """The ROS domain of this test (runtime_peer.run_domain: its work unit's range, apart from concurrent runs)."""
+    return run_domain()
 
 
 @contextlib.contextmanager
