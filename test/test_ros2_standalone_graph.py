@@ -56,13 +56,15 @@ def env():
     env = peer.loopback_env()
     env.pop("FLEXROBOT_RUNTIME", None)
     env["ROS_DOMAIN_ID"] = str(peer.run_domain())
-    processes = [subprocess.Popen([sys.executable, "-c", NODE, name.rsplit("/", 1)[1], backend], env=env,
+    # the standalone node on the loopback configuration, the rclpy one (Fast DDS) discovering on this machine only
+    envs = {"dds": env, "rclpy": {**env, "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"}}
+    processes = [subprocess.Popen([sys.executable, "-c", NODE, name.rsplit("/", 1)[1], backend], env=envs[backend],
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
                  for name, backend in ((STANDALONE, "dds"), (RCLPY, "rclpy"))]
     try:
         for process in processes:
             assert process.stdout.readline().strip() == "ready", process.stderr.read()
-        yield env
+        yield envs["rclpy"]  # for the ros2 CLI and rclpy of the tests: Fast DDS as the rclpy node
     finally:
         for process in processes:
             process.terminate()
@@ -172,6 +174,7 @@ def test_rclpy_graph_lists_the_standalone_node_and_its_endpoints(env):
                        for full, (pubs, subs, srvs) in found.items()):
                     break
             time.sleep(0.2)
+        assert found, f"rclpy saw {sorted(names)} in 60 s, not both {STANDALONE} and {RCLPY}"
         for full in (STANDALONE, RCLPY):
             publishers, subscriptions, services = found[full]
             assert publishers["/flex/chatter"] == ["std_msgs/msg/String"], (full, publishers)
