@@ -107,6 +107,29 @@ def test_ctrl_c_stops_every_node_and_prints_the_summary():
     assert "latest:" in stdout and "monitor modes matched" in stdout
 
 
+@pytest.mark.parametrize("runtime", sorted(RUNTIMES))
+def test_a_node_that_exits_during_start_up_is_not_counted_up(tmp_path, runtime):
+    """A simulator refused at start-up (a parameter of the wrong type: exit 2): the bring-up says which node
+    exited, counts only the nodes that run ("3 of 4 nodes up" never follows), stops the others cleanly and exits 1,
+    instead of "4 nodes up" and a 60 s wait for the dead simulator's services (issue 35, rclpy)."""
+    import yaml
+
+    from flexrobot_ros.model.loader import share_directory
+
+    document = yaml.safe_load((share_directory() / "config" / "scompi_simulation.yaml").read_text())
+    document["simulator_node"]["ros__parameters"]["substeps"] = "many"
+    params = tmp_path / "bad_simulator.yaml"
+    params.write_text(yaml.safe_dump(document))
+    completed = subprocess.run(bringup("simulation", "scompi", "--duration", "6", "--params", str(params)),
+                               env=environment(runtime), capture_output=True, text=True, timeout=180)
+    assert completed.returncode == 1, completed.stderr[-3000:]
+    assert "flexrobot bringup: simulator_node exited during start-up" in completed.stderr
+    assert "nodes up" not in completed.stderr, completed.stderr[-3000:]
+    assert "simulator_node exit 2 (exited)" in completed.stdout
+    for name in ("feedforward_node", "modal_monitor_node", "oma_node"):
+        assert f"{name} exit 0 (sigint)" in completed.stdout, completed.stdout
+
+
 def test_hardware_bringup_on_a_robots_topics():
     """The 'robot' is a simulator in namespace /robot at configuration 8 (impacts every 3 s; its parameter-file
     section is for /simulator_node, so the set point is given explicitly) that has streamed 5 s of encoder samples;

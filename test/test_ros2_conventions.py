@@ -179,6 +179,7 @@ def run(tmp_path_factory):
         counts = {node: len(observer.diagnostics_of(node)) for node in ("modal_monitor_node", "oma_node")}
         republished = observer.diagnostics_of("modal_monitor_node")[-1][1][REPUBLISHED]
         assert wait(lambda: all(len(observer.diagnostics_of(n)) >= c + 2 for n, c in counts.items()), 30.0)
+        result["simulator diagnostics"] = observer.diagnostics_of("simulator_node")[-1][1]
         result["paused"] = {"clock": paused_clock, "clock after": observer.last_clock(), "wall": time.time_ns(),
                             "republished before": republished,
                             **{node: observer.diagnostics_of(node)[counts[node] + 1:] for node in counts}}
@@ -233,6 +234,22 @@ def test_use_sim_time_stamps_follow_the_paused_clock(run):
         assert stamps and all(stamp == paused["clock"] for stamp in stamps), (node, paused[node], paused["clock"])
     assert paused["wall"] - paused["clock"] > 10**9  # half real time: simulated time is seconds behind the wall
     assert all(values[REPUBLISHED] == paused["republished before"] for _, values in paused["modal_monitor_node"])
+
+
+def test_outputs_whose_message_package_is_missing_are_off_and_said_so(run):
+    """rclpy from PyPI has neither tf2_msgs nor control_msgs: the simulator runs without /tf and
+    dynamic_joint_states, logs one line naming each package, and its diagnostics list them under "outputs off";
+    where a package is installed, its output is on (published counts)."""
+    import importlib.util
+
+    values = run["simulator diagnostics"]
+    for topic, package in (("tf", "tf2_msgs"), ("dynamic_joint_states", "control_msgs")):
+        missing = importlib.util.find_spec(package) is None
+        assert (f"{NAMESPACE}/{topic} ({package} not installed)" in values["outputs off"]) == missing, values
+        assert (values[f"published {topic}"] == "off") == missing, values
+        logged = [line for line in run["logs"]["simulator_node"].splitlines()
+                  if f"{NAMESPACE}/{topic} off" in line and f"ROS 2 package {package}" in line]
+        assert len(logged) == (1 if missing else 0), run["logs"]["simulator_node"][-2000:]
 
 
 def test_the_nodes_stop_cleanly(run):
