@@ -130,11 +130,22 @@ def pytest_collection_modifyitems(config, items):
         items.sort(key=lambda item: -seconds_of_unit(unit_of(item.nodeid)))
 
 
+@functools.lru_cache(maxsize=None)
+def slot_of(test_file: str) -> int:
+    """Position of a process test file among the files of its unit (by name; 0 for any other file)."""
+    unit = process_units().get(test_file)
+    return sorted(f for f, u in process_units().items() if u == unit).index(test_file) if unit else 0
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item):
-    """The test's work unit in ``$FLEXROBOT_TEST_UNIT`` (before its fixtures): runtime_peer.run_domain picks the ROS
-    domain range of the unit from it, for this process and the nodes it starts."""
+    """The test's work unit and its file's slot in the unit in ``$FLEXROBOT_TEST_UNIT`` and ``$FLEXROBOT_TEST_SLOT``
+    (before its fixtures): runtime_peer.run_domain picks the ROS domain from them, for this process and the nodes it
+    starts: one domain per file, so a node or participant a file leaves behind for a moment (a simulator's absolute
+    /clock, participants taking the low participant indices) never reaches the next file's nodes."""
+    test_file = item.nodeid.split("::", 1)[0]
     os.environ["FLEXROBOT_TEST_UNIT"] = unit_of(item.nodeid)
+    os.environ["FLEXROBOT_TEST_SLOT"] = str(slot_of(test_file))
 
 
 class UnitClock:

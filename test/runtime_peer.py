@@ -36,14 +36,16 @@ TYPES = ("sensor_msgs/msg/JointState", "std_msgs/msg/Float64MultiArray", "trajec
 def run_domain(separate: bool = False) -> int:
     """The ROS domain of this test process and its peers (rclpy and standalone alike): distinct between the process
     units running beside each other (test/conftest.py sets ``$FLEXROBOT_TEST_UNIT``: ``dds-0`` uses 101-154, ``dds-1``
-    156-209; the next domain up is free for test_runtime_discovery_scope.py's second one) and, by the process id,
-    between concurrent test runs on one machine. ``separate``: for a test file that is a work unit of its own
-    (``WORK_UNIT``), a domain of a range of its own (212-231)."""
+    156-209), between the files of a unit (``$FLEXROBOT_TEST_SLOT``, two domains apart: the next one up is free for
+    test_runtime_discovery_scope.py's second domain) and, by the process id, between concurrent test runs on one
+    machine. ``separate``: for a test file that is a work unit of its own (``WORK_UNIT``), a domain of a range of its
+    own (212-231)."""
     if separate:
         return 212 + os.getpid() % 20
     unit = os.environ.get("FLEXROBOT_TEST_UNIT", "")
     index = int(unit[4:]) if unit.startswith("dds-") and unit[4:].isdigit() else 0
-    return 101 + 55 * index + os.getpid() % 54
+    slot = int(os.environ.get("FLEXROBOT_TEST_SLOT", "0") or 0)
+    return 101 + 55 * index + (os.getpid() + 2 * slot) % 54
 
 
 def loopback_env(separate: bool = False, **extra: str) -> dict[str, str]:
