@@ -177,11 +177,9 @@ def run(tmp_path_factory):
         time.sleep(0.5)  # samples and clocks already on their way
         paused_clock = observer.last_clock()
         counts = {node: len(observer.diagnostics_of(node)) for node in ("modal_monitor_node", "oma_node")}
-        republished = observer.diagnostics_of("modal_monitor_node")[-1][1][REPUBLISHED]
-        assert wait(lambda: all(len(observer.diagnostics_of(n)) >= c + 2 for n, c in counts.items()), 30.0)
+        assert wait(lambda: all(len(observer.diagnostics_of(n)) >= c + 3 for n, c in counts.items()), 30.0)
         result["simulator diagnostics"] = observer.diagnostics_of("simulator_node")[-1][1]
         result["paused"] = {"clock": paused_clock, "clock after": observer.last_clock(), "wall": time.time_ns(),
-                            "republished before": republished,
                             **{node: observer.diagnostics_of(node)[counts[node] + 1:] for node in counts}}
         assert call(observer, f"{simulator}/run", SetBool.Request(data=True)).success
     finally:
@@ -233,7 +231,10 @@ def test_use_sim_time_stamps_follow_the_paused_clock(run):
         stamps = [stamp for stamp, _ in paused[node]]
         assert stamps and all(stamp == paused["clock"] for stamp in stamps), (node, paused[node], paused["clock"])
     assert paused["wall"] - paused["clock"] > 10**9  # half real time: simulated time is seconds behind the wall
-    assert all(values[REPUBLISHED] == paused["republished before"] for _, values in paused["modal_monitor_node"])
+    # the republish timer (ROS time) stands still: the count is the same in every diagnostics message of the pause
+    # (the first one after the pause is left out: it may count republications made before it)
+    assert len({values[REPUBLISHED] for _, values in paused["modal_monitor_node"]}) == 1, paused["modal_monitor_node"]
+    assert len(paused["modal_monitor_node"]) >= 2
 
 
 def test_outputs_whose_message_package_is_missing_are_off_and_said_so(run):
