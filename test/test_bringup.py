@@ -130,6 +130,28 @@ def test_a_node_that_exits_during_start_up_is_not_counted_up(tmp_path, runtime):
         assert f"{name} exit 0 (sigint)" in completed.stdout, completed.stdout
 
 
+def test_self_calibration_on_rclpy():
+    """``FLEXROBOT_RUNTIME=rclpy flexrobot bringup simulation scompi --calibrate --json``: the calibration node on
+    rclpy moves the simulated robot through its poses, records every 1 kHz encoder sample (a lost one refuses the
+    pose), and fits the joint stiffnesses of the robot the simulator runs (here the nominal one: the truth is the
+    YAML's) within 0.5 %, pushed to the monitor and the feedforward node; every node exits 0."""
+    from flexrobot_ros.model import load_robot
+
+    completed = subprocess.run(bringup("simulation", "scompi", "--calibrate", "--json"), env=environment("rclpy"),
+                               capture_output=True, text=True, timeout=600)
+    assert completed.returncode == 0, completed.stderr[-4000:]
+    summary = json.loads(completed.stdout)
+    report = summary["calibration"]
+    assert report["success"] is True and report["failure"] is None, (report["failure"], completed.stderr[-3000:])
+    assert report["pushed"] == {"/modal_monitor_node": [True, ""], "/feedforward_node": [True, ""]}
+    nominal = dict(zip(load_robot("scompi").joint_names, load_robot("scompi").stiffness))
+    stiffness = {p["joint"]: p["value"] for p in report["parameters"] if p["kind"] == "k"}
+    assert len(stiffness) >= 4, report["parameters"]
+    for joint, value in stiffness.items():
+        assert abs(value - nominal[joint]) <= 0.005 * nominal[joint], (joint, value, nominal[joint])
+    assert all(node["returncode"] == 0 for node in summary["nodes"]), summary["nodes"]
+
+
 def test_hardware_bringup_on_a_robots_topics():
     """The 'robot' is a simulator in namespace /robot at configuration 8 (impacts every 3 s; its parameter-file
     section is for /simulator_node, so the set point is given explicitly) that has streamed 5 s of encoder samples;
