@@ -16,7 +16,7 @@ setup(
         (f"share/{PACKAGE}", ["package.xml"]),
         (f"share/{PACKAGE}/launch", glob("launch/*.py")),
         (f"share/{PACKAGE}/urdf", glob("urdf/*.urdf") + glob("urdf/*.dh.yaml")),
-        (f"share/{PACKAGE}/config", glob("config/*.yaml") + glob("config/*.rviz")),
+        (f"share/{PACKAGE}/config", glob("config/*.yaml") + glob("config/*.rviz") + glob("config/*.xml")),
     ],
     python_requires=">=3.10",
     install_requires=[

@@ -169,12 +169,16 @@ ONE_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THRE
 
 
 def pytest_configure(config):
-    """Discovery on this machine only (``ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST`` unless set). On an xdist worker:
+    """Discovery on this machine only (``ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST`` unless set), Fast DDS's profile for
+    mixed graphs (``FASTDDS_DEFAULT_PROFILES_FILE`` unless set). On an xdist worker:
     BLAS on one thread, in this process (already loaded libraries included) and its children. With
     ``--store-unit-seconds``: the unit clock."""
     # rclpy's Fast DDS and the standalone runtime discover on this machine only (the standalone runtime's loopback
     # tests set their own configuration; test_runtime_discovery_scope sets the variable itself)
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+    # Fast DDS 3 (Kilted) with type propagation off, so rclpy and standalone nodes match
+    # (config/fastdds_mixed_graph.xml; Fast DDS 2 ignores the property)
+    os.environ.setdefault("FASTDDS_DEFAULT_PROFILES_FILE", str(TEST_DIR.parent / "config" / "fastdds_mixed_graph.xml"))
     if config.getoption("store_unit_seconds") and "PYTEST_XDIST_WORKER" not in os.environ:
         config.pluginmanager.register(UnitClock(), "unit-clock")
     if "PYTEST_XDIST_WORKER" in os.environ:
