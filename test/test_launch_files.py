@@ -84,7 +84,7 @@ def test_setup_installs_what_colcon_needs(setup_kwargs):
     assert data["share/flexrobot_ros"] == ["package.xml"]
     assert sorted(data["share/flexrobot_ros/launch"]) == ["launch/hardware.launch.py", "launch/simulation.launch.py"]
     config = set(data["share/flexrobot_ros/config"])
-    expected = {f"config/{p.name}" for p in (REPO / "config").iterdir() if p.suffix in (".yaml", ".rviz")}
+    expected = {f"config/{p.name}" for p in (REPO / "config").iterdir() if p.suffix in (".yaml", ".rviz", ".xml")}
     assert config == expected and "config/flexrobot.rviz" in config and "config/scompi_simulation.yaml" in config
     for files in data.values():
         for name in files:
