@@ -22,7 +22,6 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -33,9 +32,8 @@ import runtime_peer as peer
 
 rclpy = pytest.importorskip("rclpy", reason="needs rclpy (bash scripts/test installs ROS 2 Jazzy from PyPI)")
 
-from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
-from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from rclpy.qos import DurabilityPolicy, QoSProfile  # noqa: E402
+from rclpy_peer import DiagnosticsWatcher  # noqa: E402
 from std_msgs.msg import Float64MultiArray  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
@@ -116,45 +114,15 @@ def test_a_remap_to_a_silent_topic_is_named_by_the_silent_input_warning(tmp_path
     assert len(warnings) == 1 and code == 0 and "Traceback" not in output, output
 
 
-class Watcher:
+class Watcher(DiagnosticsWatcher):
     """This process's rclpy node: ``<ns>/diagnostics`` and the OMA node's latched ``<ns>/oma/frequencies``."""
 
     def __init__(self, namespace: str, name: str = "bad_input_watcher") -> None:
-        os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
-        self.context = rclpy.Context()
-        rclpy.init(context=self.context, domain_id=peer.run_domain())
-        self.node = rclpy.create_node(name, namespace=namespace, context=self.context)
-        self.status: dict[str, dict[str, str]] = {}
+        super().__init__(namespace, name)
         self.frequencies: list[list[float]] = []
-        self.node.create_subscription(DiagnosticArray, "diagnostics", self._on_diagnostics, 100)
         self.node.create_subscription(Float64MultiArray, "oma/frequencies",
                                       lambda msg: self.frequencies.append(list(msg.data)),
                                       QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL))
-        self.executor = SingleThreadedExecutor(context=self.context)
-        self.executor.add_node(self.node)
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._spin, daemon=True)
-        self._thread.start()
-
-    def _on_diagnostics(self, msg: DiagnosticArray) -> None:
-        for status in msg.status:
-            self.status[status.name.split(":")[0].rsplit("/", 1)[-1]] = {kv.key: kv.value for kv in status.values}
-
-    def _spin(self) -> None:
-        while not self._stop.is_set():
-            self.executor.spin_once(timeout_sec=0.05)
-
-    def count(self, node: str, key: str) -> float:
-        text = self.status.get(node, {}).get(key)
-        return float(text) if text not in (None, "") else -1.0
-
-    def close(self) -> None:
-        self._stop.set()
-        self._thread.join(timeout=5.0)
-        self.executor.shutdown(timeout_sec=1.0)
-        self.node.destroy_node()
-        rclpy.try_shutdown(context=self.context)
-        os.environ.pop("ROS_AUTOMATIC_DISCOVERY_RANGE", None)
 
 
 def test_bad_nodes_joining_a_running_graph_lose_nothing_of_it(tmp_path):

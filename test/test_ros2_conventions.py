@@ -34,8 +34,8 @@ rclpy = pytest.importorskip("rclpy", reason="needs rclpy (bash scripts/test inst
 
 from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
 from rclpy.executors import SingleThreadedExecutor  # noqa: E402
-from rclpy.qos import (DurabilityPolicy, LivelinessPolicy, QoSCompatibility, QoSProfile, ReliabilityPolicy,  # noqa: E402
-                       qos_check_compatible)
+from rclpy.qos import (DurabilityPolicy, LivelinessPolicy, QoSCompatibility, QoSProfile,  # noqa: E402
+                       ReliabilityPolicy, qos_check_compatible)
 from rosgraph_msgs.msg import Clock  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray, String  # noqa: E402

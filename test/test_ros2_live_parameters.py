@@ -9,8 +9,8 @@ against what:
   seed 000 eq. 2.2 at a set point) recovers k_P and k_D: the YAML's (seed 000 eqs. 2.19-2.20: 15000 N m/rad,
   52 N m s/rad) up to the change, the values set from the next sample on;
 - refused sets (out of range, wrong length for 6 joints, read-only) answer unsuccessful with the reason and leave
-  the node as it was: ``~/get_parameters`` gives the old value, the torques keep the old gains; ``~/describe_parameters``
-  gives the declared type, description, range and read-only flag;
+  the node as it was: ``~/get_parameters`` gives the old value, the torques keep the old gains;
+  ``~/describe_parameters`` gives the declared type, description, range and read-only flag;
 - oma_node fed 4 s of the 4-DOF chain's white-noise response (oma_cases.chain_system: modes are the eigenvalues of
   its state matrix): SSI-cov orders 2:40 find its 4 modes within 5 %; after orders '2:4' are set, the next
   identification (~/identify) finds at most 2 (a state-space model of order 4 has at most 2 oscillatory modes); a

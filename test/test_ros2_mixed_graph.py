@@ -25,7 +25,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import Callable
@@ -36,8 +35,7 @@ import runtime_peer as peer
 
 rclpy = pytest.importorskip("rclpy", reason="needs rclpy (bash scripts/test installs ROS 2 Jazzy from PyPI)")
 
-from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
-from rclpy.executors import SingleThreadedExecutor  # noqa: E402
+from rclpy_peer import DiagnosticsWatcher  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 PARAMS = REPO / "config" / "scompi_simulation.yaml"
@@ -53,44 +51,6 @@ def environment(runtime: str) -> dict[str, str]:
     if runtime == "rclpy":
         env["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
     return env
-
-
-class Collector:
-    """This process's rclpy (Fast DDS) node: the nodes' ``<ns>/diagnostics``, spun in a thread."""
-
-    def __init__(self, namespace: str) -> None:
-        os.environ.update({"ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"})
-        self.context = rclpy.Context()
-        rclpy.init(context=self.context, domain_id=peer.run_domain())
-        self.node = rclpy.create_node("mixed_graph_collector", namespace=namespace, context=self.context)
-        self.status: dict[str, dict[str, str]] = {}
-        self.node.create_subscription(DiagnosticArray, "diagnostics", self._on_diagnostics, 100)
-        self.executor = SingleThreadedExecutor(context=self.context)
-        self.executor.add_node(self.node)
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._spin, daemon=True)
-        self._thread.start()
-
-    def _on_diagnostics(self, msg: DiagnosticArray) -> None:
-        for status in msg.status:
-            self.status[status.name.split(":")[0].rsplit("/", 1)[-1]] = {kv.key: kv.value for kv in status.values}
-
-    def _spin(self) -> None:
-        while not self._stop.is_set():
-            self.executor.spin_once(timeout_sec=0.05)
-
-    def count(self, node: str, key: str) -> float:
-        """A numeric diagnostics value of ``node`` (-1 before it reported one)."""
-        text = self.status.get(node, {}).get(key)
-        return float(text) if text not in (None, "") else -1.0
-
-    def close(self) -> None:
-        self._stop.set()
-        self._thread.join(timeout=5.0)
-        self.executor.shutdown(timeout_sec=1.0)
-        self.node.destroy_node()
-        rclpy.try_shutdown(context=self.context)
-        os.environ.pop("ROS_AUTOMATIC_DISCOVERY_RANGE", None)
 
 
 def start(node: str, runtime: str, namespace: str, log: Path, *extra: str) -> subprocess.Popen:
@@ -137,7 +97,7 @@ def test_streams_cross_the_vendors(simulator, receivers, tmp_path):
     the OMA node counts at least 2,000 samples and then 1,500 more with no gap, the monitor computes the modes of the
     pose, and both publish their results (counted in their diagnostics, collected across the vendors too)."""
     namespace = f"/mixed_{os.getpid()}_{simulator}"
-    collector = Collector(namespace)
+    collector = DiagnosticsWatcher(namespace, "mixed_graph_collector")
     processes: dict[str, subprocess.Popen] = {}
     started = time.monotonic()
     try:

@@ -154,8 +154,8 @@ def test_ros2_param_set_and_get_on_the_standalone_node(env):
     assert "not one of ['ejnea', 'sdrnea']" in refused[RCLPY, "method", "rnea"]  # our check, through rclpy's hook
 
 
-#: What rclpy's graph says of the two nodes (a process of its own: the suite's earlier in-process rclpy contexts left
-#: Fast DDS state behind in the worker that kept it from discovering the Cyclone participant): JSON on stdout.
+#: What rclpy's graph says of the two nodes, in a process of its own (with this test's environment, whatever earlier
+#: tests of the worker did to the process's): JSON on stdout.
 GRAPH = textwrap.dedent("""
     import json, sys, time
     import rclpy

@@ -2,7 +2,8 @@
 
 Standalone bring-up on the DDS runtime (ROS 2 wire conventions, so a ROS 2 graph on the network sees the nodes), or
 on rclpy with ``FLEXROBOT_RUNTIME=rclpy`` (the nodes and the bring-up's own node on one runtime, whose services
-they call: :func:`runtime_of_bringup`): the same node programs and the same ROS 2 parameter files as ``ros2 launch flexrobot_ros <kind>.launch.py``
+they call: :func:`runtime_of_bringup`): the same node programs and the same ROS 2 parameter files as
+``ros2 launch flexrobot_ros <kind>.launch.py``
 (``config/<robot>_<kind>.yaml`` when shipped, else ``config/<kind>.yaml``; ``--params`` overrides), started with
 :mod:`flexrobot_ros.runtime.processes` and stopped cleanly at the end or on Ctrl-C.
 

@@ -3,7 +3,8 @@
 Each :class:`NodeLaunch` becomes one process started with a ROS 2 command line (``--ros-args -r __node:=NAME
 -r __ns:=NS --params-file FILE ... --params-file OVERRIDES -r from:=to``), as ``ros2 launch`` passes it, so the same
 node ``main()`` and the same parameter files serve both. The launch's own parameter values go in a last parameter
-file of the node's own (:meth:`NodeLaunch.overrides_yaml`), written by the :class:`Launcher`. Output lines are prefixed with ``[name]``.
+file of the node's own (:meth:`NodeLaunch.overrides_yaml`), written by the :class:`Launcher`. Output lines are
+prefixed with ``[name]``.
 
 Shutdown follows ``ros2 launch``: SIGINT to every node, SIGTERM after ``grace_s`` for those still running, SIGKILL
 after another ``grace_s``. :func:`launch` runs a bring-up until its deadline, Ctrl-C/SIGTERM, or the exit of a

@@ -320,8 +320,8 @@ class RclpyNode(Node):
         spinner = self._spin_thread
         if spinner == threading.get_ident():
             raise RuntimeLayerError(
-                f"service {service_client.srv_name}: node.call() inside a callback of {self.fully_qualified_name} would block "
-                "the executor that has to deliver the response; use client.call_async(request) and "
+                f"service {service_client.srv_name}: node.call() inside a callback of {self.fully_qualified_name} "
+                "would block the executor that has to deliver the response; use client.call_async(request) and "
                 "future.add_done_callback(...)")
         future = service_client.call_async(request, timeout_sec)
         while not future.done():
@@ -446,23 +446,23 @@ class RclpyClient:
         result: concurrent.futures.Future = concurrent.futures.Future()
         future = self.ros_client.call_async(request)
 
-        def settle(outcome: Callable[[], None]) -> None:
+        def settle(outcome: Callable[[Any], None], value: Any) -> None:
             with contextlib.suppress(concurrent.futures.InvalidStateError):  # the other one came first
-                outcome()
+                outcome(value)
 
         def answered(_: Any) -> None:
             try:
                 response = future.result()
             except Exception as error:  # noqa: BLE001 - handed to the caller through the future
-                settle(lambda: result.set_exception(error))
+                settle(result.set_exception, error)
             else:
-                settle(lambda: result.set_result(response))
+                settle(result.set_result, response)
 
         def expire() -> None:
             if not result.done():
                 self.ros_client.remove_pending_request(future)
-                settle(lambda: result.set_exception(RuntimeLayerError(
-                    f"service {self.srv_name}: no response within {timeout_sec:g} s")))
+                settle(result.set_exception, RuntimeLayerError(
+                    f"service {self.srv_name}: no response within {timeout_sec:g} s"))
 
         future.add_done_callback(answered)
         timer = threading.Timer(timeout_sec, expire)
