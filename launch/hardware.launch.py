@@ -131,7 +131,7 @@ def launch_nodes(context, *args, **kwargs):
     if plan.robot_state_publisher:
         actions.append(Node(package="robot_state_publisher", executable="robot_state_publisher",
                             name="robot_state_publisher", output="screen",
-                            parameters=[{"robot_description": load_robot(robot).urdf_path.read_text()}],
+                            parameters=[{"robot_description": load_robot(robot).urdf_xml}],
                             remappings=[joint_states]))
     if plan.rviz:
         share = get_package_share_directory(PACKAGE)

@@ -169,7 +169,7 @@ def launch_nodes(context, *args, **kwargs):
     if plan.robot_state_publisher:
         actions.append(Node(package="robot_state_publisher", executable="robot_state_publisher",
                             name="robot_state_publisher", output="screen",
-                            parameters=[{"robot_description": load_robot(robot).urdf_path.read_text()}]))
+                            parameters=[{"robot_description": load_robot(robot).urdf_xml}]))
     if plan.rviz:
         actions.append(Node(package="rviz2", executable="rviz2", name="rviz2", output="screen",
                             arguments=["-d", os.path.join(share, "config", "flexrobot.rviz")]))

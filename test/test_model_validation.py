@@ -6,6 +6,8 @@ import random
 import shutil
 from pathlib import Path
 
+import pinocchio as pin
+import numpy as np
 import pytest
 import yaml
 
@@ -121,14 +123,25 @@ def test_malformed_yaml_and_urdf(tmp_path: Path, scompi_copy) -> None:
         load_robot(tmp_path / "absent.yaml")
 
 
-def test_continuous_joint_is_refused(tmp_path: Path) -> None:
+def test_continuous_joint_is_an_unlimited_revolute_joint(tmp_path: Path) -> None:
+    """A continuous joint is elastic like a revolute one, with no position limits; its effort and velocity limits
+    are the URDF's (issue 36)."""
+    link = ("<link name='l1'><inertial><origin xyz='0.3 0 0'/><mass value='2'/>"
+            "<inertia ixx='0.1' ixy='0' ixz='0' iyy='0.2' iyz='0' izz='0.3'/></inertial></link>")
     (tmp_path / "c.urdf").write_text(
-        "<robot name='c'><link name='base'/><link name='l1'><inertial><mass value='1'/>"
-        "<inertia ixx='1' ixy='0' ixz='0' iyy='1' iyz='0' izz='1'/></inertial></link>"
-        "<joint name='j1' type='continuous'><parent link='base'/><child link='l1'/><axis xyz='0 0 1'/></joint></robot>")
-    (tmp_path / "c.yaml").write_text("urdf: c.urdf\njoints:\n  j1: {stiffness: 100.0, rotor_inertia: 1.0e-4}\n")
-    with pytest.raises(ModelError, match="continuous"):
-        load_robot(tmp_path / "c.yaml")
+        f"<robot name='c'><link name='base'/>{link}<joint name='j1' type='continuous'><parent link='base'/>"
+        "<child link='l1'/><axis xyz='0 0 1'/><limit effort='12' velocity='3'/></joint></robot>")
+    (tmp_path / "c.yaml").write_text("urdf: c.urdf\ngravity: [0, -9.81, 0]\n"
+                                     "joints:\n  j1: {stiffness: 100.0, rotor_inertia: 1.0e-4}\n")
+    robot = load_robot(tmp_path / "c.yaml")
+    assert robot.joint_types == ("revolute",) and robot.continuous_joints == ("j1",)
+    assert robot.lower_limits[0] == -np.inf and robot.upper_limits[0] == np.inf
+    assert robot.velocity_limits[0] == 3.0 and robot.effort_limits[0] == 12.0
+    assert robot.limit_violation([40.0]) is None  # many turns: no limit
+    # the pendulum's gravity torque m g l cos(q) about z, gravity along -y: a closed form
+    q = 2.5
+    tau = pin.rnea(robot.model, robot.create_data(), np.array([q]), np.zeros(1), np.zeros(1))
+    assert tau[0] == pytest.approx(2.0 * 9.81 * 0.3 * np.cos(q), rel=1e-12)
 
 
 def _random_value(rng: random.Random):

@@ -135,7 +135,8 @@ def run(tmp_path_factory):
     logs = tmp_path_factory.mktemp("conventions")
     env = {**os.environ, "FLEXROBOT_RUNTIME": "rclpy", "ROS_DOMAIN_ID": str(run_domain()), "PYTHONUNBUFFERED": "1",
            "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep),
-           "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+           "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
+           "PYTHONFAULTHANDLER": "1"}  # SIGABRT (a node that does not stop) prints every thread's stack in its log
     observer = Observer()
     processes = {}
     result: dict = {}
@@ -190,8 +191,13 @@ def run(tmp_path_factory):
             try:
                 result[f"exit {name}"] = process.wait(timeout=30.0)
             except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+                result[f"exit {name}"] = "no exit within 30 s of SIGINT"
+                process.send_signal(6)  # SIGABRT: faulthandler writes the stacks into the log
+                try:
+                    process.wait(timeout=10.0)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.wait()
         observer.close()
     result["logs"] = {name: (logs / f"{name}.log").read_text() for name in NODES}
     return result

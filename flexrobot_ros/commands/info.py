@@ -38,7 +38,7 @@ def summary(robot: FlexibleRobot) -> dict:
     return {
         "robot": robot.name,
         "tool": robot.tool is not None,
-        "urdf": str(robot.urdf_path),
+        "urdf": robot.urdf_source,
         "yaml": str(robot.yaml_path) if robot.yaml_path else None,
         "n": robot.n,
         "joints": [

@@ -137,7 +137,7 @@ class ExcitationLimits:
             bad = [name for name, v in zip(robot.joint_names, values) if not np.isfinite(v)]
             if bad:
                 raise IdentificationError(f"robot {robot.name}: joints {bad} have no finite {what} limit in "
-                                          f"{robot.urdf_path}; the excitation needs one")
+                                          f"{robot.urdf_source}; the excitation needs one")
         if not np.all(accel > 0):
             raise IdentificationError(f"qdd_max: expected positive accelerations [rad/s^2], got {accel.tolist()}")
         return cls(np.asarray(robot.lower_limits, float), np.asarray(robot.upper_limits, float),

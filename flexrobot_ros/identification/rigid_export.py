@@ -129,7 +129,7 @@ def physically_consistent(robot: Any, result: RigidIdentification) -> tuple[np.n
 
 def write_identified_urdf(robot: Any, phi: np.ndarray, out: str | Path) -> Path:
     """Copy of ``robot``'s URDF with the link inertias of phi (p,) (see the module docstring)."""
-    tree = ElementTree.parse(robot.urdf_path)
+    tree = ElementTree.ElementTree(ElementTree.fromstring(robot.urdf_xml))  # a xacro file as it expanded
     links = {element.get("name"): element for element in tree.getroot().iter("link")}
     for i in range(robot.n):
         name = child_link(robot, i + 1)
@@ -139,7 +139,7 @@ def write_identified_urdf(robot: Any, phi: np.ndarray, out: str | Path) -> Path:
                                       "physically consistent fit (--physical) to export a URDF")
         element = links.get(name)
         if element is None:
-            raise IdentificationError(f"{robot.urdf_path}: no link {name!r} to write the inertia of joint "
+            raise IdentificationError(f"{robot.urdf_source}: no link {name!r} to write the inertia of joint "
                                       f"{robot.joint_names[i]} into")
         for old in element.findall("inertial"):
             element.remove(old)

@@ -24,6 +24,7 @@ import pinocchio as pin
 
 from flexrobot_ros.errors import ModelError
 from flexrobot_ros.model.extended_model import attach_extended, check_composable, lock_urdf_elasticities
+from flexrobot_ros.model.locked_joints import lock_joints
 from flexrobot_ros.model.schema import FlexibilitySpec, ToolSpec, gains, joint_spec
 from flexrobot_ros.model.tool import merge_tool
 
@@ -64,11 +65,15 @@ class FlexibleRobot:
     ``kp`` [N m/rad], ``kd`` [N m s/rad] default motor-side PD gains. ``gravity`` [m/s^2] is in the base frame.
     ``flexible_links`` maps URDF link names to validated beam specs (:mod:`flexrobot_ros.flexible_links`);
     ``rigid_joints`` names the joints declared ``rigid: true`` (their stiffness is inf, motor inertia 0).
+    ``urdf_xml`` is the URDF text the model was built from (a xacro file expanded, the ``robot_description``
+    topic's text), ``urdf_path`` its file (None when it came from the topic); ``locked_joints`` maps the URDF
+    joints held at a position to that position [rad | m] (:mod:`.locked_joints`; not in ``joint_names``);
+    ``continuous_joints`` names the joints that are continuous in the URDF (revolute, limits -inf/+inf here).
     """
 
     name: str
     model: pin.Model
-    urdf_path: Path
+    urdf_path: Path | None
     yaml_path: Path | None
     joint_names: tuple[str, ...]
     joint_types: tuple[str, ...]
@@ -97,8 +102,16 @@ class FlexibleRobot:
     #: The extended flexible-joint model (flexrobot_ros.model.extended_model.ExtendedModel) when the YAML has
     #: extra_elasticities or spring_damping, else None; ``model`` stays the actuated-joint model (nq = n).
     extended: Any = None
+    urdf_xml: str = ""
+    locked_joints: Mapping[str, float] = field(default_factory=dict)
+    continuous_joints: tuple[str, ...] = ()
 
     # ------------------------------------------------------------------ derived quantities
+    @property
+    def urdf_source(self) -> str:
+        """Where the URDF came from, for messages: its file, or the ``robot_description`` topic."""
+        return str(self.urdf_path) if self.urdf_path is not None else "the robot_description topic"
+
     @property
     def n(self) -> int:
         """Number of elastic joints (= pinocchio's nq = nv)."""
@@ -266,29 +279,30 @@ def _joint_type(model: pin.Model, joint_id: int, source: str) -> str:
     shortname = model.joints[joint_id].shortname()
     kind = _JOINT_TYPES.get(shortname)
     if kind is None:
-        raise ModelError(f"{source}: joint {model.names[joint_id]!r} is {shortname}; only 1-DoF revolute and "
-                         "prismatic joints can be elastic (use type 'revolute' with limits, not 'continuous')")
+        raise ModelError(f"{source}: joint {model.names[joint_id]!r} is {shortname}; only 1-DoF revolute, continuous "
+                         "and prismatic joints can be elastic; lock it (locked_joints) or make it fixed")
     return kind
 
 
-def build_robot(spec: FlexibilitySpec, model: pin.Model, urdf_path: Path, yaml_path: Path | None,
-                with_tool: bool) -> FlexibleRobot:
-    """Match a validated flexibility spec against a parsed URDF model and assemble the robot (all-or-nothing)."""
+def build_robot(spec: FlexibilitySpec, model: pin.Model, urdf_path: Path | None, yaml_path: Path | None,
+                with_tool: bool, urdf_xml: str = "", continuous_joints: tuple[str, ...] = ()) -> FlexibleRobot:
+    """Match a validated flexibility spec against a parsed URDF model (:func:`.urdf_source.urdf_model`: continuous
+    joints already revolute) and assemble the robot (all-or-nothing): the ``locked_joints`` are held first, then
+    the non-actuated URDF elasticities; every joint left must be described under ``joints``."""
     source = str(yaml_path) if yaml_path else spec.robot
+    urdf_name = urdf_path.name if urdf_path is not None else "the robot_description topic's URDF"
+    model = lock_joints(model, spec.locked_joints, source)
     full_model, model = model, lock_urdf_elasticities(spec, model, source)
-    if model.nq != model.nv:
-        raise ModelError(f"{urdf_path}: nq = {model.nq} != nv = {model.nv}; continuous or multi-DoF joints are "
-                         "not supported as elastic joints")
     joint_names = tuple(model.names[1:])
-    joint_types = tuple(_joint_type(model, j, str(urdf_path)) for j in range(1, model.njoints))
-    missing = [name for name in joint_names if name not in spec.joints]
     unknown = [name for name in spec.joints if name not in joint_names]
     if unknown:
-        raise ModelError(f"{source}: joints: unknown joint(s) {unknown}; the URDF {urdf_path.name} has "
-                         f"{list(joint_names)}")
+        raise ModelError(f"{source}: joints: unknown joint(s) {unknown}; the movable joints of {urdf_name} that are "
+                         f"not locked are {list(joint_names)}")
+    missing = [name for name in joint_names if name not in spec.joints]
     if missing:
-        raise ModelError(f"{source}: joints: missing joint(s) {missing}; every movable joint of "
-                         f"{urdf_path.name} needs stiffness and motor parameters")
+        raise ModelError(f"{source}: joints: missing joint(s) {missing}; every movable joint of {urdf_name} needs "
+                         "stiffness and motor parameters (joints), or a position to be held at (locked_joints)")
+    joint_types = tuple(_joint_type(model, j, source) for j in range(1, model.njoints))
     specs = [joint_spec(spec.joints[name], kind, f"{source}: joints.{name}")
              for name, kind in zip(joint_names, joint_types)]
     n = len(joint_names)
@@ -299,7 +313,7 @@ def build_robot(spec: FlexibilitySpec, model: pin.Model, urdf_path: Path, yaml_p
     model.armature = np.zeros(model.nv)
     tool_frame = spec.tool_frame or model.frames[-1].name
     if not model.existFrame(tool_frame):
-        raise ModelError(f"{source}: tool_frame: unknown frame {tool_frame!r} in {urdf_path.name}")
+        raise ModelError(f"{source}: tool_frame: unknown frame {tool_frame!r} in {urdf_name}")
     if with_tool:
         if spec.tool is None:
             raise ModelError(f"{source}: a tool was requested but the file has no 'tool' section")
@@ -334,6 +348,9 @@ def build_robot(spec: FlexibilitySpec, model: pin.Model, urdf_path: Path, yaml_p
         flexible_links=spec.flexible_links,
         extra_elasticities=spec.extra_elasticities,
         rigid_joints=tuple(name for name, s in zip(joint_names, specs) if s.stiffness == float("inf")),
+        urdf_xml=urdf_xml,
+        locked_joints=dict(spec.locked_joints),
+        continuous_joints=tuple(name for name in continuous_joints if name in joint_names),
     )
     robot = attach_extended(robot, spec, full_model, source)
     check_composable(robot, source)

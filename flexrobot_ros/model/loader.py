@@ -21,6 +21,7 @@ import yaml
 from flexrobot_ros.errors import ModelError
 from flexrobot_ros.model.flexible_robot import FlexibleRobot, build_robot
 from flexrobot_ros.model.schema import parse_flexibility
+from flexrobot_ros.model.urdf_source import FROM_TOPIC, read_urdf_text, resolve_reference, urdf_model
 from flexrobot_ros.yaml_files import read_yaml
 
 PACKAGE = "flexrobot_ros"
@@ -119,40 +120,30 @@ def resolve_robot_path(name_or_path: str | os.PathLike[str]) -> Path:
     raise ModelError(f"unknown robot {text!r}: not a file and not a shipped robot {list(shipped_robots())}")
 
 
-def _resolve_urdf(reference: str, yaml_path: Path) -> Path:
-    prefix = f"package://{PACKAGE}/"
-    if reference.startswith(prefix):
-        return share_directory() / reference[len(prefix):]
-    path = Path(reference).expanduser()
-    return path if path.is_absolute() else (yaml_path.parent / path).resolve()
-
-
 def parse_urdf(urdf_path: Path) -> pin.Model:
-    """Pinocchio model of a URDF file; a ModelError names the file when it is missing or malformed."""
-    if not urdf_path.is_file():
-        raise ModelError(f"URDF {urdf_path}: no such file")
-    try:
-        text = urdf_path.read_text()
-    except (OSError, UnicodeDecodeError) as error:
-        raise ModelError(f"URDF {urdf_path}: cannot read: {error}") from error
-    if "<robot" not in text:
-        raise ModelError(f"URDF {urdf_path}: not a URDF (no <robot> element)")
-    try:
-        return pin.buildModelFromXML(text)
-    except (RuntimeError, ValueError, IndexError) as error:
-        raise ModelError(f"URDF {urdf_path}: pinocchio cannot parse it: {error}") from error
+    """Pinocchio model of a URDF or xacro file (continuous joints as unlimited revolute joints); a ModelError
+    names the file when it is missing or malformed."""
+    return urdf_model(read_urdf_text(urdf_path, {}, "URDF"), str(urdf_path))[0]
 
 
-def load_robot(name_or_path: str | os.PathLike[str], tool: bool = False) -> FlexibleRobot:
+def load_robot(name_or_path: str | os.PathLike[str], tool: bool = False, urdf_text: str | None = None) -> FlexibleRobot:
     """Load a shipped robot by name (``"scompi"``) or a user flexibility YAML by path.
 
-    ``tool=True`` adds the file's ``tool`` payload to the link it is attached to. Raises ModelError, naming the
-    file, field and joint, on any problem; a partially valid robot is never returned.
+    ``tool=True`` adds the file's ``tool`` payload to the link it is attached to. ``urdf_text`` is the URDF when
+    the YAML's ``urdf`` is ``robot_description`` (the nodes pass the topic's text), or replaces the file it names.
+    Raises ModelError, naming the file, field and joint, on any problem; a partially valid robot is never returned.
     """
     yaml_path = resolve_robot_path(name_or_path)
     document = read_yaml(yaml_path, ModelError, "the flexibility YAML")
     spec = parse_flexibility(document, str(yaml_path))
-    urdf_path = _resolve_urdf(spec.urdf, yaml_path)
-    if not urdf_path.is_file():
-        raise ModelError(f"{yaml_path}: urdf: {spec.urdf!r} names {urdf_path}: no such file")
-    return build_robot(spec, parse_urdf(urdf_path), urdf_path, yaml_path, tool)
+    if urdf_text is not None:
+        urdf_path, source = None, "from the robot_description topic"
+    elif spec.urdf == FROM_TOPIC:
+        raise ModelError(f"{yaml_path}: urdf: {FROM_TOPIC}: the URDF comes from the robot_description topic, which "
+                         "the nodes read; elsewhere give a URDF file (or load_robot(..., urdf_text=...))")
+    else:
+        urdf_path = resolve_reference(spec.urdf, yaml_path, share_directory())
+        urdf_text = read_urdf_text(urdf_path, spec.xacro_args, f"{yaml_path}: urdf: {spec.urdf!r} names")
+        source = str(urdf_path)
+    model, continuous = urdf_model(urdf_text, source)
+    return build_robot(spec, model, urdf_path, yaml_path, tool, urdf_xml=urdf_text, continuous_joints=continuous)

@@ -6,11 +6,16 @@ reduced (Spong) model of seed 000, eq. 2.1::
     robot: scompi                     # a name for messages and caches
     summary: Scompi grinding robot ...  # one line: what the robot is and where its data come from
     description: free text (cite your sources here)
-    urdf: ../urdf/scompi.urdf         # relative to this file, absolute, or package://flexrobot_ros/urdf/...
+    urdf: ../urdf/scompi.urdf         # relative to this file, absolute, package://<package>/..., a .xacro file,
+                                      # or robot_description (the nodes read the latched topic)
+    xacro_args: {arm_id: fr3}         # optional: the xacro's arguments (name: value), for a .xacro urdf
+    locked_joints: {finger1: 0.04}    # optional: movable URDF joints held at a position [rad | m] (grippers,
+                                      # wheels, the parts of a tree not modelled; pinocchio's reduced model)
     gravity: [-9.81, 0.0, 0.0]        # m/s^2 in the base frame
     tool_frame: tool0                 # end-effector frame: default point for impacts, wrenches, FRFs
     coulomb_width: 1.0e-3             # rad/s (m/s): Coulomb friction is f_c tanh(v / coulomb_width)
-    joints:                           # every movable URDF joint, by name, nothing else
+    joints:                           # every movable URDF joint that is not locked, by name, nothing else
+                                      # (continuous joints are revolute joints without position limits)
       joint1:
         stiffness: 25000.0            # k [N m/rad] per rad of the motor-side angle q_m (also for prismatic joints)
         link_damping: 2.73            # d_f [N s/m] (prismatic) or [N m s/rad] (revolute), link side
@@ -40,7 +45,7 @@ Every error names the file, the field (and joint) and what was expected; nothing
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 import numpy as np
@@ -51,7 +56,7 @@ from flexrobot_ros.yaml_files import finite
 
 TOP_KEYS = frozenset(
     {"robot", "summary", "description", "urdf", "gravity", "tool_frame", "coulomb_width", "joints", "controller",
-     "tool", "flexible_links", "extra_elasticities"}
+     "tool", "flexible_links", "extra_elasticities", "locked_joints", "xacro_args"}
 )
 REQUIRED_TOP_KEYS = ("urdf", "joints")
 JOINT_KEYS = frozenset(
@@ -107,6 +112,8 @@ class FlexibilitySpec:
     flexible_links: dict[str, Any]
     extra_elasticities: list[Any]
     summary: str = ""  # one line (``flexrobot info --list``)
+    locked_joints: dict[str, float] = field(default_factory=dict)  # joint -> position [rad | m]
+    xacro_args: dict[str, str] = field(default_factory=dict)
 
 
 def positive(value: Any, where: str) -> float:
@@ -202,10 +209,33 @@ def parse_flexibility(document: Any, source: str) -> FlexibilitySpec:
     extra = top.get("extra_elasticities", []) or []
     if not isinstance(extra, list):
         raise ModelError(f"{source}: extra_elasticities: expected a list")
+    locked = top.get("locked_joints", {}) or {}
+    if not isinstance(locked, Mapping):
+        raise ModelError(f"{source}: locked_joints: expected a mapping from joint name to position [rad | m], "
+                         f"got {locked!r}")
+    locked_joints = {}
+    for name, position in locked.items():
+        if not isinstance(name, str):
+            raise ModelError(f"{source}: locked_joints: joint names must be strings, got {name!r}")
+        if name in joints:
+            raise ModelError(f"{source}: locked_joints.{name}: the joint is also described under joints; a joint "
+                             "is either elastic (joints) or held at a position (locked_joints)")
+        locked_joints[name] = finite(position, f"{source}: locked_joints.{name} (position [rad | m])")
+    arguments = top.get("xacro_args", {}) or {}
+    if not isinstance(arguments, Mapping) or not all(isinstance(k, str) for k in arguments):
+        raise ModelError(f"{source}: xacro_args: expected a mapping from argument name to value, got {arguments!r}")
+    for key, value in arguments.items():
+        if not isinstance(value, (str, int, float, bool)):
+            raise ModelError(f"{source}: xacro_args.{key}: expected a text or number, got {value!r}")
+    xacro_args = {key: (str(value).lower() if isinstance(value, bool) else str(value))
+                  for key, value in arguments.items()}
+    if xacro_args and not urdf.endswith(".xacro"):
+        raise ModelError(f"{source}: xacro_args: given, but urdf {urdf!r} is not a .xacro file")
     return FlexibilitySpec(
         robot=robot, urdf=urdf, gravity=gravity, tool_frame=tool_frame, coulomb_width=coulomb_width,
         joints=joints, kp=controller.get("kp"), kd=controller.get("kd"), tool=tool,
         flexible_links=dict(flexible_links), extra_elasticities=list(extra), summary=summary.strip(),
+        locked_joints=locked_joints, xacro_args=xacro_args,
     )
 
 

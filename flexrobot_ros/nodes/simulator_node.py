@@ -224,7 +224,7 @@ class SimulatorNode:
             if self.deflections is not None else None
         if p["publish_robot_description"]:
             description = node.create_publisher(types.std_msgs.msg.String, "robot_description", QOS_LATCHED)
-            description.publish(types.std_msgs.msg.String(data=robot.urdf_path.read_text()))
+            description.publish(types.std_msgs.msg.String(data=robot.urdf_xml))
         locked = live.locked  # callbacks and parameter changes take turns
         node.create_subscription(types.std_msgs.msg.Float64MultiArray, "motor_torque_command",
                                  locked(self.on_torque))

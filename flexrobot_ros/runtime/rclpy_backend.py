@@ -45,12 +45,15 @@ this module imports rclpy. These places are less obvious than a one-line call:
   :func:`spin` (an executor of its own, ``spin_once`` at most 0.1 s) sees it between two callbacks, and the
   application's ``close()``, ``destroy_node`` and the context shutdown then run in order in the main thread.
   ``rclpy.shutdown()`` from another thread ends the loop through ``Context.on_shutdown``; an exception the
-  executor raises because the context went down under it (the wait-set race above) ends it too.
+  executor raises because the context went down under it (the wait-set race above) ends it too. A stop that has
+  not ended the process :data:`STOP_REPORT_S` after the signal prints every thread's stack on stderr (``faulthandler``),
+  so a hang in a callback or in the middleware's teardown says where it is.
 """
 from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import faulthandler
 import functools
 import signal
 import sys
@@ -474,6 +477,8 @@ class RclpyClient:
 
 #: Longest time [s] the spin loop waits before it looks at the stop flag again.
 STOP_POLL_S = 0.1
+#: Time [s] after a stop signal at which a process still running prints every thread's stack on stderr.
+STOP_REPORT_S = 20.0
 
 
 def spin(node: RclpyNode, duration_sec: float | None = None, stop: threading.Event | None = None,
@@ -526,11 +531,13 @@ def install_stop_signals(stop: threading.Event, reasons: list[str]) -> Callable[
     def request_stop(signum: int, _frame: Any) -> None:
         reasons.append(signal.Signals(signum).name)
         stop.set()
+        faulthandler.dump_traceback_later(STOP_REPORT_S, exit=False)  # cancelled by restore()
 
     for sig in previous:
         signal.signal(sig, request_stop)
 
     def restore() -> None:
+        faulthandler.cancel_dump_traceback_later()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
 
@@ -572,4 +579,6 @@ def run(factory: Callable[[Node], Any], name: str, argv: Sequence[str]) -> int:
             rclpy.try_shutdown()
         finally:
             restore()
+            if reasons:  # the interpreter's exit (finalizers of the middleware) is part of the stop too
+                faulthandler.dump_traceback_later(STOP_REPORT_S, exit=False)
     return 0
