@@ -32,7 +32,10 @@ setup(
         "setuptools",
     ],
     extras_require={
-        "test": ["pytest>=7", "pytest-xdist>=3", "hypothesis>=6", "exudyn>=1.9"],  # exudyn: the flexible-body cross-checks
+        # exudyn: the flexible-body cross-checks; example-robot-data: vendor URDFs (Panda, UR, Kinova, TIAGo)
+        "test": ["pytest>=7", "pytest-xdist>=3", "hypothesis>=6", "exudyn>=1.9", "example-robot-data>=6",
+                 "xacro>=2.1"],
+        "xacro": ["xacro>=2.1"],  # urdf: <file>.xacro (a ROS 2 install has it as ros-<distro>-xacro)
         "bench": ["pyOMA-2>=1.0", "koma-python>=1.3"],
     },
     zip_safe=True,
