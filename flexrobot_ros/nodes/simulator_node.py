@@ -9,7 +9,9 @@ Publishes: ``motor_states`` (sensor_msgs/JointState: motor encoder positions q_m
 torque tau_m [N m], every sample), ``joint_states`` (JointState: link positions q [rad | m], velocities, effort =
 elastic joint torque K (W q - q_m), every ``joint_states_decimation``-th sample), ``tf`` (tf2_msgs/TFMessage of
 the URDF links, the tree robot_state_publisher publishes, every ``1 / tf_rate_hz`` of simulated time),
-``robot_description`` (std_msgs/String, latched, when ``publish_robot_description``), for robots with flexible
+``robot_description`` (std_msgs/String, latched, when ``publish_robot_description``, unless the URDF came from that
+topic: :mod:`.robot_description`; a second latched copy beside the first publisher's would hand late subscribers
+either), for robots with flexible
 links ``link_deflections`` (std_msgs/Float64MultiArray (links, 2): tip deflections w_y, w_z [m] of the flexible links
 in YAML order, beam axes, with the joint_states decimation; tf then also carries ``<link>/deformed_tip``, each
 flexible link's deformed end frame, for RViz; and ``link_shapes``, visualization_msgs/MarkerArray: one line strip
@@ -80,13 +82,13 @@ import numpy as np
 from flexrobot_ros.dynamics import Poly9Trajectory, feedforward
 from flexrobot_ros.errors import RuntimeLayerError, SimulationError
 from flexrobot_ros.kinematics import link_transforms
-from flexrobot_ros.model import load_robot
 from flexrobot_ros.nodes.convert import (Counted, InputError, diagnostics, dynamic_joint_state, joint_state,
                                         optional_publisher,
                                          joint_values, reporting, tf_message, trajectory_arrays, vector)
 from flexrobot_ros.nodes.live_parameters import LiveParameters, LiveTimer, changed_any, checked
 from flexrobot_ros.nodes.ros2_control import checked_topic, joint_order
 from flexrobot_ros.nodes.state_input import SIMULATED_INTERFACES
+from flexrobot_ros.nodes.robot_description import PARAMETERS as URDF_PARAMETERS, load_node_robot
 from flexrobot_ros.nodes.run_parameters import RunParameters
 from flexrobot_ros.runtime import QOS_DEFAULT, QOS_LATCHED, QOS_STREAM, ParameterSpec, run_node
 from flexrobot_ros.runtime.messages import multiarray
@@ -99,6 +101,7 @@ from flexrobot_ros.simulation.elastic_robot_plant import ElasticRobotPlant, hold
 PARAMETERS = (
     ParameterSpec("robot", "scompi", "shipped robot name or path of a flexibility YAML", read_only=True),
     ParameterSpec("tool", False, "add the tool described in the flexibility YAML", read_only=True),
+    *URDF_PARAMETERS,
     ParameterSpec("set_point", [], "link pose held at start and after ~/reset (a change applies at the next "
                   "~/reset) [rad | m]; empty: zeros clipped to the joint limits", type="double_array"),
     ParameterSpec("set_points", [], "poses the ~/set_point service cycles through, n values per pose "
@@ -139,7 +142,8 @@ PARAMETERS = (
     ParameterSpec("link_shapes_rate_hz", 20.0, "rate of the link_shapes line strips (robots with flexible links) "
                   "[Hz]; 0: none", range=(0.0, 1000.0)),
     ParameterSpec("publish_robot_description", True, "publish the URDF on robot_description (latched); turn off "
-                  "when robot_state_publisher runs", read_only=True),
+                  "when robot_state_publisher runs; never when the URDF came from robot_description (urdf)",
+                  read_only=True),
     ParameterSpec("torque_command_mode", "effort", "motor_torque_command is the motor torque ('effort') or is "
                   "added to the PD + compensation law ('additive')", choices=("effort", "additive")),
     ParameterSpec("motor_encoder.counts_per_rev", 0.0, "motor encoder counts per rotor revolution (0: ideal)",
@@ -182,7 +186,7 @@ class SimulatorNode:
         self.node = node
         live = self.live = LiveParameters(node, PARAMETERS)
         p = self.p = live.values
-        self.robot = robot = load_robot(p["robot"], tool=p["tool"])
+        self.robot = robot = load_node_robot(node, p)
         self.names, self.rate = robot.joint_names, p["rate_hz"]
         # flexible links / rigid joints: the composed model's plant and its hold law
         self.plant = ElasticRobotPlant(robot) if (robot.flexible_links or robot.rigid_joints) else None
@@ -222,7 +226,10 @@ class SimulatorNode:
             if self.plant is not None and self.plant.deflection_links else None
         self.shapes = node.create_publisher(types.visualization_msgs.msg.MarkerArray, "link_shapes") \
             if self.deflections is not None else None
-        if p["publish_robot_description"]:
+        if p["publish_robot_description"] and robot.urdf_path is None:  # it came from robot_description itself
+            node.logger.info(f"publish_robot_description: not publishing; the URDF came from "
+                             f"{node.resolve_name('robot_description')}, whose publisher keeps it latched")
+        elif p["publish_robot_description"]:
             description = node.create_publisher(types.std_msgs.msg.String, "robot_description", QOS_LATCHED)
             description.publish(types.std_msgs.msg.String(data=robot.urdf_xml))
         locked = live.locked  # callbacks and parameter changes take turns
