@@ -126,7 +126,8 @@ class Peer:
             self._loopback.__enter__()
             self.node = create_node("urdf_peer", namespace=namespace, backend="dds")
             self.latched, self.volatile = QOS_LATCHED, QOS_DEFAULT
-            self.String, self.JointState = self.node.types.std_msgs.msg.String, self.node.types.sensor_msgs.msg.JointState
+            types = self.node.types
+            self.String, self.JointState = types.std_msgs.msg.String, types.sensor_msgs.msg.JointState
             self.node.create_subscription(self.node.types.std_msgs.msg.Float64MultiArray, "modal/frequencies",
                                           self._on_frequencies, QOS_LATCHED)
             self.node.create_subscription(self.JointState, "joint_states", self.states.append,
@@ -380,3 +381,64 @@ def test_a_simulator_on_the_topics_urdf_publishes_no_second_copy(panda):
     assert "publish_robot_description: not publishing" in simulator.output, simulator.output
     assert writers == 1, simulator.output
     assert list(test.states[-1].name)[:len(JOINTS)] == JOINTS
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# flexrobot bringup hardware --urdf robot_description
+# ------------------------------------------------------------------------------------------------------------------
+
+def bringup(*arguments: str) -> list[str]:
+    return [sys.executable, "-m", "flexrobot_ros.cli", "bringup", *arguments]
+
+
+def test_the_hardware_bringup_takes_the_urdf_from_the_topic(panda, tmp_path):
+    """``flexrobot bringup hardware <file YAML> --urdf robot_description --namespace NS`` on the standalone runtime,
+    the URDF latched on NS/robot_description by this test: the bring-up's own node and its three nodes log that they
+    wait for it because of the urdf parameter, the nodes then start on the Panda, and the bring-up's summary (after
+    Ctrl-C: exit 130) is the Panda's, which it could only load from the topic. (The feedforward node runs EJNEA:
+    SDRNEA's code generation for the Panda would take most of the test on a fresh machine.)"""
+    ns = namespace("bringup")
+    params = tmp_path / "hardware.yaml"
+    params.write_text("/**/feedforward_node:\n  ros__parameters:\n    method: ejnea\n")
+    with graph("dds", ns) as test:
+        test.latch("robot_description", panda["urdf"])
+        process = subprocess.Popen(bringup("hardware", str(panda["file"]), "--urdf", "robot_description",
+                                           "--namespace", ns, "--params", str(params), "--json"),
+                                   cwd=REPO, env=peer.loopback_env(PYTHONUNBUFFERED="1"), stdin=subprocess.DEVNULL,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        lines: list[str] = []
+        reader = threading.Thread(target=lambda: lines.extend(line.rstrip("\n") for line in process.stderr),
+                                  daemon=True)
+        reader.start()
+        started = ("modes of panda on", "feedforward for panda (ejnea", "OMA (")  # each node's line once it runs
+        try:
+            deadline = time.monotonic() + 2 * START_S
+            while not all(any(text in line for line in lines) for text in started):
+                assert process.poll() is None and time.monotonic() < deadline, "\n".join(lines)
+                time.sleep(0.1)
+            process.send_signal(signal.SIGINT)
+            stdout, _ = process.communicate(timeout=START_S)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+        reader.join(timeout=5.0)
+    output = "\n".join(lines)
+    waited = sorted(line.split("]: waiting")[0].rsplit("/", 1)[1] for line in lines
+                    if f"for the URDF on {ns}/robot_description (parameter urdf)" in line)
+    print(f"bringup: exit {process.returncode}, robot {json.loads(stdout)['robot']}; waited for the URDF: {waited}")
+    assert process.returncode == 130, output
+    assert waited == ["feedforward_node", "flexrobot_bringup", "modal_monitor_node", "oma_node"], output
+    summary = json.loads(stdout)
+    assert summary["robot"] == "panda" and summary["kind"] == "hardware", summary
+
+
+def test_the_simulation_bringup_refuses_a_urdf_from_the_topic(panda):
+    """The simulator is the robot: ``bringup simulation`` with a YAML whose URDF comes from the topic is one line, exit
+    status 2, before any node starts."""
+    completed = subprocess.run(bringup("simulation", str(panda["topic"])), cwd=REPO, env=peer.loopback_env(),
+                               capture_output=True, text=True, timeout=START_S)
+    print(completed.stderr.strip())
+    assert completed.returncode == 2 and completed.stderr.count("\n") == 1, completed.stderr
+    assert completed.stderr.startswith("flexrobot bringup: error: bringup simulation ") and \
+        "urdf: robot_description" in completed.stderr, completed.stderr

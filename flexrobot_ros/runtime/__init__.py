@@ -57,7 +57,8 @@ The :class:`Node` interface (both back ends; entity methods have rclpy's names):
 - ``wait_for_message(type, topic, timeout_sec, qos=QOS_LATCHED)``: the first message on a topic within the timeout
   (None without one), for start-up: the node's other callbacks run meanwhile, a stop signal ends it
   (:class:`StopRequested`); ``destroy_subscription(subscription)``; ``spin_once(timeout_sec)`` for code that
-  interleaves its work with the node's callbacks; ``stop_requested``.
+  interleaves its work with the node's callbacks; ``request_stop()`` (``spin`` returns, a start-up wait ends) and
+  ``stop_requested``.
 - ``now()`` [s], ``stamp()`` (``builtin_interfaces/Time``): ROS time, the system clock or, when the node's
   ``use_sim_time`` parameter is true, the newest ``/clock`` (zero before the first); every node declares
   ``use_sim_time`` on both back ends (rclpy itself, the DDS back end in :mod:`.time_source`).

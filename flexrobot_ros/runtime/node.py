@@ -281,11 +281,15 @@ class Node(abc.ABC):
         """Run the node's callbacks that become ready within ``timeout_sec`` [s], in the calling thread (a command
         or a start-up wait interleaving its work with the node's callbacks; not while the node is spun)."""
 
+    @abc.abstractmethod
+    def request_stop(self) -> None:
+        """Ask the node to stop: :func:`~flexrobot_ros.runtime.spin` returns, a start-up wait ends (safe from signal
+        handlers and other threads; ``run_node``'s SIGINT/SIGTERM handlers call it)."""
+
     @property
     @abc.abstractmethod
     def stop_requested(self) -> bool:
-        """Whether the node was asked to stop (SIGINT or SIGTERM to :func:`~flexrobot_ros.runtime.run_node`, or
-        the back end shut down)."""
+        """Whether the node was asked to stop (:meth:`request_stop`), or the back end was shut down."""
 
     @abc.abstractmethod
     def destroy(self) -> None:

@@ -166,7 +166,8 @@ class RclpyNode(Node):
         parameter_files: ROS 2 parameter files, passed to rcl as ``--params-file`` node arguments.
         parameter_overrides: values that win over the files, typed by the declarations (as on the DDS back end).
         remappings: ``-r`` node arguments.
-        stop: the stop flag of :func:`run`'s signal handlers (:attr:`stop_requested`).
+        stop: the node's stop flag (:meth:`request_stop`, :attr:`stop_requested`; :func:`run` gives its signal
+            handlers' flag); default a flag of its own.
     """
 
     backend = "rclpy"
@@ -175,7 +176,8 @@ class RclpyNode(Node):
                  parameter_overrides: dict[str, Any] | None = None, remappings: Sequence[Remapping] = (),
                  stop: threading.Event | None = None) -> None:
         super().__init__()
-        self._stop = stop
+        #: Set by :meth:`request_stop`; :func:`spin` ends when it is set.
+        self.stop_event = stop if stop is not None else threading.Event()
         init()
         args: list[str] = []
         for path in parameter_files:
@@ -357,11 +359,15 @@ class RclpyNode(Node):
                 if time.monotonic() >= deadline:
                     return
 
+    def request_stop(self) -> None:
+        self.stop_event.set()
+
     @property
     def stop_requested(self) -> bool:
-        """Whether :func:`run`'s stop flag is set (SIGINT, SIGTERM) or the node's context was shut down."""
+        """Whether :attr:`stop_event` is set (:meth:`request_stop`; SIGINT, SIGTERM under :func:`run`) or the
+        node's context was shut down."""
         context = self.ros_node.context
-        return (self._stop is not None and self._stop.is_set()) or not context.ok()
+        return self.stop_event.is_set() or not context.ok()
 
     def create_timer(self, period_sec: float, callback: Callable[[], None]) -> Any:
         return self.ros_node.create_timer(period_sec, self.guard(callback, "timer"))
@@ -495,22 +501,24 @@ STOP_REPORT_S = 20.0
 
 def spin(node: RclpyNode, duration_sec: float | None = None, stop: threading.Event | None = None,
          parent: ParentWatch | None = None) -> str:
-    """Run the node's callbacks in this thread until ``stop`` is set, the node's context is shut down,
-    ``duration_sec`` has passed (default: no limit) or the ``parent`` process has died. Returns why it ended:
-    ``"stop"``, ``"shutdown"``, ``"duration"`` or ``"parent"``.
+    """Run the node's callbacks in this thread until ``stop`` (default: the node's :attr:`~RclpyNode.stop_event`,
+    :meth:`~RclpyNode.request_stop`) is set, the node's context is shut down, ``duration_sec`` has passed (default:
+    no limit) or the ``parent`` process has died. Returns why it ended: ``"stop"``, ``"shutdown"``, ``"duration"``
+    or ``"parent"``.
 
     The node gets an executor of its own for the call; each ``spin_once`` waits at most :data:`STOP_POLL_S`.
     ``rclpy.shutdown()`` from another thread wakes the executor (every executor registers ``Context.on_shutdown``)
     and ends the loop, also when the executor fails because the context went down while it built its wait set.
     """
     context = node.ros_node.context
+    stop = stop if stop is not None else node.stop_event
     executor = SingleThreadedExecutor(context=context)
     executor.add_node(node.ros_node)
     deadline = None if duration_sec is None else time.monotonic() + duration_sec
     try:
         with node.spinning():
             while True:
-                if stop is not None and stop.is_set():
+                if stop.is_set():
                     return "stop"
                 if not context.ok():
                     return "shutdown"
