@@ -17,7 +17,9 @@ an rclpy node for an rclpy one). What is checked:
   one error line naming the topic (urdfdom's reason, the joint that is missing);
 - SIGINT while the node waits: exit status 0 at once, not after the timeout;
 - a simulator whose URDF came from the topic publishes none of its own (one publisher on robot_description, the
-  test's), and runs the Panda.
+  test's), and runs the Panda; its joint_states carry the locked fingers at their positions;
+- ``flexrobot bringup hardware --urdf robot_description``: the bring-up and its nodes take the topic's URDF;
+  ``bringup simulation`` refuses a YAML whose URDF comes from the topic.
 """
 from __future__ import annotations
 
@@ -361,10 +363,11 @@ def test_sigint_while_waiting_stops_the_node_at_once(panda, runtime):
     assert elapsed < 30.0, monitor.output  # the wait ended on the signal, not after its 600 s
 
 
-def test_a_simulator_on_the_topics_urdf_publishes_no_second_copy(panda):
+def test_a_simulator_on_the_topics_urdf_latches_no_second_copy_and_states_its_locked_joints(panda):
     """A standalone simulator with urdf: robot_description: it logs that it does not publish robot_description, the
-    topic keeps one writer (the test's) once the simulator runs, and the simulation runs the Panda (its joint_states
-    name the Panda's joints)."""
+    topic keeps one writer (the test's) once the simulator runs, and the simulation runs the Panda: its joint_states
+    name the seven joints, then the two locked fingers at the YAML's 0.02 m with velocity and effort 0 (what
+    robot_state_publisher needs for the whole URDF's tf)."""
     ns = namespace("simulator")
     with graph("dds", ns) as test:
         test.latch("robot_description", panda["urdf"])
@@ -380,7 +383,11 @@ def test_a_simulator_on_the_topics_urdf_publishes_no_second_copy(panda):
     assert code == 0, simulator.output
     assert "publish_robot_description: not publishing" in simulator.output, simulator.output
     assert writers == 1, simulator.output
-    assert list(test.states[-1].name)[:len(JOINTS)] == JOINTS
+    last = test.states[-1]
+    assert list(last.name) == JOINTS + list(FINGERS), list(last.name)
+    assert list(last.position)[len(JOINTS):] == list(FINGERS.values())
+    assert list(last.velocity)[len(JOINTS):] == list(last.effort)[len(JOINTS):] == [0.0, 0.0]
+    assert np.all(np.isfinite(last.position)) and np.any(np.asarray(last.effort)[:len(JOINTS)] != 0.0)
 
 
 # ------------------------------------------------------------------------------------------------------------------

@@ -7,7 +7,9 @@ rate_hz`` apart whatever the real-time factor (and stay increasing across ``~/re
 
 Publishes: ``motor_states`` (sensor_msgs/JointState: motor encoder positions q_m [rad], velocities, effort = motor
 torque tau_m [N m], every sample), ``joint_states`` (JointState: link positions q [rad | m], velocities, effort =
-elastic joint torque K (W q - q_m), every ``joint_states_decimation``-th sample), ``tf`` (tf2_msgs/TFMessage of
+elastic joint torque K (W q - q_m), every ``joint_states_decimation``-th sample; after the simulated joints the URDF
+joints the YAML's ``locked_joints`` holds, at their positions with velocity and effort 0, so that
+robot_state_publisher has every joint of a vendor URDF), ``tf`` (tf2_msgs/TFMessage of
 the URDF links, the tree robot_state_publisher publishes, every ``1 / tf_rate_hz`` of simulated time),
 ``robot_description`` (std_msgs/String, latched, when ``publish_robot_description``, unless the URDF came from that
 topic: :mod:`.robot_description`; a second latched copy beside the first publisher's would hand late subscribers
@@ -188,6 +190,9 @@ class SimulatorNode:
         p = self.p = live.values
         self.robot = robot = load_node_robot(node, p)
         self.names, self.rate = robot.joint_names, p["rate_hz"]
+        #: the URDF joints locked_joints holds, and their positions [rad | m]: in joint_states too (at rest), so that
+        #: robot_state_publisher has every joint of the URDF; every other output has the simulated joints only
+        self.held = (tuple(robot.locked_joints), np.array(list(robot.locked_joints.values()), dtype=float))
         # flexible links / rigid joints: the composed model's plant and its hold law
         self.plant = ElasticRobotPlant(robot) if (robot.flexible_links or robot.rigid_joints) else None
         settings = self._settings(p)
@@ -622,6 +627,10 @@ class SimulatorNode:
         q_m = np.column_stack([output.sensors[f"motor_encoder.{joint}"] for joint in names])
         q = np.column_stack([output.sensors[f"link_encoder.{joint}"] for joint in names])
         tau_j = output.elastic_torque  # (samples, n) [N m], computed once per chunk
+        held, held_q = self.held  # joint_states: the simulated joints, then the locked ones at rest
+        at_rest = np.zeros((len(output.t), len(held)))
+        link_names, link_q = names + held, np.hstack([q, at_rest + held_q])
+        link_qd, link_tau = np.hstack([output.qd, at_rest]), np.hstack([tau_j, at_rest])
         first = self.sim.sample_index - len(output.t) + 1
         for k, t in enumerate(output.t):
             stamp = self.node.stamp(self.stamp_base + t)
@@ -632,8 +641,7 @@ class SimulatorNode:
                 self.dynamic_joint_states.publish(dynamic_joint_state(types, stamp, names, dict(zip(
                     SIMULATED_INTERFACES, (q[k], output.qd[k], tau_j[k], q_m[k], output.qd_m[k])))))
             if (first + k) % decimation == 0:
-                self.joint_states.publish(joint_state(types, stamp, names, q[k], output.qd[k],
-                                                      tau_j[k]))
+                self.joint_states.publish(joint_state(types, stamp, link_names, link_q[k], link_qd[k], link_tau[k]))
                 if self.deflections is not None:
                     self.deflections.publish(multiarray(types, self.sim.plant.tip_deflections(
                         output.states[k:k + 1])[0], ("link", "direction")))
