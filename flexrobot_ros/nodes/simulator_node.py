@@ -9,12 +9,11 @@ Publishes: ``motor_states`` (sensor_msgs/JointState: motor encoder positions q_m
 torque tau_m [N m], every sample), ``joint_states`` (JointState: link positions q [rad | m], velocities, effort =
 elastic joint torque K (W q - q_m), every ``joint_states_decimation``-th sample; after the simulated joints the URDF
 joints the YAML's ``locked_joints`` holds, at their positions with velocity and effort 0, so that
-robot_state_publisher has every joint of a vendor URDF), ``tf`` (tf2_msgs/TFMessage of
-the URDF links, the tree robot_state_publisher publishes, every ``1 / tf_rate_hz`` of simulated time),
-``robot_description`` (std_msgs/String, latched, when ``publish_robot_description``, unless the URDF came from that
-topic: :mod:`.robot_description`; a second latched copy beside the first publisher's would hand late subscribers
-either), for robots with flexible
-links ``link_deflections`` (std_msgs/Float64MultiArray (links, 2): tip deflections w_y, w_z [m] of the flexible links
+robot_state_publisher has every joint of a vendor URDF), ``tf`` (tf2_msgs/TFMessage of the URDF links, the tree
+robot_state_publisher publishes, every ``1 / tf_rate_hz`` of simulated time), ``robot_description`` (std_msgs/String,
+latched, when ``publish_robot_description``, unless the URDF came from that topic (:mod:`.robot_description`): a
+second latched copy beside the first publisher's would hand late subscribers either), for robots with flexible links
+``link_deflections`` (std_msgs/Float64MultiArray (links, 2): tip deflections w_y, w_z [m] of the flexible links
 in YAML order, beam axes, with the joint_states decimation; tf then also carries ``<link>/deformed_tip``, each
 flexible link's deformed end frame, for RViz; and ``link_shapes``, visualization_msgs/MarkerArray: one line strip
 per flexible link along its deformed beam, 16 points in the link frame, every ``1 / link_shapes_rate_hz``) and
