@@ -344,6 +344,21 @@ def test_a_robot_description_that_is_no_urdf_of_the_robot_is_one_line_naming_the
     assert f"topic {ns}/robot_description" in line and expected in line, line
 
 
+def test_urdfdoms_reasons_are_in_the_error_and_not_on_stderr(panda, capfd):
+    """urdfdom prints why it refuses a URDF on file descriptor 2 (two lines per reason, with its source file); the
+    load error holds the reasons instead and nothing reaches stderr, so a node's refusal stays one line."""
+    from flexrobot_ros.errors import ModelError
+    from flexrobot_ros.model import load_robot
+
+    text, _ = BAD_DESCRIPTIONS["refused by urdfdom"]
+    with pytest.raises(ModelError) as refused:
+        load_robot(panda["topic"], urdf_text=text, urdf_origin="topic /arm/robot_description")
+    assert str(refused.value) == ("URDF from topic /arm/robot_description: pinocchio cannot parse it: The XML stream "
+                                  "does not contain a valid URDF model. (urdfdom: Joint [j] is of type REVOLUTE but "
+                                  "it does not specify limits; joint xml is not initialized correctly)")
+    assert capfd.readouterr().err == ""
+
+
 # ------------------------------------------------------------------------------------------------------------------
 # Stopping while waiting; the simulator does not publish a second copy
 # ------------------------------------------------------------------------------------------------------------------

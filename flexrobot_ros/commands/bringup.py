@@ -304,12 +304,13 @@ class BringUp:
         #: the URDF parameters of the nodes (robot_description.PARAMETERS), for this command's own node too
         self.urdf = {spec.name: given[NODES[args.kind][-1]].get(spec.name, spec.default) for spec in URDF_PARAMETERS}
         self.urdf["urdf"] = args.urdf or self.urdf["urdf"]
-        if args.kind == "simulation" and uses_topic(args.robot, self.urdf["urdf"]):
+        from_topic = uses_topic(args.robot, self.urdf["urdf"])
+        if args.kind == "simulation" and from_topic:
             raise CommandError(f"bringup simulation {args.robot}: the URDF would come from the robot_description "
                                "topic (urdf: robot_description), but the simulator is the robot and publishes it: "
                                "give a flexibility YAML whose urdf is a file")
         #: the robot; with the URDF on robot_description, loaded from there once this command's node is up (run)
-        self.robot = None if uses_topic(args.robot, self.urdf["urdf"]) else load_robot(args.robot, tool=tool)
+        self.robot = None if from_topic else load_robot(args.robot, tool=tool)
         self.tool = tool
         #: Half the encoder sample rate [Hz] (oma_node's sample_rate_hz): modes above it are invisible to OMA.
         self.nyquist_hz = 0.5 * float(given["oma_node"].get("sample_rate_hz", 1000.0))
