@@ -17,6 +17,9 @@ of the joint_state_broadcaster; the state interfaces ``motor_interface`` and ``l
 optional packages are dealt with before anything starts (:mod:`flexrobot_ros.runtime.launch_plan`).
 ``calibrate:=true`` also starts calibration_node (self-calibration on ``~/calibrate``; the parameter file's
 ``calibration_node`` section: poses, ``move: wait``, excitation) on the same encoder and joint-state topics.
+``urdf:=robot_description`` (or ``urdf: robot_description`` in the flexibility YAML) makes every node take the URDF
+from the latched ``/robot_description`` topic the robot's driver (its robot_state_publisher) publishes
+(:mod:`flexrobot_ros.nodes.robot_description`); robot_state_publisher is then not started.
 ``flexrobot bringup hardware`` starts the same nodes with the same parameter files without ROS 2.
 """
 from __future__ import annotations
@@ -31,6 +34,7 @@ from launch_ros.actions import Node
 
 from flexrobot_ros.commands.bringup import parameter_file
 from flexrobot_ros.model import load_robot
+from flexrobot_ros.nodes.robot_description import uses_topic
 from flexrobot_ros.runtime.launch_plan import LaunchPlan, in_ament_index, plan_launch
 
 PACKAGE = "flexrobot_ros"
@@ -57,7 +61,10 @@ ARGUMENTS = (
      "the parameter file says, motor_position by default)"),
     ("link_interface", "", "state interface of the link position on dynamic_joint_states (empty: as the parameter file "
      "says, position by default)"),
-    ("robot_state_publisher", "false", "also start robot_state_publisher with the robot's URDF"),
+    ("urdf", "", "where the nodes take the URDF from: empty = as the flexibility YAML says (a file, or the topic); "
+     "'robot_description' = the latched /robot_description topic of the robot's driver (robot_state_publisher is "
+     "then not started)"),
+    ("robot_state_publisher", "false", "also start robot_state_publisher with the robot's URDF file"),
     ("rviz", "false", "start RViz with config/flexrobot.rviz"),
     ("record", "", "record every topic with 'ros2 bag record' into this directory (empty: no recording)"),
     ("params_file", "", "ROS 2 parameter file (empty: config/<robot>_hardware.yaml or config/hardware.yaml)"),
@@ -67,11 +74,14 @@ ARGUMENTS = (
 
 
 def robot_overrides(context) -> dict:
-    """Parameters every node gets from the launch arguments (robot, and tool when given)."""
+    """Parameters every node gets from the launch arguments (robot, and tool and urdf when given)."""
     overrides = {"robot": LaunchConfiguration("robot").perform(context)}
     tool = LaunchConfiguration("tool").perform(context).strip().lower()
     if tool:
         overrides["tool"] = tool in ("true", "1", "yes")
+    urdf = LaunchConfiguration("urdf").perform(context).strip()
+    if urdf:
+        overrides["urdf"] = urdf
     return overrides
 
 
@@ -98,7 +108,9 @@ def launch_plan(context) -> LaunchPlan:
     return plan_launch("hardware", installed=in_ament_index,
                        robot_state_publisher=LaunchConfiguration("robot_state_publisher").perform(context),
                        rviz=LaunchConfiguration("rviz").perform(context),
-                       record=LaunchConfiguration("record").perform(context))
+                       record=LaunchConfiguration("record").perform(context),
+                       urdf_from_topic=uses_topic(LaunchConfiguration("robot").perform(context),
+                                                  LaunchConfiguration("urdf").perform(context).strip()))
 
 
 def launch_nodes(context, *args, **kwargs):

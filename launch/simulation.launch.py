@@ -12,7 +12,8 @@ link tree, so a minimal ROS 2 install runs this file), optionally RViz with ``co
 ``ros2 bag record -a`` with the QoS overrides of ``config/recording_qos.yaml`` (keep-all for the 1 kHz streams:
 rosbag2's default depth 10 loses samples when the recorder stalls). Missing optional packages are dealt with before
 anything starts (:mod:`flexrobot_ros.runtime.launch_plan`): RViz or robot_state_publisher asked for but not
-installed is skipped with a warning; ``record:=`` without ``ros2 bag`` refuses the launch. ``flexrobot bringup
+installed is skipped with a warning; ``record:=`` without ``ros2 bag`` refuses the launch, and so does a flexibility
+YAML with ``urdf: robot_description`` (the simulator is the robot: its URDF must be a file). ``flexrobot bringup
 simulation`` starts the same nodes with the same parameter files without ROS 2.
 
 ``calibrate:=true`` also starts calibration_node (self-calibration on ``~/calibrate`` over the poses of the parameter
@@ -43,6 +44,7 @@ from launch_ros.actions import Node
 from flexrobot_ros.commands.bringup import node_parameters, parameter_file, simulated_time
 from flexrobot_ros.commands.bringup_calibration import SIMULATOR_OVERRIDES
 from flexrobot_ros.model import load_robot
+from flexrobot_ros.nodes.robot_description import uses_topic
 from flexrobot_ros.runtime.launch_plan import LaunchPlan, in_ament_index, plan_launch
 
 PACKAGE = "flexrobot_ros"
@@ -107,7 +109,8 @@ def launch_plan(context) -> LaunchPlan:
     return plan_launch("simulation", installed=in_ament_index,
                        robot_state_publisher=LaunchConfiguration("robot_state_publisher").perform(context),
                        rviz=LaunchConfiguration("rviz").perform(context),
-                       record=LaunchConfiguration("record").perform(context))
+                       record=LaunchConfiguration("record").perform(context),
+                       urdf_from_topic=uses_topic(LaunchConfiguration("robot").perform(context), ""))
 
 
 def simulator_overrides(context, state_publisher: bool) -> dict:

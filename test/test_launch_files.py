@@ -119,8 +119,8 @@ ROS2_CONTROL_ARGUMENTS = {"ros2_control_output", "controller", "drive_compensate
                           "link_interface"}
 LAUNCH_FILES = {"simulation.launch.py": {"robot", "tool", "rviz", "record", "rate", "robot_state_publisher"}
                 | ROS2_CONTROL_ARGUMENTS,
-                "hardware.launch.py": {"robot", "tool", "encoders", "joint_states", "dynamic_joint_states", "rviz",
-                                       "record", "robot_state_publisher"} | ROS2_CONTROL_ARGUMENTS}
+                "hardware.launch.py": {"robot", "tool", "urdf", "encoders", "joint_states", "dynamic_joint_states",
+                                       "rviz", "record", "robot_state_publisher"} | ROS2_CONTROL_ARGUMENTS}
 
 
 @pytest.mark.parametrize("name", sorted(LAUNCH_FILES))
@@ -250,6 +250,25 @@ def test_ros2_control_arguments_become_declared_parameters(name):
         simulator = functions["simulator_overrides"]
         assert "controller = LaunchConfiguration('controller').perform(context).strip()" in simulator
         assert "overrides['ros2_control.controller'] = controller" in simulator
+
+
+def test_hardware_urdf_argument_is_every_nodes_urdf_parameter():
+    """hardware.launch.py's ``urdf:=`` is the ``urdf`` parameter of every node it starts (robot_overrides, which
+    each node gets), which those nodes declare, and it tells the launch plan whether the URDF comes from the topic
+    (then no robot_state_publisher); simulation.launch.py asks the plan with the YAML's own choice."""
+    import importlib
+
+    tree = ast.parse((REPO / "launch" / "hardware.launch.py").read_text())
+    functions = {node.name: ast.unparse(node) for node in tree.body if isinstance(node, ast.FunctionDef)}
+    assert "urdf = LaunchConfiguration('urdf').perform(context).strip()" in functions["robot_overrides"]
+    assert "overrides['urdf'] = urdf" in functions["robot_overrides"]
+    assert "urdf_from_topic=uses_topic(LaunchConfiguration('robot').perform(context), " \
+           "LaunchConfiguration('urdf').perform(context).strip())" in functions["launch_plan"]
+    assert functions["launch_nodes"].count("common") >= 4  # feedforward, monitor, OMA, calibration
+    for node in ("feedforward_node", "modal_monitor_node", "oma_node", "calibration_node"):
+        assert "urdf" in {spec.name for spec in importlib.import_module(f"flexrobot_ros.nodes.{node}").PARAMETERS}
+    simulation = ast.unparse(ast.parse((REPO / "launch" / "simulation.launch.py").read_text()))
+    assert "urdf_from_topic=uses_topic(LaunchConfiguration('robot').perform(context), '')" in simulation
 
 
 def _call_name(call: ast.AST) -> str | None:

@@ -14,8 +14,10 @@ from flexrobot_ros.runtime.launch_plan import LaunchPlan, plan_launch, switch
 FULL = {"rviz2", "robot_state_publisher", "ros2bag"}
 
 
-def plan(kind: str, packages: set[str], *, rsp: str = "false", rviz: str = "false", record: str = "") -> LaunchPlan:
-    return plan_launch(kind, robot_state_publisher=rsp, rviz=rviz, record=record, installed=packages.__contains__)
+def plan(kind: str, packages: set[str], *, rsp: str = "false", rviz: str = "false", record: str = "",
+         urdf_from_topic: bool = False) -> LaunchPlan:
+    return plan_launch(kind, robot_state_publisher=rsp, rviz=rviz, record=record, installed=packages.__contains__,
+                       urdf_from_topic=urdf_from_topic)
 
 
 @pytest.mark.parametrize("kind", ["simulation", "hardware"])
@@ -47,6 +49,22 @@ def test_auto_state_publisher_follows_the_installation_silently():
     assert plan("simulation", FULL, rsp="auto").robot_state_publisher is True
     quiet = plan("simulation", FULL - {"robot_state_publisher"}, rsp="AUTO")
     assert quiet.robot_state_publisher is False and quiet.warnings == ()
+
+
+def test_a_urdf_from_the_topic_starts_no_robot_state_publisher_and_no_simulation():
+    """urdf: robot_description: robot_state_publisher (it needs the URDF file, and would publish a second latched
+    robot_description) is not started, with one warning when asked for, none with auto; a simulation is refused
+    before anything starts (its simulator is the robot)."""
+    asked = plan("hardware", FULL, rsp="true", rviz="true", urdf_from_topic=True)
+    assert asked.robot_state_publisher is False and asked.rviz is True
+    assert asked.warnings == ("robot_state_publisher:=true but the nodes take the URDF from the robot_description "
+                              "topic (urdf: robot_description): not started; /tf must come from the robot's driver "
+                              "(the robot_state_publisher that publishes robot_description)",)
+    quiet = plan("hardware", FULL, rsp="auto", urdf_from_topic=True)
+    assert quiet.robot_state_publisher is False and quiet.warnings == ()
+    with pytest.raises(RuntimeLayerError, match=r"the simulator is the robot and publishes it: give a flexibility YAML "
+                                                r"whose urdf is a file"):
+        plan("simulation", FULL, rsp="auto", urdf_from_topic=True)
 
 
 def test_recording_without_ros2_bag_refuses_before_anything_starts():

@@ -321,16 +321,18 @@ def test_every_parameter_is_live_or_read_only():
 
     read_only = {module.__name__.rsplit(".", 1)[1]: {s.name for s in module.PARAMETERS if s.read_only}
                  for module in (simulator_node, oma_node, feedforward_node, modal_monitor_node)}
+    model = {"robot", "tool", "urdf", "robot_description_timeout"}  # the robot, and where its URDF comes from
     assert read_only == {
-        "simulator_node": {"robot", "tool", "rate_hz", "substeps", "autostart", "publish_robot_description",
-                           "motor_encoder.counts_per_rev", "motor_encoder.noise_std", "link_encoder.counts_per_rev",
-                           "link_encoder.noise_std", "ros2_control.controller", "ros2_control.joints"},
-        "oma_node": {"robot", "tool", "sample_rate_hz", "queue_depth", "output_directory", "silent_warning_s",
-                     "state_input", "dynamic_joint_states.motor_interface", "dynamic_joint_states.link_interface"},
-        "feedforward_node": {"robot", "tool", "ros2_control.output", "ros2_control.controller",
-                             "ros2_control.joints"},  # they choose the topics
-        "modal_monitor_node": {"robot", "tool", "output_directory",  # where services may write: never live
-                               "state_input", "dynamic_joint_states.link_interface"},  # the subscription
+        "simulator_node": model | {"rate_hz", "substeps", "autostart", "publish_robot_description",
+                                   "motor_encoder.counts_per_rev", "motor_encoder.noise_std",
+                                   "link_encoder.counts_per_rev", "link_encoder.noise_std", "ros2_control.controller",
+                                   "ros2_control.joints"},
+        "oma_node": model | {"sample_rate_hz", "queue_depth", "output_directory", "silent_warning_s", "state_input",
+                             "dynamic_joint_states.motor_interface", "dynamic_joint_states.link_interface"},
+        "feedforward_node": model | {"ros2_control.output", "ros2_control.controller",
+                                     "ros2_control.joints"},  # they choose the topics
+        "modal_monitor_node": model | {"output_directory",  # where services may write: never live
+                                       "state_input", "dynamic_joint_states.link_interface"},  # the subscription
     }
 
 

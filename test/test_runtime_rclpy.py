@@ -103,6 +103,8 @@ _NODE = {
     "get_name", "get_namespace", "resolve_topic_name", "get_logger", "get_clock", "declare_parameter",
     "get_parameter", "create_publisher", "create_subscription", "create_service", "create_client", "create_timer",
     "destroy_node",
+    # destroy_subscription(subscription) -> bool (all distros)
+    "destroy_subscription",
     # add_on_set_parameters_callback(callback(list[Parameter]) -> SetParametersResult) (Foxy),
     # set_parameters_atomically(list[Parameter]) -> SetParametersResult (Dashing)
     "add_on_set_parameters_callback", "set_parameters_atomically",
@@ -183,6 +185,7 @@ RCLPY_CALLS = {
     "self.ros_node.set_parameters_atomically": (1, set()),
     "self.ros_node.create_publisher": (3, set()),               # qos_profile is positional (no default) since Dashing
     "self.ros_node.create_subscription": (4, set()),
+    "self.ros_node.destroy_subscription": (1, set()),
     "self.ros_node.create_service": (3, set()),                 # qos_profile / callback_group are keyword-only
     "self.ros_node.create_client": (2, set()),
     "self.ros_node.create_timer": (2, {"clock"}),   # create_timer(period, callback, callback_group, clock) (Foxy+)

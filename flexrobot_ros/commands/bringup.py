@@ -28,6 +28,12 @@ Without ``--duration`` the nodes run with their own excitation until Ctrl-C and 
 the OMA input, ``--joint-states`` for the monitor) until ``--duration`` wall-clock seconds or Ctrl-C, then asks
 the OMA node for a last identification and summarises the latest modes.
 
+On a robot whose driver publishes the URDF (robot_state_publisher, ros2_control: the latched ``robot_description``
+topic in ``--namespace``), a flexibility YAML with ``urdf: robot_description``, or ``--urdf robot_description`` with
+any YAML, makes every node and the bring-up's own node take it from there (:mod:`flexrobot_ros.nodes.
+robot_description`: they wait up to ``robot_description_timeout``, 30 s; Ctrl-C ends the wait). The simulation
+bring-up needs a URDF file: its simulator is the robot.
+
 ``--calibrate`` also starts calibration_node, calls its ``~/calibrate`` once and adds its before/after report to the
 summary (:mod:`.bringup_calibration`); in simulation ``--true-yaml FILE`` is the robot the simulator runs while the
 other nodes start from the nominal ROBOT.
@@ -103,6 +109,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--joint-states", default="joint_states", help="hardware: JointState topic of the link "
                         "positions, the monitor input (default joint_states)")
     parser.add_argument("--namespace", default=None, help="namespace of every node")
+    parser.add_argument("--urdf", choices=("robot_description",), help="hardware: every node takes the URDF from the "
+                        "latched robot_description topic (the robot's driver or robot_state_publisher publishes it) "
+                        "whatever file the flexibility YAML names; a YAML with urdf: robot_description does so anyway")
     parser.add_argument("--record", type=Path, help="record every topic into this rosbag2 directory")
     parser.add_argument("--storage", choices=("sqlite3", "mcap"), default="sqlite3", help="bag storage")
     parser.add_argument("--plot-dir", type=Path, metavar="DIR", help="write PNG figures into this directory")
@@ -282,6 +291,7 @@ class BringUp:
 
     def __init__(self, args: argparse.Namespace) -> None:
         from flexrobot_ros.model import load_robot
+        from flexrobot_ros.nodes.robot_description import PARAMETERS as URDF_PARAMETERS, uses_topic
         from flexrobot_ros.runtime.processes import NodeLaunch
 
         self.args = args
@@ -291,7 +301,16 @@ class BringUp:
         names = NODES[args.kind] + ((CALIBRATION_NODE,) if args.calibrate else ())
         given = {name: node_parameters(self.files, name, args.namespace) for name in names}
         tool = args.tool if args.tool is not None else bool(given[NODES[args.kind][-1]].get("tool", False))
-        self.robot = load_robot(args.robot, tool=tool)
+        #: the URDF parameters of the nodes (robot_description.PARAMETERS), for this command's own node too
+        self.urdf = {spec.name: given[NODES[args.kind][-1]].get(spec.name, spec.default) for spec in URDF_PARAMETERS}
+        self.urdf["urdf"] = args.urdf or self.urdf["urdf"]
+        from_topic = uses_topic(args.robot, self.urdf["urdf"])
+        if args.kind == "simulation" and from_topic:
+            raise CommandError(f"bringup simulation {args.robot}: the URDF would come from the robot_description "
+                               "topic (urdf: robot_description), but the simulator is the robot and publishes it: "
+                               "give a flexibility YAML whose urdf is a file")
+        #: the robot; with the URDF on robot_description, loaded from there once this command's node is up (run)
+        self.robot = None if from_topic else load_robot(args.robot, tool=tool)
         self.tool = tool
         #: Half the encoder sample rate [Hz] (oma_node's sample_rate_hz): modes above it are invisible to OMA.
         self.nyquist_hz = 0.5 * float(given["oma_node"].get("sample_rate_hz", 1000.0))
@@ -312,7 +331,7 @@ class BringUp:
             overrides["simulator_node"] = {**SIMULATOR_OVERRIDES, **({"robot": str(args.true_yaml)}
                                                                      if args.true_yaml else {})}
         self.rtf = args.real_time_factor or float(given.get("simulator_node", {}).get("real_time_factor", 1.0))
-        common = {"robot": args.robot, "tool": tool}
+        common = {"robot": args.robot, "tool": tool, **({"urdf": args.urdf} if args.urdf else {})}
         #: non-simulator nodes follow the simulator's /clock (unless the parameter file says otherwise)
         self.sim_time = args.kind == "simulation" and simulated_time(self.files, args.namespace)
         #: the runtime of the nodes and of this command's own node: services do not cross DDS vendors
@@ -335,9 +354,11 @@ class BringUp:
         self.trajectory: Any = None
         self.reason = ""
         self.signal: int | None = None  # the signal that stopped the run (SIGINT: Ctrl-C), if any
+        self.node: Any = None  # this command's own node, once run() made it
 
     def run(self) -> dict[str, Any]:
-        from flexrobot_ros.runtime import create_node
+        from flexrobot_ros.nodes.robot_description import load_node_robot
+        from flexrobot_ros.runtime import StopRequested, create_node
         from flexrobot_ros.runtime.processes import Launcher
 
         stop = threading.Event()
@@ -345,6 +366,8 @@ class BringUp:
         def stop_on(sig: int, _frame: Any) -> None:
             self.signal = sig
             stop.set()
+            if self.node is not None:
+                self.node.request_stop()  # ends the wait for robot_description
 
         for sig in previous:
             signal.signal(sig, stop_on)
@@ -353,9 +376,14 @@ class BringUp:
         started = time.monotonic()
         try:
             launcher.start()
-            node = create_node("flexrobot_bringup", namespace=self.args.namespace, backend=self.backend)
+            node = self.node = create_node("flexrobot_bringup", namespace=self.args.namespace, backend=self.backend)
+            if self.robot is None:
+                try:
+                    self.robot = load_node_robot(node, {"robot": self.args.robot, "tool": self.tool, **self.urdf})
+                except StopRequested:
+                    raise KeyboardInterrupt from None  # Ctrl-C while waiting for the URDF: nothing ran to summarise
             self.collector = Collector(node, self.robot.joint_names)
-            self.node, self.launcher, self.stop = node, launcher, stop
+            self.launcher, self.stop = launcher, stop
             if self.args.record:  # on the standalone runtime either way: it only listens, and topics cross vendors
                 from flexrobot_ros.runtime.bags import BackgroundRecorder, BagRecorder
 

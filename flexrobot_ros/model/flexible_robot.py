@@ -285,12 +285,14 @@ def _joint_type(model: pin.Model, joint_id: int, source: str) -> str:
 
 
 def build_robot(spec: FlexibilitySpec, model: pin.Model, urdf_path: Path | None, yaml_path: Path | None,
-                with_tool: bool, urdf_xml: str = "", continuous_joints: tuple[str, ...] = ()) -> FlexibleRobot:
+                with_tool: bool, urdf_xml: str = "", continuous_joints: tuple[str, ...] = (),
+                urdf_origin: str = "the robot_description topic") -> FlexibleRobot:
     """Match a validated flexibility spec against a parsed URDF model (:func:`.urdf_source.urdf_model`: continuous
     joints already revolute) and assemble the robot (all-or-nothing): the ``locked_joints`` are held first, then
-    the non-actuated URDF elasticities; every joint left must be described under ``joints``."""
+    the non-actuated URDF elasticities; every joint left must be described under ``joints``. ``urdf_origin`` names
+    where a URDF without a file came from, in error messages."""
     source = str(yaml_path) if yaml_path else spec.robot
-    urdf_name = urdf_path.name if urdf_path is not None else "the robot_description topic's URDF"
+    urdf_name = urdf_path.name if urdf_path is not None else f"the URDF from {urdf_origin}"
     model = lock_joints(model, spec.locked_joints, source)
     full_model, model = model, lock_urdf_elasticities(spec, model, source)
     joint_names = tuple(model.names[1:])

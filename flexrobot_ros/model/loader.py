@@ -126,18 +126,28 @@ def parse_urdf(urdf_path: Path) -> pin.Model:
     return urdf_model(read_urdf_text(urdf_path, {}, "URDF"), str(urdf_path))[0]
 
 
-def load_robot(name_or_path: str | os.PathLike[str], tool: bool = False, urdf_text: str | None = None) -> FlexibleRobot:
+def urdf_from_topic(name_or_path: str | os.PathLike[str]) -> bool:
+    """Whether the flexibility YAML of a robot (shipped name or path) takes its URDF from the ``robot_description``
+    topic (``urdf: robot_description``); the YAML is validated as :func:`load_robot` validates it."""
+    yaml_path = resolve_robot_path(name_or_path)
+    spec = parse_flexibility(read_yaml(yaml_path, ModelError, "the flexibility YAML"), str(yaml_path))
+    return spec.urdf == FROM_TOPIC
+
+
+def load_robot(name_or_path: str | os.PathLike[str], tool: bool = False, urdf_text: str | None = None,
+               urdf_origin: str = "the robot_description topic") -> FlexibleRobot:
     """Load a shipped robot by name (``"scompi"``) or a user flexibility YAML by path.
 
     ``tool=True`` adds the file's ``tool`` payload to the link it is attached to. ``urdf_text`` is the URDF when
-    the YAML's ``urdf`` is ``robot_description`` (the nodes pass the topic's text), or replaces the file it names.
+    the YAML's ``urdf`` is ``robot_description`` (the nodes pass the topic's text), or replaces the file it names;
+    ``urdf_origin`` says where that text came from in error messages (the nodes: ``topic /ns/robot_description``).
     Raises ModelError, naming the file, field and joint, on any problem; a partially valid robot is never returned.
     """
     yaml_path = resolve_robot_path(name_or_path)
     document = read_yaml(yaml_path, ModelError, "the flexibility YAML")
     spec = parse_flexibility(document, str(yaml_path))
     if urdf_text is not None:
-        urdf_path, source = None, "from the robot_description topic"
+        urdf_path, source = None, f"from {urdf_origin}"
     elif spec.urdf == FROM_TOPIC:
         raise ModelError(f"{yaml_path}: urdf: {FROM_TOPIC}: the URDF comes from the robot_description topic, which "
                          "the nodes read; elsewhere give a URDF file (or load_robot(..., urdf_text=...))")
@@ -146,4 +156,5 @@ def load_robot(name_or_path: str | os.PathLike[str], tool: bool = False, urdf_te
         urdf_text = read_urdf_text(urdf_path, spec.xacro_args, f"{yaml_path}: urdf: {spec.urdf!r} names")
         source = str(urdf_path)
     model, continuous = urdf_model(urdf_text, source)
-    return build_robot(spec, model, urdf_path, yaml_path, tool, urdf_xml=urdf_text, continuous_joints=continuous)
+    return build_robot(spec, model, urdf_path, yaml_path, tool, urdf_xml=urdf_text, continuous_joints=continuous,
+                       urdf_origin=urdf_origin)

@@ -14,7 +14,12 @@ position limits -inf and +inf.
 """
 from __future__ import annotations
 
+import contextlib
+import os
+import sys
+import tempfile
 from pathlib import Path
+from typing import Iterator
 from xml.etree import ElementTree
 
 import numpy as np
@@ -71,11 +76,48 @@ def read_urdf_text(path: Path, arguments: dict[str, str], where: str) -> str:
         raise ModelError(f"URDF {path}: cannot read: {error}") from error
 
 
-def _parse(text: str, source: str) -> pin.Model:
+@contextlib.contextmanager
+def _captured_stderr() -> Iterator[list[str]]:
+    """File descriptor 2 redirected into a temporary file within the block; the list then holds the lines written
+    to it. urdfdom, which pinocchio parses URDFs with, prints why a URDF is invalid there (console_bridge's
+    ``Error:`` lines), not into the exception. Without a file descriptor 2 nothing is captured."""
+    lines: list[str] = []
+    sys.stderr.flush()
     try:
-        return pin.buildModelFromXML(text)
-    except (RuntimeError, ValueError, IndexError) as error:
-        raise ModelError(f"URDF {source}: pinocchio cannot parse it: {error}") from error
+        saved = os.dup(2)
+    except OSError:
+        yield lines
+        return
+    with tempfile.TemporaryFile() as capture:
+        os.dup2(capture.fileno(), 2)
+        try:
+            yield lines
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            capture.seek(0)
+            lines.extend(capture.read().decode(errors="replace").splitlines())
+
+
+def _parse(text: str, source: str) -> pin.Model:
+    """pinocchio's model of the URDF ``text``; a ModelError holds urdfdom's reasons. What else reached stderr
+    meanwhile (urdfdom's warnings on a valid URDF, another thread's output) is written to it again."""
+    error: Exception | None = None
+    with _captured_stderr() as printed:
+        try:
+            model = pin.buildModelFromXML(text)
+        except (RuntimeError, ValueError, IndexError) as raised:
+            error = raised
+    if error is None:
+        if printed:
+            print("\n".join(printed), file=sys.stderr)
+        return model
+    reasons = [line.split("Error:", 1)[1].strip() for line in printed if line.lstrip().startswith("Error:")]
+    others = [line for line in printed if not line.lstrip().startswith(("Error:", "at line "))]
+    if others:
+        print("\n".join(others), file=sys.stderr)
+    why = f" (urdfdom: {'; '.join(reasons)})" if reasons else ""
+    raise ModelError(f"URDF {source}: pinocchio cannot parse it: {error}{why}") from error
 
 
 def urdf_model(text: str, source: str) -> tuple[pin.Model, tuple[str, ...]]:

@@ -60,11 +60,11 @@ from flexrobot_ros.identification.calibration import (CalibrationOptions, Calibr
                                                       check_parameters)
 from flexrobot_ros.identification.flexibility_update import write_identified_yaml
 from flexrobot_ros.identification.modal_data import MeasuredMode, write_modal_data
-from flexrobot_ros.model import load_robot
 from flexrobot_ros.nodes.convert import answer, joint_state, joint_values, ordered_stamp, reporting
 from flexrobot_ros.nodes.live_model import model_values
 from flexrobot_ros.nodes.live_parameters import LiveParameters, checked
 from flexrobot_ros.nodes.output_files import keep_previous, output_path
+from flexrobot_ros.nodes.robot_description import PARAMETERS as URDF_PARAMETERS, load_node_robot
 from flexrobot_ros.oma import identify_modes
 from flexrobot_ros.oma.identify import parse_orders
 from flexrobot_ros.runtime import QOS_DEFAULT, QOS_LATCHED, ParameterSpec, run_node
@@ -73,6 +73,7 @@ from flexrobot_ros.runtime.remote_parameters import get_remote_parameters, set_r
 PARAMETERS = (
     ParameterSpec("robot", "scompi", "nominal robot (shipped name or flexibility YAML)", read_only=True),
     ParameterSpec("tool", False, "add the tool described in the flexibility YAML", read_only=True),
+    *URDF_PARAMETERS,
     ParameterSpec("sample_rate_hz", 1000.0, "encoder sample rate [Hz]", range=(1.0, 100000.0), read_only=True),
     ParameterSpec("queue_depth", 20000, "encoder samples queued", range=(10, 10**7), read_only=True),
     ParameterSpec("poses", [], "calibration poses, n values per pose [rad | m]", type="double_array"),
@@ -123,7 +124,7 @@ class CalibrationNode:
         self.node = node
         live = self.live = LiveParameters(node, PARAMETERS)
         p = self.p = live.values
-        self.robot = load_robot(p["robot"], tool=p["tool"])
+        self.robot = load_node_robot(node, p)
         self.lock = threading.Lock()  # between the subscriptions and the worker
         self.pose, self.pose_stamp, self.velocity = None, None, None
         self.stamp, self.record_from, self.samples = None, None, []

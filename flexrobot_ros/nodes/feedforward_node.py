@@ -70,12 +70,12 @@ from flexrobot_ros.dynamics import (DRIVE_COMPENSATION, check_supported, check_t
 from flexrobot_ros.dynamics.feedforward_names import METHODS, TARGET_SPACES
 from flexrobot_ros.dynamics.input_shaping import DEFAULT_FREQUENCY_ERROR, SHAPERS
 from flexrobot_ros.errors import RuntimeLayerError
-from flexrobot_ros.model import load_robot
 from flexrobot_ros.nodes.convert import (Counted, diagnostics, float_array, joint_state, joint_trajectory, reporting,
                                          trajectory_arrays)
 from flexrobot_ros.nodes.live_model import MODEL_PARAMETERS, live_robot
 from flexrobot_ros.nodes.live_parameters import LiveParameters, LiveTimer, changed_any, checked
 from flexrobot_ros.nodes.ros2_control import checked_topic, joint_order
+from flexrobot_ros.nodes.robot_description import PARAMETERS as URDF_PARAMETERS, load_node_robot
 from flexrobot_ros.nodes.run_parameters import RunParameters
 from flexrobot_ros.runtime import QOS_STREAM, ParameterSpec, run_node
 from flexrobot_ros.runtime.messages import time_seconds
@@ -85,6 +85,7 @@ from flexrobot_ros.shaping import shape_reference
 PARAMETERS = (
     ParameterSpec("robot", "scompi", "shipped robot name or path of a flexibility YAML", read_only=True),
     ParameterSpec("tool", False, "add the tool described in the flexibility YAML", read_only=True),
+    *URDF_PARAMETERS,
     ParameterSpec("method", "auto", "inverse dynamics: 'auto' ('sdrnea' for elastic joints on rigid links, "
                   "'prescribed' for flexible links or rigid joints; 'dae' in tool space), 'sdrnea' (generated C code), "
                   "'ejnea' (numeric), 'dae' (robots with extra elasticities: BDF or optimization), 'prescribed' (any "
@@ -135,7 +136,7 @@ class FeedforwardNode:
         self.node = node
         live = self.live = LiveParameters(node, PARAMETERS)
         p = self.p = live.values
-        self.loaded = load_robot(p["robot"], tool=p["tool"])
+        self.loaded = load_node_robot(node, p)
         self.robot = live_robot(self.loaded, p)  # the YAML's joint parameters, or calibrated ones (model.*)
         self.tool_axes = self._check(p, self.robot)  # the tool-point coordinates of tool-space targets, or None
         self.result, self.start, self.streamed = None, 0.0, 0

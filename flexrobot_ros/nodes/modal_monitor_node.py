@@ -56,7 +56,6 @@ from flexrobot_ros.kinematics import chain_links, frame_origins
 from flexrobot_ros.modal.held_modes import composed_model, has_link_layer, held_coordinates, held_modes
 from flexrobot_ros.modal.maps import grid_map, save_map
 from flexrobot_ros.modal.plots import plot_grid
-from flexrobot_ros.model import load_robot
 from flexrobot_ros.model.schema import gains as joint_gains
 from flexrobot_ros.nodes.convert import (Counted, diagnostics, float_array, interface_values, joint_values,
                                          mode_markers, mode_shapes_array, ordered_stamp, reporting)
@@ -64,12 +63,14 @@ from flexrobot_ros.nodes.live_parameters import LiveParameters, LiveTimer, chang
 from flexrobot_ros.nodes.live_model import MODEL_PARAMETERS, live_robot
 from flexrobot_ros.nodes.output_files import output_path
 from flexrobot_ros.nodes.state_input import state_input_parameters
+from flexrobot_ros.nodes.robot_description import PARAMETERS as URDF_PARAMETERS, load_node_robot
 from flexrobot_ros.nodes.run_parameters import RunParameters
 from flexrobot_ros.runtime import QOS_LATCHED, QOS_STREAM, ParameterSpec, run_node
 
 PARAMETERS = (
     ParameterSpec("robot", "scompi", "shipped robot name or path of a flexibility YAML", read_only=True),
     ParameterSpec("tool", False, "add the tool described in the flexibility YAML", read_only=True),
+    *URDF_PARAMETERS,
     ParameterSpec("kp", [], "motor PD stiffness [N m/rad]: empty for the YAML's, one value or n values",
                   type="double_array", range=(0.0, 1e9)),
     ParameterSpec("kd", [], "motor PD damping [N m s/rad]: empty for the YAML's, one value or n values",
@@ -110,7 +111,7 @@ class ModalMonitorNode:
         self.node = node
         live = self.live = LiveParameters(node, PARAMETERS)
         p = self.p = live.values
-        self.loaded = load_robot(p["robot"], tool=p["tool"])
+        self.loaded = load_node_robot(node, p)
         self.robot = live_robot(self.loaded, p)  # the YAML's joint parameters, or calibrated ones (model.*)
         self.chain = composed_model(self.robot).chain if has_link_layer(self.robot) else None  # decoupling check
         self.links = chain_links(self.robot)

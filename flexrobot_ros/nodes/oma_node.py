@@ -45,11 +45,11 @@ from flexrobot_ros.identification import (MeasuredMode, ModalData, PoseModes, id
                                           read_modal_data, write_modal_data)
 from flexrobot_ros.identification.flexibility_update import identified_fields, write_identified_yaml
 from flexrobot_ros.identification.parameters import parse_parameters
-from flexrobot_ros.model import load_robot
 from flexrobot_ros.nodes.convert import (Counted, answer, diagnostics, float_array, interface_values, joint_values,
                                          mode_shapes_array, ordered_stamp, reporting)
 from flexrobot_ros.nodes.live_parameters import LiveParameters, checked
 from flexrobot_ros.nodes.output_files import keep_previous, output_path
+from flexrobot_ros.nodes.robot_description import PARAMETERS as URDF_PARAMETERS, load_node_robot
 from flexrobot_ros.nodes.run_parameters import RunParameters
 from flexrobot_ros.nodes.silent_input import SILENT_INPUT_S, warn_if_silent
 from flexrobot_ros.nodes.state_input import state_input_parameters
@@ -61,6 +61,7 @@ PARAMETERS = (
     ParameterSpec("robot", "scompi", "robot of the encoders (shipped name or flexibility YAML; empty: channels "
                   "from the first message, no joint-parameter identification)", read_only=True),
     ParameterSpec("tool", False, "add the tool described in the flexibility YAML", read_only=True),
+    *URDF_PARAMETERS,
     ParameterSpec("sample_rate_hz", 1000.0, "encoder sample rate [Hz]", range=(1.0, 100000.0), read_only=True),
     ParameterSpec("queue_depth", 10000, "encoder samples queued while an identification runs", range=(10, 10**7),
                   read_only=True),
@@ -101,7 +102,7 @@ class OmaNode:
         self.node = node
         live = self.live = LiveParameters(node, PARAMETERS)
         p = self.p = live.values
-        self.robot = load_robot(p["robot"], tool=p["tool"]) if p["robot"] else None
+        self.robot = load_node_robot(node, p) if p["robot"] else None
         self.channels = self.robot.joint_names if self.robot is not None else None
         self.options = self._options(p)
         self.tracker: ModeTracker | None = None

@@ -30,15 +30,16 @@ import numpy as np
 from flexrobot_ros.errors import IdentificationError
 from flexrobot_ros.identification.rigid_body import RigidRecord, identify_rigid_body
 from flexrobot_ros.identification.rigid_export import standard_from_base, write_identified_robot
-from flexrobot_ros.model import load_robot
 from flexrobot_ros.nodes.convert import answer, joint_values, ordered_stamp, reporting
 from flexrobot_ros.nodes.live_parameters import LiveParameters
 from flexrobot_ros.nodes.output_files import keep_previous, output_path
+from flexrobot_ros.nodes.robot_description import PARAMETERS as URDF_PARAMETERS, load_node_robot
 from flexrobot_ros.runtime import QOS_DEFAULT, ParameterSpec, run_node
 
 PARAMETERS = (
     ParameterSpec("robot", "kr90", "shipped robot name or path of a flexibility YAML", read_only=True),
     ParameterSpec("tool", False, "add the tool described in the flexibility YAML", read_only=True),
+    *URDF_PARAMETERS,
     ParameterSpec("queue_depth", 10000, "motor_states samples queued between spins", range=(10, 10**7),
                   read_only=True),
     ParameterSpec("buffer_s", 600.0, "samples kept: the last buffer_s seconds of motor_states [s]",
@@ -64,7 +65,7 @@ class RigidIdentificationNode:
         self.node = node
         live = self.live = LiveParameters(node, PARAMETERS)
         p = self.p = live.values
-        self.robot = load_robot(p["robot"], tool=p["tool"])
+        self.robot = load_node_robot(node, p)
         self.motor: deque[tuple[float, np.ndarray, np.ndarray]] = deque()
         self.link: deque[tuple[float, np.ndarray]] = deque()
         joint_state = node.types.sensor_msgs.msg.JointState

@@ -7,10 +7,13 @@ rate_hz`` apart whatever the real-time factor (and stay increasing across ``~/re
 
 Publishes: ``motor_states`` (sensor_msgs/JointState: motor encoder positions q_m [rad], velocities, effort = motor
 torque tau_m [N m], every sample), ``joint_states`` (JointState: link positions q [rad | m], velocities, effort =
-elastic joint torque K (W q - q_m), every ``joint_states_decimation``-th sample), ``tf`` (tf2_msgs/TFMessage of
-the URDF links, the tree robot_state_publisher publishes, every ``1 / tf_rate_hz`` of simulated time),
-``robot_description`` (std_msgs/String, latched, when ``publish_robot_description``), for robots with flexible
-links ``link_deflections`` (std_msgs/Float64MultiArray (links, 2): tip deflections w_y, w_z [m] of the flexible links
+elastic joint torque K (W q - q_m), every ``joint_states_decimation``-th sample; after the simulated joints the URDF
+joints the YAML's ``locked_joints`` holds, at their positions with velocity and effort 0, so that
+robot_state_publisher has every joint of a vendor URDF), ``tf`` (tf2_msgs/TFMessage of the URDF links, the tree
+robot_state_publisher publishes, every ``1 / tf_rate_hz`` of simulated time), ``robot_description`` (std_msgs/String,
+latched, when ``publish_robot_description``, unless the URDF came from that topic (:mod:`.robot_description`): a
+second latched copy beside the first publisher's would hand late subscribers either), for robots with flexible links
+``link_deflections`` (std_msgs/Float64MultiArray (links, 2): tip deflections w_y, w_z [m] of the flexible links
 in YAML order, beam axes, with the joint_states decimation; tf then also carries ``<link>/deformed_tip``, each
 flexible link's deformed end frame, for RViz; and ``link_shapes``, visualization_msgs/MarkerArray: one line strip
 per flexible link along its deformed beam, 16 points in the link frame, every ``1 / link_shapes_rate_hz``) and
@@ -80,13 +83,13 @@ import numpy as np
 from flexrobot_ros.dynamics import Poly9Trajectory, feedforward
 from flexrobot_ros.errors import RuntimeLayerError, SimulationError
 from flexrobot_ros.kinematics import link_transforms
-from flexrobot_ros.model import load_robot
 from flexrobot_ros.nodes.convert import (Counted, InputError, diagnostics, dynamic_joint_state, joint_state,
                                         optional_publisher,
                                          joint_values, reporting, tf_message, trajectory_arrays, vector)
 from flexrobot_ros.nodes.live_parameters import LiveParameters, LiveTimer, changed_any, checked
 from flexrobot_ros.nodes.ros2_control import checked_topic, joint_order
 from flexrobot_ros.nodes.state_input import SIMULATED_INTERFACES
+from flexrobot_ros.nodes.robot_description import PARAMETERS as URDF_PARAMETERS, load_node_robot
 from flexrobot_ros.nodes.run_parameters import RunParameters
 from flexrobot_ros.runtime import QOS_DEFAULT, QOS_LATCHED, QOS_STREAM, ParameterSpec, run_node
 from flexrobot_ros.runtime.messages import multiarray
@@ -99,6 +102,7 @@ from flexrobot_ros.simulation.elastic_robot_plant import ElasticRobotPlant, hold
 PARAMETERS = (
     ParameterSpec("robot", "scompi", "shipped robot name or path of a flexibility YAML", read_only=True),
     ParameterSpec("tool", False, "add the tool described in the flexibility YAML", read_only=True),
+    *URDF_PARAMETERS,
     ParameterSpec("set_point", [], "link pose held at start and after ~/reset (a change applies at the next "
                   "~/reset) [rad | m]; empty: zeros clipped to the joint limits", type="double_array"),
     ParameterSpec("set_points", [], "poses the ~/set_point service cycles through, n values per pose "
@@ -139,7 +143,8 @@ PARAMETERS = (
     ParameterSpec("link_shapes_rate_hz", 20.0, "rate of the link_shapes line strips (robots with flexible links) "
                   "[Hz]; 0: none", range=(0.0, 1000.0)),
     ParameterSpec("publish_robot_description", True, "publish the URDF on robot_description (latched); turn off "
-                  "when robot_state_publisher runs", read_only=True),
+                  "when robot_state_publisher runs; never when the URDF came from robot_description (urdf)",
+                  read_only=True),
     ParameterSpec("torque_command_mode", "effort", "motor_torque_command is the motor torque ('effort') or is "
                   "added to the PD + compensation law ('additive')", choices=("effort", "additive")),
     ParameterSpec("motor_encoder.counts_per_rev", 0.0, "motor encoder counts per rotor revolution (0: ideal)",
@@ -182,8 +187,11 @@ class SimulatorNode:
         self.node = node
         live = self.live = LiveParameters(node, PARAMETERS)
         p = self.p = live.values
-        self.robot = robot = load_robot(p["robot"], tool=p["tool"])
+        self.robot = robot = load_node_robot(node, p)
         self.names, self.rate = robot.joint_names, p["rate_hz"]
+        #: the URDF joints locked_joints holds, and their positions [rad | m]: in joint_states too (at rest), so that
+        #: robot_state_publisher has every joint of the URDF; every other output has the simulated joints only
+        self.held = (tuple(robot.locked_joints), np.array(list(robot.locked_joints.values()), dtype=float))
         # flexible links / rigid joints: the composed model's plant and its hold law
         self.plant = ElasticRobotPlant(robot) if (robot.flexible_links or robot.rigid_joints) else None
         settings = self._settings(p)
@@ -222,7 +230,10 @@ class SimulatorNode:
             if self.plant is not None and self.plant.deflection_links else None
         self.shapes = node.create_publisher(types.visualization_msgs.msg.MarkerArray, "link_shapes") \
             if self.deflections is not None else None
-        if p["publish_robot_description"]:
+        if p["publish_robot_description"] and robot.urdf_path is None:  # it came from robot_description itself
+            node.logger.info(f"publish_robot_description: not publishing; the URDF came from "
+                             f"{node.resolve_name('robot_description')}, whose publisher keeps it latched")
+        elif p["publish_robot_description"]:
             description = node.create_publisher(types.std_msgs.msg.String, "robot_description", QOS_LATCHED)
             description.publish(types.std_msgs.msg.String(data=robot.urdf_xml))
         locked = live.locked  # callbacks and parameter changes take turns
@@ -615,6 +626,10 @@ class SimulatorNode:
         q_m = np.column_stack([output.sensors[f"motor_encoder.{joint}"] for joint in names])
         q = np.column_stack([output.sensors[f"link_encoder.{joint}"] for joint in names])
         tau_j = output.elastic_torque  # (samples, n) [N m], computed once per chunk
+        held, held_q = self.held  # joint_states: the simulated joints, then the locked ones at rest
+        at_rest = np.zeros((len(output.t), len(held)))
+        link_names, link_q = names + held, np.hstack([q, at_rest + held_q])
+        link_qd, link_tau = np.hstack([output.qd, at_rest]), np.hstack([tau_j, at_rest])
         first = self.sim.sample_index - len(output.t) + 1
         for k, t in enumerate(output.t):
             stamp = self.node.stamp(self.stamp_base + t)
@@ -625,8 +640,7 @@ class SimulatorNode:
                 self.dynamic_joint_states.publish(dynamic_joint_state(types, stamp, names, dict(zip(
                     SIMULATED_INTERFACES, (q[k], output.qd[k], tau_j[k], q_m[k], output.qd_m[k])))))
             if (first + k) % decimation == 0:
-                self.joint_states.publish(joint_state(types, stamp, names, q[k], output.qd[k],
-                                                      tau_j[k]))
+                self.joint_states.publish(joint_state(types, stamp, link_names, link_q[k], link_qd[k], link_tau[k]))
                 if self.deflections is not None:
                     self.deflections.publish(multiarray(types, self.sim.plant.tip_deflections(
                         output.states[k:k + 1])[0], ("link", "direction")))

@@ -54,6 +54,11 @@ The :class:`Node` interface (both back ends; entity methods have rclpy's names):
   remaps. QoS: :data:`QOS_DEFAULT` (reliable, volatile, keep-last 10, rclpy's default), :data:`QOS_LATCHED`
   (transient-local, depth 1), :data:`QOS_SENSOR_DATA`, :data:`QOS_STREAM` (1 kHz state streams: keep-last
   10,000), or any :class:`QosProfile` (``.keeping_all()`` for a subscription that must not lose a sample).
+- ``wait_for_message(type, topic, timeout_sec, qos=QOS_LATCHED)``: the first message on a topic within the timeout
+  (None without one), for start-up: the node's other callbacks run meanwhile, a stop signal ends it
+  (:class:`StopRequested`); ``destroy_subscription(subscription)``; ``spin_once(timeout_sec)`` for code that
+  interleaves its work with the node's callbacks; ``request_stop()`` (``spin`` returns, a start-up wait ends) and
+  ``stop_requested``.
 - ``now()`` [s], ``stamp()`` (``builtin_interfaces/Time``): ROS time, the system clock or, when the node's
   ``use_sim_time`` parameter is true, the newest ``/clock`` (zero before the first); every node declares
   ``use_sim_time`` on both back ends (rclpy itself, the DDS back end in :mod:`.time_source`).
@@ -66,6 +71,8 @@ The :class:`Node` interface (both back ends; entity methods have rclpy's names):
 process that started it (:mod:`.parent_watch`: a killed launcher leaves no node behind), and in ``finally``
 calls the application's ``close()`` (if it has one), destroys the node and shuts the back end down. It returns 0,
 or 2 after printing a :class:`~flexrobot_ros.errors.FlexrobotError` raised during start-up (bad parameters, ...).
+A start-up that waits for a message (:meth:`Node.wait_for_message`: the URDF on ``robot_description``) ends at a
+stop signal with :class:`StopRequested`, and ``run_node`` then returns 0.
 
 Other modules: :mod:`.bags` (rosbag2 record/play/info/read with rosbags), :mod:`.processes` (start node processes
 with parameter files, stop them cleanly), :mod:`.dds_backend` (wire conventions), :mod:`.rclpy_backend`,
@@ -83,14 +90,14 @@ from typing import Any, Callable, Sequence
 from flexrobot_ros.errors import FlexrobotError, RuntimeLayerError
 from flexrobot_ros.runtime.messages import MessageTypes, dds_message_types, rclpy_message_types
 from flexrobot_ros.runtime.names import Remapping, parse_ros_arguments
-from flexrobot_ros.runtime.node import Node
+from flexrobot_ros.runtime.node import Node, StopRequested
 from flexrobot_ros.runtime.params import ParameterSpec
 from flexrobot_ros.runtime.parent_watch import ParentWatch
 from flexrobot_ros.runtime.qos import QOS_DEFAULT, QOS_LATCHED, QOS_SENSOR_DATA, QOS_SERVICES, QOS_STREAM, QosProfile
 
 __all__ = [
     "Node", "ParameterSpec", "QosProfile", "QOS_DEFAULT", "QOS_LATCHED", "QOS_SENSOR_DATA", "QOS_SERVICES", "QOS_STREAM",
-    "Remapping", "backend_name", "create_node", "message_types", "run_node", "shutdown", "spin",
+    "Remapping", "StopRequested", "backend_name", "create_node", "message_types", "run_node", "shutdown", "spin",
 ]
 
 BACKENDS = ("rclpy", "dds")
@@ -202,6 +209,8 @@ def run_node(factory: Callable[[Node], Any], name: str, argv: Sequence[str] | No
             node.logger.warning(f"stopping: {parent.reason}")
     except KeyboardInterrupt:  # SIGINT before the stop handlers were installed: a clean stop during start-up
         pass
+    except StopRequested as stopped:  # SIGINT/SIGTERM while start-up waited (for robot_description)
+        node.logger.info(f"stopping: {stopped}")  # type: ignore[union-attr]
     except FlexrobotError as error:
         print(f"{name}: error: {error}", file=sys.stderr)
         return 2

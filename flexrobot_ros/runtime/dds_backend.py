@@ -875,6 +875,11 @@ class DdsNode(Node):
         self._stop.set()
         self._wakeup.set(True)
 
+    @property
+    def stop_requested(self) -> bool:
+        """Whether :meth:`request_stop` was called (SIGINT/SIGTERM under ``run_node``)."""
+        return self._stop.is_set()
+
     def destroy(self) -> None:
         self.request_stop()
         self.context.remove_node(self)

@@ -11,6 +11,11 @@ and start everything from one ``OpaqueFunction`` only after it has answered:
   ``auto`` (simulation's default) means: when installed.
 - ``record:=DIR`` without ``ros2 bag`` (package ros2bag): refused before any node starts, since a run the user
   wanted recorded would otherwise be lost.
+- The nodes take the URDF from the ``robot_description`` topic (``urdf: robot_description`` in the flexibility YAML,
+  or ``urdf:=robot_description``): robot_state_publisher, which needs the URDF as a parameter and would publish a
+  second latched robot_description, is not started (with a warning when asked for: the robot's driver, or the
+  robot_state_publisher that publishes that topic, gives /tf); a simulation launch is refused, since its simulator
+  is the robot and nothing else would publish the URDF.
 - A switch that is not true/false (or auto where allowed) is refused, naming the argument and the value.
 """
 from __future__ import annotations
@@ -73,7 +78,7 @@ def in_ament_index(package: str) -> bool:
 
 
 def plan_launch(kind: str, *, robot_state_publisher: str, rviz: str, record: str,
-                installed: Callable[[str], bool]) -> LaunchPlan:
+                installed: Callable[[str], bool], urdf_from_topic: bool = False) -> LaunchPlan:
     """Decide what a launch of ``kind`` (simulation or hardware) starts besides its nodes.
 
     Args:
@@ -81,16 +86,26 @@ def plan_launch(kind: str, *, robot_state_publisher: str, rviz: str, record: str
         rviz: the launch argument (true/false).
         record: the launch argument (a directory, or "" for no recording).
         installed: ``installed(package)`` is True when that ROS 2 package is installed.
+        urdf_from_topic: the nodes take the URDF from the ``robot_description`` topic.
 
     Raises:
-        RuntimeLayerError: an invalid switch, or a recording asked for where ``ros2 bag`` is not installed.
+        RuntimeLayerError: an invalid switch, a recording asked for where ``ros2 bag`` is not installed, or a
+            simulation whose URDF would come from the topic.
     """
     if kind not in KINDS:
         raise RuntimeLayerError(f"launch kind {kind!r}: expected one of {KINDS}")
+    if urdf_from_topic and kind == "simulation":
+        raise RuntimeLayerError("the URDF would come from the robot_description topic (urdf: robot_description), but "
+                                "the simulator is the robot and publishes it: give a flexibility YAML whose urdf is a "
+                                "file")
     warnings = []
     wants_state_publisher = switch("robot_state_publisher", robot_state_publisher, allow_auto=True)
     has_state_publisher = installed(STATE_PUBLISHER_PACKAGE)
-    if wants_state_publisher and not has_state_publisher:
+    if wants_state_publisher and urdf_from_topic:
+        warnings.append("robot_state_publisher:=true but the nodes take the URDF from the robot_description topic "
+                        "(urdf: robot_description): not started; /tf must come from the robot's driver (the "
+                        "robot_state_publisher that publishes robot_description)")
+    elif wants_state_publisher and not has_state_publisher:
         instead = ("simulator_node publishes /tf and /robot_description itself" if kind == "simulation"
                    else "/tf and /robot_description must come from the robot's driver")
         warnings.append(f"robot_state_publisher:=true but the {STATE_PUBLISHER_PACKAGE} package is not installed: "
@@ -105,5 +120,6 @@ def plan_launch(kind: str, *, robot_state_publisher: str, rviz: str, record: str
         raise RuntimeLayerError(f"launch argument record:={record!r}: 'ros2 bag' ({RECORDER_PACKAGE}) is not "
                                 f"installed, so nothing was started; install ros-<distro>-rosbag2 or leave record "
                                 f"empty")
-    return LaunchPlan(robot_state_publisher=wants_state_publisher is not False and has_state_publisher,
+    return LaunchPlan(robot_state_publisher=wants_state_publisher is not False and has_state_publisher
+                      and not urdf_from_topic,
                       rviz=wants_rviz and has_rviz, record_directory=record, warnings=tuple(warnings))

@@ -5,17 +5,25 @@ import abc
 import collections
 import functools
 import threading
+import time
 import traceback
 from typing import Any, Callable, Mapping, Sequence
 
 from flexrobot_ros.errors import FlexrobotError
 from flexrobot_ros.runtime.messages import MessageTypes, time_message
 from flexrobot_ros.runtime.params import ParameterSpec, validate_update
-from flexrobot_ros.runtime.qos import QOS_DEFAULT, QosProfile
+from flexrobot_ros.runtime.qos import QOS_DEFAULT, QOS_LATCHED, QosProfile
 from flexrobot_ros.runtime.time_source import USE_SIM_TIME
 
 #: Parameters every node declares through the runtime itself (rclpy's TimeSource; the DDS back end likewise).
 RUNTIME_PARAMETERS = (USE_SIM_TIME,)
+#: Longest time [s] :meth:`Node.wait_for_message` runs the node's callbacks before it looks at the stop request again.
+WAIT_POLL_S = 0.1
+
+
+class StopRequested(Exception):
+    """A stop (SIGINT, SIGTERM, ``rclpy.shutdown()``) arrived while the node waited during start-up
+    (:meth:`Node.wait_for_message`); :func:`~flexrobot_ros.runtime.run_node` then ends cleanly (exit code 0)."""
 
 
 class Node(abc.ABC):
@@ -153,6 +161,34 @@ class Node(abc.ABC):
         """Subscription calling ``callback(msg)`` (guarded) for each message received."""
 
     @abc.abstractmethod
+    def destroy_subscription(self, subscription: Any) -> None:
+        """Stop receiving on ``subscription`` (from :meth:`create_subscription`) and delete it."""
+
+    def wait_for_message(self, msg_type: type, topic: str, timeout_sec: float, qos: QosProfile = QOS_LATCHED) -> Any:
+        """The first message on ``topic`` within ``timeout_sec`` [s], None when none came: for start-up, before the
+        node spins (the URDF on ``robot_description``). The node's other callbacks (parameter services, ...) run
+        meanwhile; the subscription is deleted before it returns. With :data:`QOS_LATCHED` (the default) a latched
+        topic's last message arrives whether it was published before or after the call.
+
+        Raises:
+            StopRequested: a stop arrived meanwhile (:attr:`stop_requested`).
+        """
+        received: list[Any] = []
+        subscription = self.create_subscription(msg_type, topic, received.append, qos)
+        deadline = time.monotonic() + timeout_sec
+        try:
+            while not received:
+                if self.stop_requested:
+                    raise StopRequested(f"stopped while waiting for {self.resolve_name(topic)}")
+                left = deadline - time.monotonic()
+                if left <= 0.0:
+                    return None
+                self.spin_once(min(left, WAIT_POLL_S))
+        finally:
+            self.destroy_subscription(subscription)
+        return received[0]
+
+    @abc.abstractmethod
     def create_service(self, srv_type: type, name: str, callback: Callable[[Any, Any], Any]) -> Any:
         """Service calling ``callback(request, response) -> response`` (guarded) for each request."""
 
@@ -239,7 +275,22 @@ class Node(abc.ABC):
 
         return guarded
 
-    # --- lifetime -------------------------------------------------------------------------------------------
+    # --- executing and lifetime -----------------------------------------------------------------------------
+    @abc.abstractmethod
+    def spin_once(self, timeout_sec: float = 0.1) -> None:
+        """Run the node's callbacks that become ready within ``timeout_sec`` [s], in the calling thread (a command
+        or a start-up wait interleaving its work with the node's callbacks; not while the node is spun)."""
+
+    @abc.abstractmethod
+    def request_stop(self) -> None:
+        """Ask the node to stop: :func:`~flexrobot_ros.runtime.spin` returns, a start-up wait ends (safe from signal
+        handlers and other threads; ``run_node``'s SIGINT/SIGTERM handlers call it)."""
+
+    @property
+    @abc.abstractmethod
+    def stop_requested(self) -> bool:
+        """Whether the node was asked to stop (:meth:`request_stop`), or the back end was shut down."""
+
     @abc.abstractmethod
     def destroy(self) -> None:
         """Release the node's entities (publishers, subscriptions, ...)."""

@@ -76,7 +76,7 @@ from rclpy.signals import SignalHandlerOptions
 from flexrobot_ros.errors import FlexrobotError, RuntimeLayerError
 from flexrobot_ros.runtime.messages import rclpy_message_types
 from flexrobot_ros.runtime.names import Remapping
-from flexrobot_ros.runtime.node import Node
+from flexrobot_ros.runtime.node import Node, StopRequested
 from flexrobot_ros.runtime.parent_watch import ParentWatch
 from flexrobot_ros.runtime.parameter_services import build_descriptor
 from flexrobot_ros.runtime.params import ParameterSpec, validate_parameter, validate_update
@@ -166,13 +166,18 @@ class RclpyNode(Node):
         parameter_files: ROS 2 parameter files, passed to rcl as ``--params-file`` node arguments.
         parameter_overrides: values that win over the files, typed by the declarations (as on the DDS back end).
         remappings: ``-r`` node arguments.
+        stop: the node's stop flag (:meth:`request_stop`, :attr:`stop_requested`; :func:`run` gives its signal
+            handlers' flag); default a flag of its own.
     """
 
     backend = "rclpy"
 
     def __init__(self, name: str, *, namespace: str | None = None, parameter_files: Sequence[str] = (),
-                 parameter_overrides: dict[str, Any] | None = None, remappings: Sequence[Remapping] = ()) -> None:
+                 parameter_overrides: dict[str, Any] | None = None, remappings: Sequence[Remapping] = (),
+                 stop: threading.Event | None = None) -> None:
         super().__init__()
+        #: Set by :meth:`request_stop`; :func:`spin` ends when it is set.
+        self.stop_event = stop if stop is not None else threading.Event()
         init()
         args: list[str] = []
         for path in parameter_files:
@@ -307,6 +312,9 @@ class RclpyNode(Node):
         subscription = self.ros_node.create_subscription(msg_type, topic, self.guard(batch, where), qos_profile(qos))
         return subscription
 
+    def destroy_subscription(self, subscription: Any) -> None:
+        self.ros_node.destroy_subscription(subscription)
+
     def create_service(self, srv_type: Any, name: str, callback: Callable[[Any, Any], Any]) -> Any:
         guarded = self.guard(callback, f"service {name}")
 
@@ -350,6 +358,16 @@ class RclpyNode(Node):
                 executor.spin_once(timeout_sec=max(0.0, deadline - time.monotonic()))
                 if time.monotonic() >= deadline:
                     return
+
+    def request_stop(self) -> None:
+        self.stop_event.set()
+
+    @property
+    def stop_requested(self) -> bool:
+        """Whether :attr:`stop_event` is set (:meth:`request_stop`; SIGINT, SIGTERM under :func:`run`) or the
+        node's context was shut down."""
+        context = self.ros_node.context
+        return self.stop_event.is_set() or not context.ok()
 
     def create_timer(self, period_sec: float, callback: Callable[[], None]) -> Any:
         return self.ros_node.create_timer(period_sec, self.guard(callback, "timer"))
@@ -483,22 +501,24 @@ STOP_REPORT_S = 20.0
 
 def spin(node: RclpyNode, duration_sec: float | None = None, stop: threading.Event | None = None,
          parent: ParentWatch | None = None) -> str:
-    """Run the node's callbacks in this thread until ``stop`` is set, the node's context is shut down,
-    ``duration_sec`` has passed (default: no limit) or the ``parent`` process has died. Returns why it ended:
-    ``"stop"``, ``"shutdown"``, ``"duration"`` or ``"parent"``.
+    """Run the node's callbacks in this thread until ``stop`` (default: the node's :attr:`~RclpyNode.stop_event`,
+    :meth:`~RclpyNode.request_stop`) is set, the node's context is shut down, ``duration_sec`` has passed (default:
+    no limit) or the ``parent`` process has died. Returns why it ended: ``"stop"``, ``"shutdown"``, ``"duration"``
+    or ``"parent"``.
 
     The node gets an executor of its own for the call; each ``spin_once`` waits at most :data:`STOP_POLL_S`.
     ``rclpy.shutdown()`` from another thread wakes the executor (every executor registers ``Context.on_shutdown``)
     and ends the loop, also when the executor fails because the context went down while it built its wait set.
     """
     context = node.ros_node.context
+    stop = stop if stop is not None else node.stop_event
     executor = SingleThreadedExecutor(context=context)
     executor.add_node(node.ros_node)
     deadline = None if duration_sec is None else time.monotonic() + duration_sec
     try:
         with node.spinning():
             while True:
-                if stop is not None and stop.is_set():
+                if stop.is_set():
                     return "stop"
                 if not context.ok():
                     return "shutdown"
@@ -549,7 +569,7 @@ def run(factory: Callable[[Node], Any], name: str, argv: Sequence[str]) -> int:
     ``rclpy.shutdown()`` or the death of the process that started it (:mod:`.parent_watch`), then in ``finally``
     the application's ``close()``, ``destroy_node`` and the context shutdown, in this order, in the main thread
     (see the module docstring for why rclpy's signal handlers are not used). A signal during start-up stops the
-    node as soon as the application is built.
+    node as soon as the application is built, or ends a start-up wait (:meth:`Node.wait_for_message`) at once.
 
     Returns:
         0 after a clean stop, 2 when start-up failed with a FlexrobotError (printed on stderr).
@@ -559,7 +579,7 @@ def run(factory: Callable[[Node], Any], name: str, argv: Sequence[str]) -> int:
     node, app = None, None
     try:
         rclpy.init(args=list(argv), signal_handler_options=SignalHandlerOptions.NO)
-        node = RclpyNode(name)
+        node = RclpyNode(name, stop=stop)
         app = factory(node)
         ended = spin(node, stop=stop, parent=parent)
         if ended == "parent":
@@ -567,6 +587,8 @@ def run(factory: Callable[[Node], Any], name: str, argv: Sequence[str]) -> int:
         else:
             why = reasons[0] if reasons else {"shutdown": "rclpy.shutdown()"}.get(ended, ended)
             node.logger.info(f"stopping: {why}")
+    except StopRequested as stopped:  # a signal while start-up waited (for robot_description): a clean stop
+        node.logger.info(f"stopping: {reasons[0] if reasons else 'rclpy.shutdown()'} ({stopped})")  # type: ignore
     except FlexrobotError as error:
         print(f"{name}: error: {error}", file=sys.stderr)
         return 2
