@@ -109,8 +109,9 @@ def locked_kinds(robot: FlexibleRobot) -> dict[str, str]:
     return {name: kinds[name] for name in robot.locked_joints}
 
 
-def listing_line(item: RobotListing) -> str:
-    """One line of ``--list``: name, the YAML's summary, joints and flexible parts."""
+def listing_line(item: RobotListing, width: int = 12) -> str:
+    """One line of ``--list``: the name padded to ``width`` characters, the YAML's summary, joints and flexible
+    parts."""
     counts = [f"{len(item.elastic_joints)} elastic" if item.elastic_joints else "",
               f"{len(item.rigid_joints)} rigid" if item.rigid_joints else ""]
     parts = [item.summary, f"{len(item.elastic_joints) + len(item.rigid_joints)} joints "
@@ -119,7 +120,7 @@ def listing_line(item: RobotListing) -> str:
         parts.append(f"flexible links {', '.join(item.flexible_links)}")
     if item.extra_elasticities:
         parts.append(f"{item.extra_elasticities} extra elasticit{'y' if item.extra_elasticities == 1 else 'ies'}")
-    return f"{item.robot:<12} " + "; ".join(parts)
+    return f"{item.robot:<{width}} " + "; ".join(parts)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -131,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
     if args.list:
         listings = list_shipped_robots()
         print(json.dumps({"robots": [asdict(item) for item in listings]}) if args.json
-              else "\n".join(listing_line(item) for item in listings))
+              else "\n".join(listing_line(item, max(len(i.robot) for i in listings)) for item in listings))
         return 0
     if not args.robot:
         raise CommandError("name a robot or use --list")
