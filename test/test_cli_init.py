@@ -11,7 +11,6 @@ line naming the link or file.
 """
 from __future__ import annotations
 
-import importlib.metadata
 import json
 import math
 import re
@@ -25,21 +24,13 @@ import yaml
 
 from flexrobot_ros.cli import main
 from flexrobot_ros.model import load_robot
+from vendor_robots import panda_urdf, vendor_robots
 
 #: The rule the help and the YAML state: locked-rotor frequency [Hz], B / M_ii, kd = 2 zeta_m sqrt((k + kp) B) with
 #: kp = k, d_f = 2 zeta_l sqrt(k W^2 M_ii), gear ratio, prismatic transmission radius [m].
 F_LOCKED_ROTOR, MOTOR_FRACTION, ZETA_MOTOR, ZETA_LINK, GEAR, RADIUS = 15.0, 0.5, 0.2, 0.02, 100.0, 0.01
 #: Relative rounding of the written placeholders (4 significant digits), compounded over two roundings.
 ROUNDING = 1.2e-3
-
-
-def vendor_robots() -> Path:
-    """The robots folder of the installed example-robot-data (a test dependency: setup.py's test extra)."""
-    try:
-        distribution = importlib.metadata.distribution("example-robot-data")
-    except importlib.metadata.PackageNotFoundError:
-        pytest.skip("example-robot-data is not installed (pip install '.[test]')")
-    return Path(distribution.locate_file("cmeel.prefix/share/example-robot-data/robots"))
 
 
 def init(capsys, *argv: str) -> dict:
@@ -110,7 +101,7 @@ def check_placeholders_marked(text: str) -> None:
 
 
 def test_panda_fingers_locked_seven_joints_elastic(tmp_path, capsys):
-    urdf = vendor_robots() / "panda_description" / "urdf" / "panda.urdf"
+    urdf = panda_urdf()
     out = tmp_path / "panda.yaml"
     report = init(capsys, str(urdf), "--out", str(out))
     assert report["base"] == "panda_link0" and not report["base_given"]  # the root link
@@ -130,7 +121,7 @@ def test_panda_fingers_locked_seven_joints_elastic(tmp_path, capsys):
 
 
 def test_panda_text_output_says_what_was_done(tmp_path, capsys):
-    urdf = vendor_robots() / "panda_description" / "urdf" / "panda.urdf"
+    urdf = panda_urdf()
     out = tmp_path / "panda.yaml"
     assert main(["init", str(urdf), "--out", str(out)]) == 0
     text = capsys.readouterr().out
@@ -311,7 +302,7 @@ def test_default_tip(tmp_path, capsys, joints, tip):
     (["{tmp}/massless.urdf"], "joint 'j2' drives no inertia at the start pose"),
 ])
 def test_bad_input_is_one_line_naming_the_link_or_file(tmp_path, capsys, argv, message):
-    panda = vendor_robots() / "panda_description" / "urdf" / "panda.urdf"
+    panda = panda_urdf()
     (tmp_path / "arm.urdf.xacro").write_text("<robot name='a'><link name='base'/></robot>")
     (tmp_path / "massless.urdf").write_text(
         "<robot name='m'><link name='base'/>" + LINK.format(name="arm", x=0.3, m=2.0, izz=0.01)
