@@ -317,3 +317,25 @@ def test_bad_input_is_one_line_naming_the_link_or_file(tmp_path, capsys, argv, m
     assert err.startswith("flexrobot init: error: ") and err.count("\n") == 1, err
     assert message.format(**fill) in err, err
     assert not out.exists() and not list(tmp_path.glob(".*.yaml"))  # nothing written, no temporary left
+
+
+def test_info_lists_locked_joints_and_dashes_for_rigid_joints(tmp_path, capsys):
+    """Issue 36, item 4: ``flexrobot info`` on a starter file names the locked joints with their positions and
+    units (text and --json); on the Canadarm (three rigid joints) the spring's and motor model's columns K, B, N, W,
+    d_fm show '-', the link damping d_f its number and the PD gains theirs (config/canadarm.yaml: kp 2e4, the PD
+    acts on the rigid joint itself)."""
+    out = tmp_path / "panda.yaml"
+    init(capsys, str(panda_urdf()), "--out", str(out))
+    assert main(["info", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert re.search(r"^  panda_finger_joint1\s+prismatic\s+0 m$", text, re.MULTILINE), text
+    assert main(["info", str(out), "--json"]) == 0
+    locked = json.loads(capsys.readouterr().out)["locked_joints"]
+    assert locked == [{"name": f"panda_finger_joint{k}", "urdf_type": "prismatic", "position": 0.0, "unit": "m"}
+                      for k in (1, 2)]
+    assert main(["info", "canadarm"]) == 0
+    rows = [line.split() for line in capsys.readouterr().out.splitlines() if line.startswith("joint") and "(rigid)"
+            in line]
+    assert len(rows) == 3
+    for row in rows:  # joint, revolute, (rigid), K, B, N, W, d_f, d_fm, Kp, Kd
+        assert row[3:7] == ["-"] * 4 and row[8] == "-" and float(row[7]) >= 0.0 and float(row[9]) == 2e4, row

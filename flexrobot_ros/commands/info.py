@@ -80,17 +80,19 @@ def summary(robot: FlexibleRobot) -> dict:
     }
 
 
-#: Columns of the joint table: JSON key, title, unit, format; the motor-side ones show '-' for a rigid joint.
+#: Columns of the joint table: JSON key, title, unit, format; the motor model's show '-' for a rigid joint.
 JOINT_COLUMNS = (("stiffness", "K", "N m/rad", ".6g"), ("motor_inertia", "B", "kg m^2", ".5g"),
                  ("gear_ratio", "N", "-", ".4g"), ("transmission", "W", "-", ".4g"),
                  ("link_damping", "d_f", "N m s/rad", ".4g"), ("motor_damping", "d_fm", "N m s/rad", ".3g"),
                  ("kp", "Kp", "N m/rad", ".5g"), ("kd", "Kd", "N m s/rad", ".5g"))
-#: The columns that mean nothing for a rigid joint (no motor model).
-MOTOR_SIDE = frozenset({"stiffness", "motor_inertia", "gear_ratio", "transmission", "motor_damping", "kp", "kd"})
+#: The columns that mean nothing for a rigid joint (no spring, no motor model). Its PD gains Kp, Kd stay: they act on
+#: the joint itself (a rigid joint's motor is its joint, flexrobot_ros/flexible_links/elastic_robot.py).
+MOTOR_SIDE = frozenset({"stiffness", "motor_inertia", "gear_ratio", "transmission", "motor_damping"})
 
 
 def joint_table(joints: list[dict]) -> list[str]:
-    """The lines of the joint table of :func:`summary`'s ``joints`` (a rigid joint: '-' in the motor-side columns)."""
+    """The lines of the joint table of :func:`summary`'s ``joints`` (a rigid joint: '-' in the spring's and motor's
+    columns K, B, N, W, d_fm)."""
     columns = [Column("joint", align="<"), Column("type", align="<")] + [
         Column(title, unit) for _, title, unit, _ in JOINT_COLUMNS]
     rows = [[j["name"], j["type"] + (" (rigid)" if j["rigid"] else "")]

@@ -81,11 +81,12 @@ def write_verified(out: Path, text: str) -> Any:
         raise ModelError(f"--out {out}: cannot write: {error.strerror}") from None
     try:
         robot = load_robot(temporary)
+        os.replace(temporary, out)
     except ModelError as error:
-        temporary.unlink()
-        raise ModelError(f"flexrobot init: the file written for {out} does not load (a bug; please report it with "
+        raise ModelError(f"the file written for {out} does not load (a bug of flexrobot init; please report it with "
                          f"the URDF): {error}") from None
-    os.replace(temporary, out)
+    finally:
+        temporary.unlink(missing_ok=True)  # still there only when it did not load
     return robot
 
 
@@ -95,10 +96,10 @@ def urdf_type(joint: Any) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from flexrobot_ros import __version__
-    from flexrobot_ros.modal.held_modes import held_modes
     from dataclasses import asdict
 
+    from flexrobot_ros import __version__
+    from flexrobot_ros.modal.held_modes import held_modes
     from flexrobot_ros.model.placeholder_rule import locked_rotor_hz
     from flexrobot_ros.model.starter_yaml import starter_yaml
     from flexrobot_ros.model.urdf_source import read_urdf_text
