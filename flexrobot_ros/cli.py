@@ -25,6 +25,8 @@ from flexrobot_ros.errors import FlexrobotError
 #: ``name`` is ``flexrobot_ros.commands.<name with - replaced by _>``.
 COMMANDS: dict[str, str] = {
     "info": "summarize a robot (joints, stiffness, inertias, mass, gravity)",
+    "init": "write a starter flexibility YAML for a URDF: one chain elastic, the other joints locked, every value a "
+            "marked placeholder",
     "dh2urdf": "generate a URDF from a standard DH table with link inertias",
     "identify": "identify joint stiffness and damping from modal data at several poses (the thesis' chapter 3)",
     "excite": "optimal Fourier excitation trajectory for rigid-body identification (Huynh et al. 2020)",

@@ -1,7 +1,8 @@
 """Issue 12, item 5: every example of the README's command-line sections runs as written.
 
-The ```bash and ```python blocks of the sections named in RUN_SECTIONS ("## Command line" with its "###"
-subsections, "## Bring your own robot" (issue 22 item 6), "## Python API") run in README order in one temporary
+The ```bash and ```python blocks of the sections named in RUN_SECTIONS ("## Your robot in ten minutes" (issue 36:
+the Panda of example-robot-data from flexrobot init to a feedforward), "## Command line" with its "###" subsections,
+"## Bring your own robot" (issue 22 item 6), "## Python API") run in README order in one temporary
 directory, so a block may use the files the blocks before it wrote (impact.csv, lwr4_move.yaml, ...). The
 directory holds links to the checkout's ``urdf/`` and ``config/`` (the README's commands run in the checkout). Bash
 blocks run with ``set -e -o pipefail`` and the installed ``flexrobot`` first on PATH, Python blocks with this
@@ -30,7 +31,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 #: Level-2 sections whose examples run here.
-RUN_SECTIONS = ("Command line", "Bring your own robot", "Python API")
+RUN_SECTIONS = ("Your robot in ten minutes", "Command line", "Bring your own robot", "Python API")
 #: Why the examples of other sections do not run here.
 SKIP_REASONS = {
     "": "install / test commands: what CI itself runs (scripts/test)",
@@ -88,6 +89,9 @@ def test_the_readme_has_runnable_cli_examples():
     assert sum(example.section == "Command line" and example.language == "bash" for example in EXAMPLES) >= 5
     own = " ".join(example.code for example in EXAMPLES if example.section == "Bring your own robot")
     assert all(command in own for command in ("flexrobot dh2urdf", "flexrobot info", "flexrobot modal")), own
+    tutorial = " ".join(example.code for example in EXAMPLES if example.section == "Your robot in ten minutes")
+    assert all(command in tutorial for command in ("flexrobot init", "flexrobot info", "flexrobot modal",
+                                                   "flexrobot feedforward", "flexrobot bringup simulation")), tutorial
 
 
 @pytest.fixture(scope="module")

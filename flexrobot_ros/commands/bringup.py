@@ -13,8 +13,9 @@ runs a scripted experiment in simulated time (seed 000 section 2.4.3 at two pose
 
 - [0, 0.35 T]: hold the simulator's ``set_point`` (Scompi: configuration 8, eq. 2.21); impact at 0.2 s (50 N
   along y0 for 6 ms); at 0.35 T the OMA node identifies its window (0.35 T - 0.1 s long): pose A;
-- [0.35 T, 0.65 T]: a rest-to-rest 9th-order move to the first pose of ``set_points`` sent as a desired
-  JointTrajectory to the feedforward node, whose motor references drive the simulator (feedforward + motor PD);
+- [0.35 T, 0.65 T]: a rest-to-rest 9th-order move to the first pose of ``set_points`` (none: 0.2 rad | m on the
+  first three joints, within their limits: :func:`plan_poses`) sent as a desired JointTrajectory to the
+  feedforward node, whose motor references drive the simulator (feedforward + motor PD);
 - [0.65 T, T]: hold; impact at 0.65 T + 0.2 s; at T the OMA node identifies again: pose B.
 
 The summary lists, per pose, the monitor's modes beside the OMA node's (a monitor mode is matched, and shown beside
@@ -68,6 +69,8 @@ MATCH_FREQUENCY_HZ = 0.1
 MATCH_DAMPING_POINTS = 0.5
 #: Fractions of --duration: end of the first hold, end of the move.
 HOLD_END, MOVE_END = 0.35, 0.65
+#: Move of pose B from pose A on the first three joints when the parameter file gives no set_points [rad | m].
+DEFAULT_STEP = 0.2
 #: Shortest scripted experiment [s]: each OMA window then spans 1.35 s after the impact.
 MINIMUM_DURATION_S = 4.0
 NODES = {"simulation": ("simulator_node", "feedforward_node", "modal_monitor_node", "oma_node"),
@@ -181,6 +184,19 @@ class Plan:
                                    "excitation.first_s": 0.2, "excitation.period_s": self.move_end,
                                    "pause_at_s": [self.hold_end]},
                 "oma_node": {"window_s": round(self.hold_end - 0.05, 6), "update_period_s": self.hold_end}}
+
+
+def plan_poses(robot: Any, set_point: Any, set_points: Any) -> tuple[np.ndarray, np.ndarray]:
+    """The scripted experiment's poses [rad | m]: pose A the simulator's ``set_point`` (empty: zeros clipped into
+    the joint limits, the pose the simulator holds), pose B the first pose of ``set_points`` (empty: pose A moved
+    by :data:`DEFAULT_STEP` on the first three joints, towards the farther limit where the step would cross one)."""
+    lower, upper = np.asarray(robot.lower_limits), np.asarray(robot.upper_limits)
+    start = robot.check_q(set_point if set_point else np.clip(np.zeros(robot.n), lower, upper), "set_point")
+    if set_points:
+        return start, robot.check_q(list(set_points)[:robot.n], "set_points")
+    step = np.where(np.arange(robot.n) < 3, DEFAULT_STEP, 0.0)
+    step = np.where((start + step > upper) & (upper - start < start - lower), -step, step)
+    return start, np.clip(start + step, lower, upper)
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -317,10 +333,7 @@ class BringUp:
         self.plan = None
         if args.kind == "simulation" and args.duration:
             simulator = given["simulator_node"]
-            start = self.robot.check_q(simulator.get("set_point") or np.zeros(self.robot.n), "set_point")
-            targets = list(simulator.get("set_points") or [])
-            target = (self.robot.check_q(targets[:self.robot.n], "set_points") if targets
-                      else start + np.where(np.arange(self.robot.n) < 3, 0.2, 0.0))
+            start, target = plan_poses(self.robot, simulator.get("set_point"), simulator.get("set_points"))
             if args.duration < MINIMUM_DURATION_S:
                 raise RuntimeLayerError(f"--duration {args.duration:g}: the scripted experiment needs at least "
                                         f"{MINIMUM_DURATION_S:g} simulated seconds (two holds of 0.35 T around the "

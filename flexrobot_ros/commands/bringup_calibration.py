@@ -15,6 +15,8 @@ import json
 import sys
 from typing import Any, Callable
 
+from flexrobot_ros.text_table import MISSING, Column, table
+
 NODE = "calibration_node"
 #: Simulator parameters during a calibration bring-up: the calibration excites the robot itself.
 SIMULATOR_OVERRIDES = {"excitation.type": "none"}
@@ -68,11 +70,11 @@ def format_calibration(report: dict[str, Any] | None) -> list[str]:
     if report.get("failure"):
         lines.append(f"  stopped at {report['failure']}")
     if report.get("parameters"):
-        lines.append(f"  {'parameter':<16}{'nominal':>13}{'calibrated':>15}{'change [%]':>12}{'std':>11}  unit")
-        for p in report["parameters"]:
-            change = f"{100 * (p['value'] / p['nominal'] - 1):>12.2f}" if p["nominal"] else f"{'-':>12}"
-            lines.append(f"  {p['name']:<16}{p['nominal']:>13.6g}{p['value']:>15.8g}{change}{p['std']:>11.3g}  "
-                         f"{p['unit']}")
+        lines += table([Column("parameter", align="<"), Column("nominal"), Column("calibrated"),
+                        Column("change [%]"), Column("std"), Column("unit", align="<")],
+                       [[p["name"], f"{p['nominal']:.6g}", f"{p['value']:.8g}",
+                         f"{100 * (p['value'] / p['nominal'] - 1):.2f}" if p["nominal"] else MISSING,
+                         f"{p['std']:.3g}", p["unit"]] for p in report["parameters"]], indent="  ")
     lines += [f"  {name}: kept at its nominal value ({why})" for name, why in report.get("kept_nominal", {}).items()]
     if report.get("modes"):
         lines.append("  pose  mode  f meas [Hz]  f before [Hz]  err [%]  f after [Hz]  err [%]  zeta meas [%]  "

@@ -22,6 +22,7 @@ from flexrobot_ros.commands.arguments import (LINK_MODELS, CommandError, add_lin
                                               vector)
 from flexrobot_ros.dynamics.feedforward_names import METHODS, QUANTITIES
 from flexrobot_ros.dynamics.shaper_names import DEFAULT_FREQUENCY_ERROR, SHAPERS
+from flexrobot_ros.text_table import Column, table
 from flexrobot_ros.timeseries import write_timeseries
 
 #: Quantities of the CSV and of ``--json``, (samples x joints) each.
@@ -128,11 +129,12 @@ def run(args: argparse.Namespace) -> int:
         modes = ", ".join(f"{m['kind']} at {m['frequency_hz']:.4g} Hz ({100 * m['damping_ratio']:.1f} %)"
                           for m in shaping.summary()["modes"])
         print(f"shaper {args.shaper}: {modes} (modes at the end pose); added move time {shaping.added_time_s:.3f} s")
-    print(f"{'joint':<12}{'max|tau|':>10}    {'max|tau_m|':>10}    {'max|q_m-Wq|':>11}")
     deflection = abs(result.q_m - robot.transmission * result.q).max(axis=0)
-    for j, (name, kind) in enumerate(zip(result.joint_names, robot.joint_types)):
-        print(f"{name:<12}{abs(result.tau[:, j]).max():>10.4g} {torque_or_force(kind):<3}"
-              f"{abs(result.tau_m[:, j]).max():>10.4g} N m{deflection[j]:>12.4g} rad")
+    rows = [[name, f"{abs(result.tau[:, j]).max():.4g} {torque_or_force(kind):<3}",
+             f"{abs(result.tau_m[:, j]).max():.4g} N m", f"{deflection[j]:.4g} rad"]
+            for j, (name, kind) in enumerate(zip(result.joint_names, robot.joint_types))]
+    print("\n".join(table([Column("joint", align="<"), Column("max|tau|"), Column("max|tau_m|"),
+                           Column("max|q_m-Wq|")], rows)))
     return 0
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from flexrobot_ros.commands.arguments import output_directory, output_file
 from flexrobot_ros.commands.progress import Progress
+from flexrobot_ros.text_table import Column, table
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -113,12 +114,14 @@ def run(args: argparse.Namespace) -> int:
     print(f"rigid-body identification of {robot.name}: {result.base.count} base parameters from "
           f"{summary['samples_used']} samples x {robot.n} joints, cond(A) = {result.condition:.4g}; link side: "
           f"{summary['link_side']}")
-    print(f"  {'base parameter':<20}{'value':>13}{'std':>11}{'rel. std':>10}  {'unit':<11}expression")
-    for entry in summary["parameters"]:
-        print(f"  {entry['name']:<20}{entry['value']:>13.6g}{entry['std']:>11.3g}"
-              f"{entry['relative_std_percent']:>9.3g}%  {entry['unit']:<11}{entry['expression']}")
-    for j, name in enumerate(robot.joint_names):
-        print(f"  {name}: residual rms {result.residual_rms[j]:.4g} N m of peak {result.torque_peak[j]:.4g} N m")
+    print("\n".join(table([Column("base parameter", align="<"), Column("value"), Column("std"), Column("rel. std"),
+                           Column("unit", align="<"), Column("expression", align="<")],
+                          [[entry["name"], f"{entry['value']:.6g}", f"{entry['std']:.3g}",
+                            f"{entry['relative_std_percent']:.3g}%", entry["unit"], entry["expression"]]
+                           for entry in summary["parameters"]], indent="  ")))
+    print("\n".join(table([Column("joint", align="<"), Column("residual rms"), Column("peak torque")],
+                          [[name, f"{result.residual_rms[j]:.4g} N m", f"{result.torque_peak[j]:.4g} N m"]
+                           for j, name in enumerate(robot.joint_names)], indent="  ")))
     for entry in validation:
         print(f"  validation {entry['record']}: rms / peak " +
               ", ".join(f"{v:.3g} %" for v in entry["rms_over_peak_percent"]))

@@ -6,6 +6,7 @@ import json
 from typing import TYPE_CHECKING
 
 from flexrobot_ros.commands.arguments import CommandError
+from flexrobot_ros.text_table import Column, cell, table
 
 if TYPE_CHECKING:
     from flexrobot_ros.model import FlexibleRobot, RobotListing
@@ -26,13 +27,17 @@ def summary(robot: FlexibleRobot) -> dict:
     """Machine-readable summary of a robot (SI units; total_mass in kg, CoM in m in the base frame at q = 0).
 
     Keys shared with every command's JSON: ``robot`` (the name) and ``tool`` (boolean: the tool/payload is
-    included); ``tool_payload`` describes it (mass [kg], frame, CoM [m]) or is null."""
+    included); ``tool_payload`` describes it (mass [kg], frame, CoM [m]) or is null. ``joints[].rigid``: declared
+    ``rigid: true`` (stiffness inf, no motor model); ``locked_joints``: the URDF joints held at a position
+    (name, URDF type, position, unit 'rad' | 'm'); ``continuous_joints``: the elastic joints that are continuous in
+    the URDF."""
     import numpy as np
     import pinocchio as pin
 
     from flexrobot_ros.model.flexible_robot import angle_or_length
 
     data = robot.create_data()
+    kinds = locked_kinds(robot)
     q0 = np.zeros(robot.n)
     com = pin.centerOfMass(robot.model, data, q0)
     return {
@@ -54,9 +59,13 @@ def summary(robot: FlexibleRobot) -> dict:
                 "motor_damping": float(robot.motor_damping[i]),
                 "kp": float(robot.kp[i]),
                 "kd": float(robot.kd[i]),
+                "rigid": name in robot.rigid_joints,
             }
             for i, (name, kind) in enumerate(zip(robot.joint_names, robot.joint_types))
         ],
+        "locked_joints": [{"name": name, "urdf_type": kinds[name], "position": float(position),
+                           "unit": angle_or_length(kinds[name])} for name, position in robot.locked_joints.items()],
+        "continuous_joints": list(robot.continuous_joints),
         "total_mass": robot.total_mass,
         "com_at_zero": com.tolist(),
         "gravity": robot.gravity.tolist(),
@@ -71,8 +80,40 @@ def summary(robot: FlexibleRobot) -> dict:
     }
 
 
-def listing_line(item: RobotListing) -> str:
-    """One line of ``--list``: name, the YAML's summary, joints and flexible parts."""
+#: Columns of the joint table: JSON key, title, unit, format; the motor model's show '-' for a rigid joint.
+JOINT_COLUMNS = (("stiffness", "K", "N m/rad", ".6g"), ("motor_inertia", "B", "kg m^2", ".5g"),
+                 ("gear_ratio", "N", "-", ".4g"), ("transmission", "W", "-", ".4g"),
+                 ("link_damping", "d_f", "N m s/rad", ".4g"), ("motor_damping", "d_fm", "N m s/rad", ".3g"),
+                 ("kp", "Kp", "N m/rad", ".5g"), ("kd", "Kd", "N m s/rad", ".5g"))
+#: The columns that mean nothing for a rigid joint (no spring, no motor model). Its PD gains Kp, Kd stay: they act on
+#: the joint itself (a rigid joint's motor is its joint, flexrobot_ros/flexible_links/elastic_robot.py).
+MOTOR_SIDE = frozenset({"stiffness", "motor_inertia", "gear_ratio", "transmission", "motor_damping"})
+
+
+def joint_table(joints: list[dict]) -> list[str]:
+    """The lines of the joint table of :func:`summary`'s ``joints`` (a rigid joint: '-' in the spring's and motor's
+    columns K, B, N, W, d_fm)."""
+    columns = [Column("joint", align="<"), Column("type", align="<")] + [
+        Column(title, unit) for _, title, unit, _ in JOINT_COLUMNS]
+    rows = [[j["name"], j["type"] + (" (rigid)" if j["rigid"] else "")]
+            + [cell(None if j["rigid"] and key in MOTOR_SIDE else j[key], spec) for key, _, _, spec in JOINT_COLUMNS]
+            for j in joints]
+    return table(columns, rows)
+
+
+def locked_kinds(robot: FlexibleRobot) -> dict[str, str]:
+    """The URDF type of each locked joint (revolute, continuous, prismatic), from the robot's URDF text."""
+    from flexrobot_ros.model.kinematic_tree import KinematicTree
+
+    if not robot.locked_joints:
+        return {}
+    kinds = {joint.name: joint.kind for joint in KinematicTree(robot.urdf_xml, robot.urdf_source).joints}
+    return {name: kinds[name] for name in robot.locked_joints}
+
+
+def listing_line(item: RobotListing, width: int = 12) -> str:
+    """One line of ``--list``: the name padded to ``width`` characters, the YAML's summary, joints and flexible
+    parts."""
     counts = [f"{len(item.elastic_joints)} elastic" if item.elastic_joints else "",
               f"{len(item.rigid_joints)} rigid" if item.rigid_joints else ""]
     parts = [item.summary, f"{len(item.elastic_joints) + len(item.rigid_joints)} joints "
@@ -81,7 +122,7 @@ def listing_line(item: RobotListing) -> str:
         parts.append(f"flexible links {', '.join(item.flexible_links)}")
     if item.extra_elasticities:
         parts.append(f"{item.extra_elasticities} extra elasticit{'y' if item.extra_elasticities == 1 else 'ies'}")
-    return f"{item.robot:<12} " + "; ".join(parts)
+    return f"{item.robot:<{width}} " + "; ".join(parts)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -93,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
     if args.list:
         listings = list_shipped_robots()
         print(json.dumps({"robots": [asdict(item) for item in listings]}) if args.json
-              else "\n".join(listing_line(item) for item in listings))
+              else "\n".join(listing_line(item, max(len(i.robot) for i in listings)) for item in listings))
         return 0
     if not args.robot:
         raise CommandError("name a robot or use --list")
@@ -106,17 +147,19 @@ def run(args: argparse.Namespace) -> int:
           f"URDF {info['urdf']}")
     print(f"total mass {info['total_mass']:.3f} kg, gravity {info['gravity']} m/s^2, tool frame {info['tool_frame']}"
           + (f", tool {info['tool_payload']['mass']} kg at {info['tool_payload']['frame']}" if info["tool"] else ""))
-    print(f"{'joint':<12}{'type':<10}{'K':>11}{'B':>11}{'N':>6}{'W':>6}{'d_f':>13}{'d_fm':>13}{'Kp':>11}{'Kd':>13}")
-    print(f"{'':<22}{'[N m/rad]':>11}{'[kg m^2]':>11}{'[-]':>6}{'[-]':>6}{'[N m s/rad]':>13}{'[N m s/rad]':>13}"
-          f"{'[N m/rad]':>11}{'[N m s/rad]':>13}")
-    for j in info["joints"]:
-        print(f"{j['name']:<12}{j['type']:<10}{j['stiffness']:>11.6g}{j['motor_inertia']:>11.5g}"
-              f"{j['gear_ratio']:>6.4g}{j['transmission']:>6.4g}{j['link_damping']:>13.4g}{j['motor_damping']:>13.3g}"
-              f"{j['kp']:>11.5g}{j['kd']:>13.5g}")
+    print("\n".join(joint_table(info["joints"])))
     prismatic = [j["name"] for j in info["joints"] if j["type"] == "prismatic"]
     if prismatic:
         print(f"prismatic {', '.join(prismatic)}: W [rad/m] (motor angle per metre of travel), "
               f"d_f [{link_damping_unit('prismatic')}]")
+    if info["locked_joints"]:
+        print("locked joints (held at a position):")
+        print("\n".join(table([Column("joint", align="<"), Column("URDF type", align="<"), Column("position")],
+                              [[j["name"], j["urdf_type"], f"{j['position']:.6g} {j['unit']}"]
+                               for j in info["locked_joints"]], indent="  ")))
+    if info["continuous_joints"]:
+        print(f"continuous joints (elastic, revolute without position limits): "
+              f"{', '.join(info['continuous_joints'])}")
     if info["extended"]:
         print(f"extended model: gear dampers D_g {info['extended']['spring_damping']} N m s/rad; extra elasticities "
               + (", ".join(f"{e['name']} ({e['type']}, K_e {e['stiffness']:.4g}, D_e {e['damping']:.4g})"

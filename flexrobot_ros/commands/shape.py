@@ -22,6 +22,7 @@ from typing import Any
 from flexrobot_ros.commands.arguments import CommandError, add_vector, gains, output_directory, vector, within_limits
 from flexrobot_ros.commands.progress import Progress
 from flexrobot_ros.dynamics.shaper_names import DEFAULT_FREQUENCY_ERROR, DEFAULT_TOLERANCE
+from flexrobot_ros.text_table import Column, table
 
 #: Most modes one comparison convolves (3^6 = 729 impulses for EI); choose among more with --measured-modes.
 MAX_MODES = 6
@@ -257,19 +258,20 @@ def print_report(report: dict[str, Any]) -> None:
               + share)
     print(f"residual vibration [%] (100 % = unshaped) at f (1 - {error:g} %), f, f (1 + {error:g} %) and the worst "
           f"over f (1 +- {error:g} %); tolerance {100 * report['tolerance']:g} %")
-    header = (f"  {'shaper':<14}{'impulses':>9}{'delay':>11}{'mode':>6}{'f':>12}{'V(-E)':>10}{'V(f)':>10}"
-              f"{'V(+E)':>10}{'worst':>10}")
-    print(header)
+    rows = []
     for item in report["candidates"]:
         for j, mode in enumerate(item["modes"]):
-            first = j == 0
-            lead = (f"  {item['name']:<14}{len(item['impulses']['amplitudes']):>9}{item['added_delay_s']:>9.4f} s"
-                    if first else " " * 2 + " " * 14 + " " * 9 + " " * 11)
-            values = "".join(f"{mode[f'residual_vibration_{key}_percent']:>8.3f} %"
-                             for key in ("low", "nominal", "high", "worst"))
-            print(f"{lead}{report['modes'][j]['number']:>6}{mode['frequency_hz']:>9.3f} Hz{values}"
-                  + ("" if j < len(item["modes"]) - 1 else
-                     ("  meets the tolerance" if item["meets_tolerance"] else "  exceeds the tolerance")))
+            lead = ([item["name"], str(len(item["impulses"]["amplitudes"])), f"{item['added_delay_s']:.4f} s"]
+                    if j == 0 else ["", "", ""])
+            values = [f"{mode[f'residual_vibration_{key}_percent']:.3f} %" for key in ("low", "nominal", "high",
+                                                                                     "worst")]
+            verdict = "" if j < len(item["modes"]) - 1 else \
+                ("meets the tolerance" if item["meets_tolerance"] else "exceeds the tolerance")
+            rows.append(lead + [str(report["modes"][j]["number"]), f"{mode['frequency_hz']:.3f} Hz"] + values
+                        + [verdict])
+    print("\n".join(table([Column("shaper", align="<"), Column("impulses"), Column("delay"), Column("mode"),
+                           Column("f"), Column("V(-E)"), Column("V(f)"), Column("V(+E)"), Column("worst"),
+                           Column("", align="<")], rows, indent="  ")))
     best = next(item for item in report["candidates"] if item["name"] == report["recommended"])
     print(f"recommended: {best['name']} (the rule of --shaper auto: per mode the first of zv, zvd, ei whose own "
           f"shaper stays within {100 * report['tolerance']:g} % over f (1 +- {error:g} %)): added delay "

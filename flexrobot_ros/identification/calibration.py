@@ -47,6 +47,7 @@ from flexrobot_ros.identification.modal_data import MeasuredMode, ModalData, Pos
 from flexrobot_ros.identification.parameters import KIND_FIELDS, parse_parameters
 from flexrobot_ros.modal.held_modes import has_link_layer, held_modes
 from flexrobot_ros.model import FlexibleRobot
+from flexrobot_ros.text_table import MISSING, Column, table
 
 #: A parameter whose standard deviation (for the stated data uncertainty) exceeds this fraction of its value is not
 #: determined by the data and is kept at its nominal value (the identification's own "poorly determined" limit).
@@ -188,11 +189,11 @@ class CalibrationResult:
                  + ("" if self.failure is None else f"; stopped at {self.failure.describe()}")]
         ident = self.identification
         if ident is not None:
-            lines.append(f"  {'parameter':<16}{'nominal':>13}{'calibrated':>15}{'change':>9}{'std':>11}  unit")
-            for p in ident.parameters:
-                lines.append(f"  {p.name:<16}{p.nominal:>13.6g}{p.value:>15.8g}{100 * (p.value / p.nominal - 1):>8.2f}%"
-                             f"{p.std:>11.3g}  {p.unit}" if p.nominal else f"  {p.name:<16}{p.nominal:>13.6g}"
-                             f"{p.value:>15.8g}{'':>9}{p.std:>11.3g}  {p.unit}")
+            lines += table([Column("parameter", align="<"), Column("nominal"), Column("calibrated"), Column("change"),
+                            Column("std"), Column("unit", align="<")],
+                           [[p.name, f"{p.nominal:.6g}", f"{p.value:.8g}",
+                             f"{100 * (p.value / p.nominal - 1):.2f}%" if p.nominal else MISSING, f"{p.std:.3g}",
+                             p.unit] for p in ident.parameters], indent="  ")
         for name, reason in self.kept.items():
             lines.append(f"  {name}: kept at its nominal value ({reason})")
         lines.append(f"  {'pose':>4}{'mode':>5}{'f meas [Hz]':>13}{'f before [Hz]':>15}{'err [%]':>9}"

@@ -13,6 +13,7 @@ import numpy as np
 
 from flexrobot_ros.errors import IdentificationError
 from flexrobot_ros.identification.joint_parameters import IdentificationResult
+from flexrobot_ros.text_table import Column, table
 
 
 def text_report(result: IdentificationResult) -> str:
@@ -31,13 +32,12 @@ def text_report(result: IdentificationResult) -> str:
         f"{result.minima[0].count}; {result.evaluations} residual + {result.jacobians} Jacobian evaluations, "
         f"{result.wall_time_s:.2f} s on {result.workers} process(es)",
         "",
-        f"  {'parameter':<18}{'YAML':>13}{'identified':>15}{'std':>11}{'per +1pp zeta':>15}{'per +1% f':>12}"
-        f"  unit",
     ]
-    for p in result.parameters:
-        flag = "  (at bound)" if p.at_bound else ""
-        lines.append(f"  {p.name:<18}{p.nominal:>13.6g}{p.value:>15.8g}{p.std:>11.3g}{p.damping_bias:>15.3g}"
-                     f"{p.frequency_bias:>12.3g}  {p.unit}{flag}")
+    lines += table([Column("parameter", align="<"), Column("YAML"), Column("identified"), Column("std"),
+                    Column("per +1pp zeta"), Column("per +1% f"), Column("unit", align="<"), Column("", align="<")],
+                   [[p.name, f"{p.nominal:.6g}", f"{p.value:.8g}", f"{p.std:.3g}", f"{p.damping_bias:.3g}",
+                     f"{p.frequency_bias:.3g}", p.unit, "(at bound)" if p.at_bound else ""]
+                    for p in result.parameters], indent="  ")
     sens = result.sensitivity
     lines += [
         f"  std: first-order propagation of {100 * sens.frequency_std:g} % frequency and "
