@@ -95,7 +95,8 @@ def test_operation_count_is_linear_in_n_like_eq_4_26():
     """Thesis eq. 4.26 (general DH parameters, no zero parameters): 323 n - 309 additions and 389 n - 325
     multiplications. Measured for n = 5, 10, 15: exactly linear (second difference 0 within 1 %) and within 15 % of
     eq. 4.26 (1306/1620, 2921/3565, 4536/5510)."""
-    counts = [OperationCounts.of(sdrnea_function(KinematicTree.from_model(general_dh_chain(n, n)))) for n in (5, 10, 15)]
+    counts = [OperationCounts.of(sdrnea_function(KinematicTree.from_model(general_dh_chain(n, n))))
+              for n in (5, 10, 15)]
     for field, slope, offset in (("additions", 323, -309), ("multiplications", 389, -325)):
         c5, c10, c15 = (getattr(c, field) for c in counts)
         print(f"{field}: n = 5, 10, 15 -> {c5}, {c10}, {c15} (eq. 4.26: "

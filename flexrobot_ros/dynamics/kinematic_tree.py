@@ -155,7 +155,8 @@ class KinematicTree:
         """sha256 over every number of the tree (exact, via ``float.hex``): the cache key of generated code."""
         h = hashlib.sha256()
         h.update(repr(self.joint_names).encode())
-        for name in ("parents", "revolute", "axis", "rotation", "translation", "mass", "com", "inertia", "armature", "gravity"):
+        for name in ("parents", "revolute", "axis", "rotation", "translation", "mass", "com", "inertia", "armature",
+                     "gravity"):
             h.update(name.encode())
             h.update(" ".join(float(x).hex() for x in np.asarray(getattr(self, name), dtype=float).ravel()).encode())
         return h.hexdigest()

@@ -9,8 +9,8 @@ parameters fold away (a DH robot's zero offsets, axis-aligned joints, symmetric 
   ``f_c,i``, the forces ``f_i`` and moments ``n_i`` acting on link i (its own plus those its child joints transmit:
   one child on a serial chain, any number on a tree, :mod:`.kinematic_tree`), and ``tau_i``. Every saved quantity
   (``SaveExpressions``) is replaced by a new intermediate symbol ``s_k`` (``ReplaceExpressions``), so each
-  definition ``s_k = f_k(q, qd, qdd, s_1..s_k-1)`` is short. Frames are pinocchio's joint frames (:mod:`.kinematic_tree`), so the same code covers DH and URDF robots
-  and revolute and prismatic joints.
+  definition ``s_k = f_k(q, qd, qdd, s_1..s_k-1)`` is short. Frames are pinocchio's joint frames, so the same code
+  covers DH and URDF robots and revolute and prismatic joints.
 * **DRNEA** (Algorithm 2): the first and second time derivatives of every ``s_k`` follow by the chain rule
   (eqs. 4.19-4.24), ``u_k = df_k/dq* . qdot* + sum_j df_k/ds_j u_j``, computed as a forward directional derivative
   of each short definition, with the structural shortcut of eq. 4.20: the derivative of an ``omega`` symbol is
