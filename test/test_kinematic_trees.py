@@ -23,6 +23,7 @@ import yaml
 
 from flexrobot_ros.dynamics import Poly9Trajectory, feedforward, spline_through_waypoints
 from flexrobot_ros.dynamics.codegen import load_sdrnea
+from flexrobot_ros.dynamics.dae.tool_axes import default_tool_axes
 from flexrobot_ros.dynamics.ejnea import Ejnea
 from flexrobot_ros.dynamics.feedforward import rigid_feedforward
 from flexrobot_ros.dynamics.kinematic_tree import KinematicTree
@@ -369,3 +370,19 @@ def test_elastic_joints_on_a_small_tree_without_flexible_links_load_and_invert(t
     for result in results:
         expected = np.array([pin.rnea(robot.model, data, *x) for x in zip(result.q, result.qd, result.qdd)])
         assert np.abs(result.tau - expected).max() <= 1e-10 * np.abs(expected).max(), result.method
+
+
+def test_tool_axes_compose_each_joint_rotation_from_its_parent(tmp_path):
+    """default_tool_axes on a tree: joint 2 is turned by rpy (pi/2, 0, 0) and rotates about its y axis, which is the
+    base z axis; joint 3 hangs on joint 1, not on joint 2, and rotates about z. All three axes are the base z axis,
+    so the fork is a planar arm with 3 actuators, refused (composing joint 2's rotation into joint 3's axis, as
+    along a chain, would put joint 3's axis on -y and take x, y, z)."""
+    urdf = FORK_URDF.replace('<origin xyz="0 0 0.2"/>\n    <axis xyz="0 0 1"/>',
+                             '<origin xyz="0 0 0.2" rpy="1.5707963267948966 0 0"/>\n    <axis xyz="0 1 0"/>')
+    assert urdf != FORK_URDF
+    (tmp_path / "fork.urdf").write_text(urdf)
+    path = tmp_path / "fork.yaml"
+    path.write_text(f"robot: fork\nurdf: fork.urdf\ngravity: [0, 0, -9.81]\ntool_frame: link2\n"
+                    f"joints:\n  joint1: {FORK_JOINT}\n  joint2: {FORK_JOINT}\n  joint3: {FORK_JOINT}\n")
+    with pytest.raises(ModelError, match="a planar arm with 3 actuators .revolute joints about the base z axis"):
+        default_tool_axes(load_robot(path))
