@@ -128,10 +128,11 @@ def run(args: argparse.Namespace) -> int:
         modes = ", ".join(f"{m['kind']} at {m['frequency_hz']:.4g} Hz ({100 * m['damping_ratio']:.1f} %)"
                           for m in shaping.summary()["modes"])
         print(f"shaper {args.shaper}: {modes} (modes at the end pose); added move time {shaping.added_time_s:.3f} s")
-    print(f"{'joint':<12}{'max|tau|':>10}    {'max|tau_m|':>10}    {'max|q_m-Wq|':>11}")
+    width = max(12, 1 + max(len(name) for name in result.joint_names))  # vendor URDFs' joint names are long
+    print(f"{'joint':<{width}}{'max|tau|':>10}    {'max|tau_m|':>10}    {'max|q_m-Wq|':>11}")
     deflection = abs(result.q_m - robot.transmission * result.q).max(axis=0)
     for j, (name, kind) in enumerate(zip(result.joint_names, robot.joint_types)):
-        print(f"{name:<12}{abs(result.tau[:, j]).max():>10.4g} {torque_or_force(kind):<3}"
+        print(f"{name:<{width}}{abs(result.tau[:, j]).max():>10.4g} {torque_or_force(kind):<3}"
               f"{abs(result.tau_m[:, j]).max():>10.4g} N m{deflection[j]:>12.4g} rad")
     return 0
 

@@ -106,11 +106,13 @@ def run(args: argparse.Namespace) -> int:
           f"URDF {info['urdf']}")
     print(f"total mass {info['total_mass']:.3f} kg, gravity {info['gravity']} m/s^2, tool frame {info['tool_frame']}"
           + (f", tool {info['tool_payload']['mass']} kg at {info['tool_payload']['frame']}" if info["tool"] else ""))
-    print(f"{'joint':<12}{'type':<10}{'K':>11}{'B':>11}{'N':>6}{'W':>6}{'d_f':>13}{'d_fm':>13}{'Kp':>11}{'Kd':>13}")
-    print(f"{'':<22}{'[N m/rad]':>11}{'[kg m^2]':>11}{'[-]':>6}{'[-]':>6}{'[N m s/rad]':>13}{'[N m s/rad]':>13}"
+    width = max(12, 1 + max(len(j["name"]) for j in info["joints"]))  # vendor URDFs' joint names are long
+    print(f"{'joint':<{width}}{'type':<10}{'K':>11}{'B':>11}{'N':>6}{'W':>6}{'d_f':>13}{'d_fm':>13}{'Kp':>11}"
+          f"{'Kd':>13}")
+    print(f"{'':<{width + 10}}{'[N m/rad]':>11}{'[kg m^2]':>11}{'[-]':>6}{'[-]':>6}{'[N m s/rad]':>13}{'[N m s/rad]':>13}"
           f"{'[N m/rad]':>11}{'[N m s/rad]':>13}")
     for j in info["joints"]:
-        print(f"{j['name']:<12}{j['type']:<10}{j['stiffness']:>11.6g}{j['motor_inertia']:>11.5g}"
+        print(f"{j['name']:<{width}}{j['type']:<10}{j['stiffness']:>11.6g}{j['motor_inertia']:>11.5g}"
               f"{j['gear_ratio']:>6.4g}{j['transmission']:>6.4g}{j['link_damping']:>13.4g}{j['motor_damping']:>13.3g}"
               f"{j['kp']:>11.5g}{j['kd']:>13.5g}")
     prismatic = [j["name"] for j in info["joints"] if j["type"] == "prismatic"]
