@@ -86,11 +86,6 @@ class KinematicTree:
         """Number of joints."""
         return len(self.joint_names)
 
-    @property
-    def is_chain(self) -> bool:
-        """True when every joint's parent is the previous joint (a serial chain)."""
-        return bool(np.array_equal(self.parents, np.arange(-1, self.n - 1)))
-
     def children(self, i: int) -> tuple[int, ...]:
         """The joints whose parent is joint ``i`` (-1: the joints on the base), in order."""
         return tuple(int(j) for j in np.flatnonzero(self.parents == i))
@@ -100,7 +95,8 @@ class KinematicTree:
         """Read a kinematic tree from a pinocchio model; raise :class:`ModelError` for anything else.
 
         Accepted: every joint a revolute or prismatic one-DoF joint (RX/RY/RZ/RevoluteUnaligned,
-        PX/PY/PZ/PrismaticUnaligned), each the child of the universe or of an earlier joint (pinocchio's order).
+        PX/PY/PZ/PrismaticUnaligned); pinocchio adds a joint only to the universe or an earlier joint, so the order
+        is topological.
         """
         n = model.njoints - 1
         if n < 1:
@@ -121,10 +117,6 @@ class KinematicTree:
                 raise ModelError(
                     f"model {model.name!r}: joint {names[i - 1]!r} is a {joint.shortname()}; expected a one-DoF "
                     f"revolute or prismatic joint ({', '.join(sorted(_JOINT_TYPES))})")
-            if not -1 <= parents[i - 1] < i - 1:  # pinocchio builds models in this order; a hand-made one may not be
-                raise ModelError(f"model {model.name!r}: joint {names[i - 1]!r} has parent "
-                                 f"{model.names[model.parents[i]]!r}, which comes after it; expected the joints in "
-                                 "topological order (each parent before its children), as pinocchio builds them")
             # motion subspace S [linear; angular] in the joint frame: the joint's column of its own LOCAL Jacobian
             # (pinocchio 2.x has no JointModel.createData/calc)
             local = pin.computeJointJacobian(model, model.createData(), pin.neutral(model), i)
