@@ -32,7 +32,7 @@ from flexrobot_ros.dynamics import codegen  # noqa: E402
 from flexrobot_ros.dynamics.ejnea import Ejnea  # noqa: E402
 from flexrobot_ros.dynamics.feedforward import compiled_feedforward  # noqa: E402
 from flexrobot_ros.dynamics.flexible_joint import JointFlexibility, motor_side  # noqa: E402
-from flexrobot_ros.dynamics.serial_chain import SerialChain  # noqa: E402
+from flexrobot_ros.dynamics.kinematic_tree import KinematicTree  # noqa: E402
 from flexrobot_ros.dynamics.trajectory import Poly9Trajectory  # noqa: E402
 from flexrobot_ros.model import load_robot  # noqa: E402
 
@@ -56,7 +56,7 @@ def compare_flags(robot) -> None:
     """Compile time and per-sample run time of the generated code with -O1 and -O2 (fresh cache each)."""
     import time
 
-    chain, flexibility = SerialChain.from_model(robot.model), JointFlexibility.from_robot(robot)
+    chain, flexibility = KinematicTree.from_model(robot.model), JointFlexibility.from_robot(robot)
     x = np.random.default_rng(0).normal(size=(SAMPLES, 35))
     original = compiled_code.CFLAGS  # the flags compile_library passes to the compiler
     print("compiler flags (fresh cache each; compile = C generation + gcc):")

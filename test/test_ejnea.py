@@ -1,4 +1,5 @@
-"""EJNEA (flexrobot_ros.dynamics.ejnea): tau, dtau/dt, d²tau/dt² of serial chains, checked against pinocchio.
+"""EJNEA (flexrobot_ros.dynamics.ejnea): tau, dtau/dt, d²tau/dt² of serial chains, checked against pinocchio
+(trees: test_kinematic_trees).
 
 Independent references: ``pin.rnea`` (tau), pinocchio's analytic ``computeRNEADerivatives`` (dtau =
 dtau/dq qd + dtau/dv qdd + M q'''), and 8th-order central finite differences of ``pin.rnea`` along smooth
@@ -13,7 +14,6 @@ import pinocchio as pin
 import pytest
 
 from flexrobot_ros.dynamics.ejnea import Ejnea, ejnea
-from flexrobot_ros.dynamics.serial_chain import SerialChain
 from flexrobot_ros.dynamics.trajectory import Poly9Trajectory, spline_through_waypoints
 from flexrobot_ros.errors import ModelError, TrajectoryError
 from flexrobot_ros.model import load_robot, shipped_robots
@@ -152,14 +152,9 @@ def test_single_sample_equals_batch_row():
         np.testing.assert_allclose(getattr(one, name), getattr(batch, name)[2], rtol=1e-13, atol=0)
 
 
-def test_not_a_serial_chain_is_rejected():
-    """A branching tree, a spherical joint or a free flyer is not a serial chain of 1-DoF joints."""
-    tree = pin.Model()
-    a = tree.addJoint(0, pin.JointModelRZ(), pin.SE3.Identity(), "a")
-    tree.addJoint(a, pin.JointModelRX(), pin.SE3.Identity(), "b")
-    tree.addJoint(a, pin.JointModelRY(), pin.SE3.Identity(), "c")
-    with pytest.raises(ModelError, match="not a serial chain.*'c' is a child of 'a'"):
-        SerialChain.from_model(tree)
+def test_joints_other_than_one_dof_are_rejected():
+    """A spherical joint or a free flyer is not a 1-DoF revolute/prismatic joint (trees of those are accepted:
+    test_kinematic_trees)."""
     ball = pin.Model()
     ball.addJoint(0, pin.JointModelSpherical(), pin.SE3.Identity(), "ball")
     with pytest.raises(ModelError, match="'ball' is a JointModelSpherical"):

@@ -18,7 +18,7 @@ import pytest
 from flexrobot_ros.cli import main
 from flexrobot_ros.dynamics.feedforward import compiled_feedforward, feedforward, rigid_feedforward
 from flexrobot_ros.dynamics.trajectory import Poly9Trajectory, spline_through_waypoints
-from flexrobot_ros.errors import ModelError, TrajectoryError
+from flexrobot_ros.errors import TrajectoryError
 from flexrobot_ros.model import load_robot
 from flexrobot_ros.simulation import FeedforwardPD, Simulation
 from flexrobot_ros.timeseries import read_timeseries
@@ -144,39 +144,6 @@ def test_bad_feedforward_inputs(lwr4):
         feedforward(lwr4, Poly9Trajectory([0, 0], [1, 1], 1.0))
     with pytest.raises(TrajectoryError, match="method: 'rnea'"):
         feedforward(lwr4, Poly9Trajectory(np.zeros(7), np.zeros(7), 1.0), method="rnea")
-
-
-BRANCHING_URDF = """<?xml version="1.0"?>
-<robot name="fork">
-  <link name="base_link"/>
-  <link name="link1"><inertial><origin xyz="0 0 0.1"/><mass value="1"/>
-    <inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial></link>
-  <link name="link2"><inertial><origin xyz="0.1 0 0"/><mass value="1"/>
-    <inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial></link>
-  <link name="link3"><inertial><origin xyz="-0.1 0 0"/><mass value="1"/>
-    <inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial></link>
-  <joint name="joint1" type="revolute"><parent link="base_link"/><child link="link1"/><axis xyz="0 0 1"/>
-    <limit lower="-3" upper="3" velocity="5" effort="100"/></joint>
-  <joint name="joint2" type="revolute"><parent link="link1"/><child link="link2"/><origin xyz="0 0 0.2"/>
-    <axis xyz="0 1 0"/><limit lower="-3" upper="3" velocity="5" effort="100"/></joint>
-  <joint name="joint3" type="revolute"><parent link="link1"/><child link="link3"/><origin xyz="0 0 0.2"/>
-    <axis xyz="0 1 0"/><limit lower="-3" upper="3" velocity="5" effort="100"/></joint>
-</robot>
-"""
-
-
-def test_a_robot_that_is_not_a_serial_chain_is_rejected(tmp_path):
-    """A branching robot (joints 2 and 3 both children of joint 1) loads as a FlexibleRobot, but the feedforward
-    (EJNEA and SDRNEA need a serial chain) refuses it with a ModelError naming the joint."""
-    (tmp_path / "fork.urdf").write_text(BRANCHING_URDF)
-    joint = "{stiffness: 1000.0, motor_damping: 0.1, reflected_inertia: 0.5}"
-    (tmp_path / "fork.yaml").write_text(
-        f"robot: fork\nurdf: fork.urdf\ngravity: [0, 0, -9.81]\ntool_frame: link2\n"
-        f"joints:\n  joint1: {joint}\n  joint2: {joint}\n  joint3: {joint}\n")
-    robot = load_robot(tmp_path / "fork.yaml")
-    for method in ("sdrnea", "ejnea"):
-        with pytest.raises(ModelError, match="not a serial chain: joint 'joint3' is a child of 'joint1'"):
-            feedforward(robot, Poly9Trajectory(np.zeros(3), np.full(3, 0.1), 1.0), method, rate_hz=50.0)
 
 
 def test_cli_writes_csv_json_and_plot(tmp_path, capsys, lwr4_results):

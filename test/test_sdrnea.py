@@ -16,7 +16,7 @@ from flexrobot_ros.dynamics.codegen import load_sdrnea, sdrnea
 from flexrobot_ros.dynamics.ejnea import Ejnea
 from flexrobot_ros.dynamics.flexible_joint import JointFlexibility, motor_side
 from flexrobot_ros.dynamics.sdrnea import OperationCounts, sdrnea_function
-from flexrobot_ros.dynamics.serial_chain import SerialChain
+from flexrobot_ros.dynamics.kinematic_tree import KinematicTree
 from flexrobot_ros.errors import TrajectoryError
 from flexrobot_ros.model import load_robot
 from test_ejnea import IDS, MODELS
@@ -32,7 +32,7 @@ def random_inputs(n: int, samples: int, seed: int) -> list[np.ndarray]:
 @pytest.mark.parametrize("model", MODELS, ids=IDS)
 def test_compiled_sdrnea_equals_rnea_and_ejnea(model):
     """tau = pin.rnea (1e-10 relative per sample); tau, dtau, ddtau = EJNEA (1e-9 relative to the largest value)."""
-    compiled = load_sdrnea(SerialChain.from_model(model))
+    compiled = load_sdrnea(KinematicTree.from_model(model))
     assert compiled.backend == "c"
     x = random_inputs(model.nq, 200, 11)
     out = compiled.evaluate(*x)
@@ -47,7 +47,7 @@ def test_compiled_sdrnea_equals_rnea_and_ejnea(model):
 
 def test_single_sample_call_and_convenience_function():
     model = MODELS[0]
-    compiled = load_sdrnea(SerialChain.from_model(model))
+    compiled = load_sdrnea(KinematicTree.from_model(model))
     x = random_inputs(model.nq, 3, 12)
     packed = np.concatenate([v[1] for v in x])
     y = compiled.evaluate_packed(packed)
@@ -65,7 +65,7 @@ def test_lwr4_operation_counts_close_to_thesis():
     The link inertias differ (the thesis' set has products of inertia, ours does not; see urdf/lwr4.dh.yaml), so
     the counts are compared within 5 %; the 12 trigonometric functions (q_1 needs none) must match exactly.
     """
-    counts = OperationCounts.of(sdrnea_function(SerialChain.from_model(load_robot("lwr4").model)))
+    counts = OperationCounts.of(sdrnea_function(KinematicTree.from_model(load_robot("lwr4").model)))
     print(f"LWR4 SDRNEA: {counts} (thesis: 1289 add, 1516 mul, 12 trig)")
     assert counts.trigonometric == 12
     assert abs(counts.additions - 1289) <= 0.05 * 1289
@@ -95,7 +95,8 @@ def test_operation_count_is_linear_in_n_like_eq_4_26():
     """Thesis eq. 4.26 (general DH parameters, no zero parameters): 323 n - 309 additions and 389 n - 325
     multiplications. Measured for n = 5, 10, 15: exactly linear (second difference 0 within 1 %) and within 15 % of
     eq. 4.26 (1306/1620, 2921/3565, 4536/5510)."""
-    counts = [OperationCounts.of(sdrnea_function(SerialChain.from_model(general_dh_chain(n, n)))) for n in (5, 10, 15)]
+    counts = [OperationCounts.of(sdrnea_function(KinematicTree.from_model(general_dh_chain(n, n))))
+              for n in (5, 10, 15)]
     for field, slope, offset in (("additions", 323, -309), ("multiplications", 389, -325)):
         c5, c10, c15 = (getattr(c, field) for c in counts)
         print(f"{field}: n = 5, 10, 15 -> {c5}, {c10}, {c15} (eq. 4.26: "
@@ -109,7 +110,7 @@ def test_motor_outputs_equal_numpy_motor_side():
     """Generated q_m .. tau_m equal the numpy formulas of flexible_joint (Scompi: prismatic W, Coulomb on the link
     and motor side added to exercise the differentiated tanh), 1e-10 relative."""
     robot = load_robot("scompi").with_parameters(link_coulomb=np.full(6, 3.0), motor_coulomb=np.full(6, 0.5))
-    chain, flexibility = SerialChain.from_model(robot.model), JointFlexibility.from_robot(robot)
+    chain, flexibility = KinematicTree.from_model(robot.model), JointFlexibility.from_robot(robot)
     compiled = load_sdrnea(chain, flexibility)
     assert compiled.outputs[-4:] == ("q_m", "qd_m", "qdd_m", "tau_m")
     x = random_inputs(6, 100, 13)
@@ -124,7 +125,7 @@ def test_motor_outputs_equal_numpy_motor_side():
 
 def test_casadi_fallback_equals_compiled_code():
     """compile=False evaluates the same function with CasADi's virtual machine: equal to 1e-12 relative."""
-    chain = SerialChain.from_model(load_robot("lwr4").model)
+    chain = KinematicTree.from_model(load_robot("lwr4").model)
     compiled = load_sdrnea(chain)
     fallback = load_sdrnea(chain, compile=False)
     assert fallback.backend == "casadi" and fallback.library is None
@@ -136,7 +137,7 @@ def test_casadi_fallback_equals_compiled_code():
 
 def test_missing_compiler_falls_back_with_a_warning(tmp_path, monkeypatch):
     monkeypatch.setenv("CC", str(tmp_path / "no-such-cc"))
-    chain = SerialChain.from_model(MODELS[1])
+    chain = KinematicTree.from_model(MODELS[1])
     with pytest.warns(RuntimeWarning, match="falling back to CasADi"):
         result = load_sdrnea(chain, directory=tmp_path)
     assert result.backend == "casadi"
@@ -149,7 +150,7 @@ def test_cache_reuses_the_compiled_library(monkeypatch):
     """A second load (new process = cleared in-memory memo) uses the stored .so without generating code; another
     stiffness is another cache entry."""
     robot = load_robot("lwr4")
-    chain, flexibility = SerialChain.from_model(robot.model), JointFlexibility.from_robot(robot)
+    chain, flexibility = KinematicTree.from_model(robot.model), JointFlexibility.from_robot(robot)
     first = load_sdrnea(chain, flexibility)
     assert load_sdrnea(chain, flexibility) is first
     stamp = first.library.stat().st_mtime_ns

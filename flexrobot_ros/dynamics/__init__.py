@@ -20,7 +20,7 @@ _EXPORTS = {
     "FeedforwardResult": "feedforward_result",
     **dict.fromkeys(("JointFlexibility", "MotorSide", "motor_side", "rigid_motor_side"), "flexible_joint"),
     **dict.fromkeys(("OperationCounts", "sdrnea_function"), "sdrnea"),
-    **dict.fromkeys(("SerialChain", "TorqueDerivatives"), "serial_chain"),
+    **dict.fromkeys(("KinematicTree", "TorqueDerivatives"), "kinematic_tree"),
     **dict.fromkeys(("Poly9Trajectory", "SplineTrajectory", "Trajectory", "TrajectorySamples", "load_trajectory",
                      "spline_through_waypoints", "trajectory_from_dict", "trajectory_from_joint_trajectory"),
                     "trajectory"),

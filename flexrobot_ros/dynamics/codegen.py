@@ -1,6 +1,6 @@
 """Compiled SDRNEA: C code generation, a per-robot cache and fast calls through ctypes.
 
-:func:`load_sdrnea` returns a :class:`CompiledSdrnea` for a serial chain (and optional joint flexibility). The
+:func:`load_sdrnea` returns a :class:`CompiledSdrnea` for a kinematic tree (and optional joint flexibility). The
 first call for a given model generates the CasADi function (:mod:`.sdrnea`), emits C, compiles it with the
 system C compiler (``$CC`` or ``cc``/``gcc``, ``-O1 -shared -fPIC``) and stores ``.c``, ``.so``, the serialized
 CasADi function and a JSON sidecar (operation counts, sizes) in the cache directory ``$FLEXROBOT_CACHE`` or
@@ -31,18 +31,18 @@ from flexrobot_ros.compiled_code import CFLAGS, bound_library, compile_library
 from flexrobot_ros.dynamics.flexible_joint import JointFlexibility
 from flexrobot_ros.dynamics.sdrnea import (GENERATOR_VERSION, OperationCounts, output_names, pack_inputs,
                                           sdrnea_function)
-from flexrobot_ros.dynamics.serial_chain import SerialChain, TorqueDerivatives
+from flexrobot_ros.dynamics.kinematic_tree import KinematicTree, TorqueDerivatives
 
 _LOADED: dict[str, "CompiledSdrnea"] = {}
 _LOCK = threading.RLock()
 
 
-def cache_key(chain: SerialChain, flexibility: JointFlexibility | None) -> str:
+def cache_key(tree: KinematicTree, flexibility: JointFlexibility | None) -> str:
     """sha256 naming the generated code of this model."""
     import hashlib
 
     h = hashlib.sha256()
-    for part in (GENERATOR_VERSION, cs.__version__, " ".join(CFLAGS), chain.digest(),
+    for part in (GENERATOR_VERSION, cs.__version__, " ".join(CFLAGS), tree.digest(),
                  flexibility.digest() if flexibility is not None else "rigid"):
         h.update(part.encode())
         h.update(b"\0")
@@ -104,31 +104,31 @@ class CompiledSdrnea:
         return {name: y[..., k * self.n:(k + 1) * self.n] for k, name in enumerate(self.outputs)}
 
 
-def load_sdrnea(chain: SerialChain, flexibility: JointFlexibility | None = None, *,
+def load_sdrnea(tree: KinematicTree, flexibility: JointFlexibility | None = None, *,
                 compile: bool = True, directory: Path | str | None = None) -> CompiledSdrnea:
-    """The compiled (cached) SDRNEA of a chain; ``compile=False`` forces CasADi's own evaluation."""
-    if flexibility is not None and flexibility.n != chain.n:
-        raise ValueError(f"flexibility has {flexibility.n} joints; the chain has {chain.n}")
-    key = cache_key(chain, flexibility)
+    """The compiled (cached) SDRNEA of a kinematic tree; ``compile=False`` forces CasADi's own evaluation."""
+    if flexibility is not None and flexibility.n != tree.n:
+        raise ValueError(f"flexibility has {flexibility.n} joints; the tree has {tree.n}")
+    key = cache_key(tree, flexibility)
     folder = Path(directory) if directory is not None else cache_dir()
     stem = folder / f"sdrnea_{key[:24]}"
     memo = f"{stem}|{compile}"
     with _LOCK:
         if memo in _LOADED:
             return _LOADED[memo]
-        result = _load_or_build(chain, flexibility, stem, compile)
+        result = _load_or_build(tree, flexibility, stem, compile)
         _LOADED[memo] = result
         return result
 
 
-def sdrnea(model: pin.Model | SerialChain, q: Any, qd: Any, qdd: Any, q3: Any, q4: Any) -> TorqueDerivatives:
+def sdrnea(model: pin.Model | KinematicTree, q: Any, qd: Any, qdd: Any, q3: Any, q4: Any) -> TorqueDerivatives:
     """tau, dtau/dt and d²tau/dt² by SDRNEA with compiled, cached code (:func:`load_sdrnea`)."""
-    chain = model if isinstance(model, SerialChain) else SerialChain.from_model(model)
-    out = load_sdrnea(chain).evaluate(q, qd, qdd, q3, q4)
+    tree = model if isinstance(model, KinematicTree) else KinematicTree.from_model(model)
+    out = load_sdrnea(tree).evaluate(q, qd, qdd, q3, q4)
     return TorqueDerivatives(out["tau"], out["dtau"], out["ddtau"])
 
 
-def _load_or_build(chain: SerialChain, flexibility: JointFlexibility | None, stem: Path,
+def _load_or_build(tree: KinematicTree, flexibility: JointFlexibility | None, stem: Path,
                    compile: bool) -> CompiledSdrnea:
     outputs = output_names(flexibility is not None)
     meta_path, casadi_path, library = (stem.with_suffix(s) for s in (".json", ".casadi", ".so"))
@@ -141,12 +141,12 @@ def _load_or_build(chain: SerialChain, flexibility: JointFlexibility | None, ste
         except (OSError, ValueError, RuntimeError):
             meta = function = None
     if function is None or meta is None:
-        function = sdrnea_function(chain, flexibility, name=f"sdrnea_{stem.name[7:19]}")
+        function = sdrnea_function(tree, flexibility, name=f"sdrnea_{stem.name[7:19]}")
         rigid = function
         if flexibility is not None:
-            x = cs.SX.sym("x", 5 * chain.n)
-            rigid = cs.Function("rigid", [x], [function(x)[:3 * chain.n]])
-        meta = {"n": chain.n, "outputs": list(outputs), "operations": asdict(OperationCounts.of(rigid)),
+            x = cs.SX.sym("x", 5 * tree.n)
+            rigid = cs.Function("rigid", [x], [function(x)[:3 * tree.n]])
+        meta = {"n": tree.n, "outputs": list(outputs), "operations": asdict(OperationCounts.of(rigid)),
                 "operations_total": asdict(OperationCounts.of(function)), "name": function.name(),
                 "sizes": [int(function.sz_arg()), int(function.sz_res()), int(function.sz_iw()),
                           int(function.sz_w())]}
@@ -161,7 +161,7 @@ def _load_or_build(chain: SerialChain, flexibility: JointFlexibility | None, ste
     if compile:
         compiled = library if library.exists() else compile_library(
             function, stem, 5 * meta["n"], len(meta["outputs"]) * meta["n"], "SDRNEA code", keep_source=True)
-    return CompiledSdrnea(chain.n, outputs, OperationCounts(**meta["operations"]),
+    return CompiledSdrnea(tree.n, outputs, OperationCounts(**meta["operations"]),
                           OperationCounts(**meta["operations_total"]), function, compiled)
 
 

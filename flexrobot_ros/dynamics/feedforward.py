@@ -35,7 +35,7 @@ from flexrobot_ros.dynamics.ejnea import Ejnea
 from flexrobot_ros.dynamics.feedforward_names import DEFAULT_GENERAL_METHOD, DEFAULT_METHOD, METHODS, TOOL_METHODS
 from flexrobot_ros.dynamics.feedforward_result import FeedforwardResult
 from flexrobot_ros.dynamics.flexible_joint import JointFlexibility, coulomb_friction, motor_side, rigid_motor_side
-from flexrobot_ros.dynamics.serial_chain import SerialChain
+from flexrobot_ros.dynamics.kinematic_tree import KinematicTree
 from flexrobot_ros.dynamics.trajectory import Trajectory, TrajectorySamples, load_trajectory
 from flexrobot_ros.errors import ModelError, TrajectoryError
 from flexrobot_ros.flexible_links.elastic_robot import ElasticRobot
@@ -59,7 +59,7 @@ def default_method(robot: Any) -> str:
 
 def check_supported(robot: Any, method: str = DEFAULT_METHOD) -> None:
     """Raise :class:`ModelError` naming the robot when it has rigid joints or flexible links: methods 'sdrnea',
-    'ejnea' and 'dae' (thesis eqs. 4.7-4.10, seed 002) invert finite joint stiffnesses of a chain of rigid links;
+    'ejnea' and 'dae' (thesis eqs. 4.7-4.10, seed 002) invert finite joint stiffnesses of a tree of rigid links;
     'prescribed' and 'rigid' take any robot."""
     rigid, links = list(getattr(robot, "rigid_joints", ())), list(getattr(robot, "flexible_links", ()))
     if method in ("prescribed", "rigid") or not general(robot):
@@ -80,7 +80,7 @@ def compiled_feedforward(robot: Any) -> CompiledSdrnea:
     For per-sample use in a control loop (``evaluate_packed``); built once per robot and cached on disk.
     """
     check_supported(robot)
-    return load_sdrnea(SerialChain.from_model(robot.model), JointFlexibility.from_robot(robot))
+    return load_sdrnea(KinematicTree.from_model(robot.model), JointFlexibility.from_robot(robot))
 
 
 def feedforward(robot: Any, trajectory: Trajectory | TrajectorySamples | str | os.PathLike, method: str | None = None,
@@ -90,7 +90,8 @@ def feedforward(robot: Any, trajectory: Trajectory | TrajectorySamples | str | o
     """Motor references and torques that make ``robot`` (a FlexibleRobot) follow ``trajectory``.
 
     Args:
-        robot: :class:`flexrobot_ros.model.FlexibleRobot` (serial chain of revolute/prismatic joints).
+        robot: :class:`flexrobot_ros.model.FlexibleRobot` (a tree of revolute/prismatic joints: a serial
+            chain, or a robot whose unmodelled branches are locked).
         trajectory: a :class:`Trajectory` (sampled at ``t`` or at ``rate_hz``), already sampled
             :class:`TrajectorySamples`, or the path of a trajectory YAML (read by
             :func:`~flexrobot_ros.dynamics.trajectory.load_trajectory`).
@@ -152,14 +153,14 @@ def feedforward(robot: Any, trajectory: Trajectory | TrajectorySamples | str | o
                       "flexible-joint model without them (use method 'dae' to cancel them)", RuntimeWarning,
                       stacklevel=2)
     samples = _samples(robot, trajectory, rate_hz, t, check_limits)
-    chain = SerialChain.from_model(robot.model)
+    tree = KinematicTree.from_model(robot.model)
     flexibility = JointFlexibility.from_robot(robot)
     if method == "sdrnea":
-        out = load_sdrnea(chain, flexibility).evaluate(samples.q, samples.qd, samples.qdd, samples.q3, samples.q4)
+        out = load_sdrnea(tree, flexibility).evaluate(samples.q, samples.qd, samples.qdd, samples.q3, samples.q4)
         link = {name: out[name] for name in ("tau", "dtau", "ddtau")}
         motor = {name: out[name] for name in ("q_m", "qd_m", "qdd_m", "tau_m")}
     else:
-        torques = Ejnea(chain)(samples.q, samples.qd, samples.qdd, samples.q3, samples.q4)
+        torques = Ejnea(tree)(samples.q, samples.qd, samples.qdd, samples.q3, samples.q4)
         link = {"tau": torques.tau, "dtau": torques.dtau, "ddtau": torques.ddtau}
         side = motor_side(flexibility, samples.q, samples.qd, samples.qdd, samples.q3,
                           torques.tau, torques.dtau, torques.ddtau)
@@ -243,8 +244,7 @@ def rigid_feedforward(robot: Any, trajectory: Trajectory | TrajectorySamples | s
     predicted tip deflections of flexible links are zero.
     """
     samples = _samples(robot, trajectory, rate_hz, t, check_limits)
-    chain = SerialChain.from_model(robot.model)
-    torques = Ejnea(chain)(samples.q, samples.qd, samples.qdd, samples.q3, samples.q4)
+    torques = Ejnea(KinematicTree.from_model(robot.model))(samples.q, samples.qd, samples.qdd, samples.q3, samples.q4)
     link = {"tau": torques.tau, "dtau": torques.dtau, "ddtau": torques.ddtau}
     deflections = {}
     if getattr(robot, "flexible_links", None):

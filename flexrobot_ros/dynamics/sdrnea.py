@@ -4,12 +4,13 @@ The robot's numeric parameters are substituted while the expressions are built (
 parameters fold away (a DH robot's zero offsets, axis-aligned joints, symmetric inertias cost nothing).
 
 * **SRNEA** (Algorithm 1): the forward recursion computes the angular velocities ``omega_i``, then the angular
-  accelerations ``omegadot_i``, then the linear accelerations ``a_i`` of the joint-frame origins (gravity enters as
-  ``a_0 = -g``); the backward recursion computes the inertial forces ``f_c,i``, the forces ``f_i`` and moments
-  ``n_i`` acting on link i, and ``tau_i``. Every saved quantity (``SaveExpressions``) is replaced by a new
-  intermediate symbol ``s_k`` (``ReplaceExpressions``), so each definition ``s_k = f_k(q, qd, qdd, s_1..s_k-1)``
-  is short. Frames are pinocchio's joint frames (:mod:`.serial_chain`), so the same code covers DH and URDF robots
-  and revolute and prismatic joints.
+  accelerations ``omegadot_i``, then the linear accelerations ``a_i`` of the joint-frame origins, each from its
+  parent joint's (gravity enters as the base's ``a_0 = -g``); the backward recursion computes the inertial forces
+  ``f_c,i``, the forces ``f_i`` and moments ``n_i`` acting on link i (its own plus those its child joints transmit:
+  one child on a serial chain, any number on a tree, :mod:`.kinematic_tree`), and ``tau_i``. Every saved quantity
+  (``SaveExpressions``) is replaced by a new intermediate symbol ``s_k`` (``ReplaceExpressions``), so each
+  definition ``s_k = f_k(q, qd, qdd, s_1..s_k-1)`` is short. Frames are pinocchio's joint frames, so the same code
+  covers DH and URDF robots and revolute and prismatic joints.
 * **DRNEA** (Algorithm 2): the first and second time derivatives of every ``s_k`` follow by the chain rule
   (eqs. 4.19-4.24), ``u_k = df_k/dq* . qdot* + sum_j df_k/ds_j u_j``, computed as a forward directional derivative
   of each short definition, with the structural shortcut of eq. 4.20: the derivative of an ``omega`` symbol is
@@ -33,7 +34,7 @@ import casadi as cs
 import numpy as np
 
 from flexrobot_ros.dynamics.flexible_joint import JointFlexibility, motor_side
-from flexrobot_ros.dynamics.serial_chain import SerialChain
+from flexrobot_ros.dynamics.kinematic_tree import KinematicTree
 from flexrobot_ros.errors import TrajectoryError
 
 #: Bumped whenever the generated expressions change (part of the cache key).
@@ -170,74 +171,72 @@ class OperationCounts:
         return cls(**counts)
 
 
-def symbolic_rnea(chain: SerialChain, q: Sequence[cs.SX], qd: Sequence[cs.SX], qdd: Sequence[cs.SX]
+def symbolic_rnea(tree: KinematicTree, q: Sequence[cs.SX], qd: Sequence[cs.SX], qdd: Sequence[cs.SX]
                   ) -> tuple[_Sequence, list[cs.SX], dict[int, cs.SX]]:
     """Algorithm 1 (SRNEA): the intermediate sequence, tau_1..tau_n, and the omega -> omegadot symbol map."""
-    n = chain.n
+    n = tree.n
     seq = _Sequence()
-    rotation = [_JointRotation(_snap(chain.rotation[i]), _snap(chain.axis[i]), bool(chain.revolute[i]), q[i])
+    rotation = [_JointRotation(_snap(tree.rotation[i]), _snap(tree.axis[i]), bool(tree.revolute[i]), q[i])
                 for i in range(n)]
-    axis = [_snap(chain.axis[i]) for i in range(n)]
-    p0 = [_snap(chain.translation[i]) for i in range(n)]
-    axis_in_parent = [_snap(chain.rotation[i]) @ axis[i] for i in range(n)]
+    axis = [_snap(tree.axis[i]) for i in range(n)]
+    p0 = [_snap(tree.translation[i]) for i in range(n)]
+    axis_in_parent = [_snap(tree.rotation[i]) @ axis[i] for i in range(n)]
 
     def origin(i: int) -> Vector:
         """Position of joint frame i's origin in its parent's frame."""
         p = [cs.SX(x) for x in p0[i]]
-        if not chain.revolute[i]:
+        if not tree.revolute[i]:
             p = _add(p, _scale(q[i], [cs.SX(x) for x in axis_in_parent[i]]))
         return p
 
     zero = [cs.SX(0)] * 3
+    parents = [int(p) for p in tree.parents]
     omega, omegadot, acc = [], [], []
-    parent = zero
     for i in range(n):  # angular velocities
-        w = rotation[i].to_child(parent)
-        if chain.revolute[i]:
+        w = rotation[i].to_child(zero if parents[i] < 0 else omega[parents[i]])
+        if tree.revolute[i]:
             w = _add(w, _scale(qd[i], list(axis[i])))
-        parent = seq.save(w, f"w{i + 1}")
-        omega.append(parent)
-    omega_vectors = omega
-    parent = zero
+        omega.append(seq.save(w, f"w{i + 1}"))
     for i in range(n):  # angular accelerations
-        wd = rotation[i].to_child(parent)
-        if chain.revolute[i]:
-            wd = _add(wd, _scale(qdd[i], list(axis[i])), _scale(qd[i], _cross(omega_vectors[i], list(axis[i]))))
-        parent = seq.save(wd, f"wd{i + 1}")
-        omegadot.append(parent)
-    parent_acc = [cs.SX(-x) for x in _snap(chain.gravity)]
-    parent_w, parent_wd = zero, zero
+        wd = rotation[i].to_child(zero if parents[i] < 0 else omegadot[parents[i]])
+        if tree.revolute[i]:
+            wd = _add(wd, _scale(qdd[i], list(axis[i])), _scale(qd[i], _cross(omega[i], list(axis[i]))))
+        omegadot.append(seq.save(wd, f"wd{i + 1}"))
+    base_acc = [cs.SX(-x) for x in _snap(tree.gravity)]
     for i in range(n):  # linear accelerations of the joint-frame origins
         p = origin(i)
+        if parents[i] < 0:
+            parent_acc, parent_w, parent_wd = base_acc, zero, zero
+        else:
+            parent_acc, parent_w, parent_wd = acc[parents[i]], omega[parents[i]], omegadot[parents[i]]
         a = _add(parent_acc, _cross(parent_wd, p), _cross(parent_w, _cross(parent_w, p)))
         a = rotation[i].to_child(a)
-        if not chain.revolute[i]:
-            a = _add(a, _scale(qdd[i], list(axis[i])), _scale(2 * qd[i], _cross(omega_vectors[i], list(axis[i]))))
-        parent_acc = seq.save(a, f"a{i + 1}")
-        acc.append(parent_acc)
-        parent_w, parent_wd = omega_vectors[i], omegadot[i]
+        if not tree.revolute[i]:
+            a = _add(a, _scale(qdd[i], list(axis[i])), _scale(2 * qd[i], _cross(omega[i], list(axis[i]))))
+        acc.append(seq.save(a, f"a{i + 1}"))
     tau: list[cs.SX] = [cs.SX(0)] * n
-    child_force = child_moment = None
-    for i in reversed(range(n)):  # backward recursion
-        m = float(chain.mass[i])
-        c = _snap(chain.com[i])
-        inertia_origin = _snap(chain.inertia[i] + m * (c @ c * np.eye(3) - np.outer(c, c)))
+    forces: list[Vector] = [zero] * n
+    moments: list[Vector] = [zero] * n
+    for i in reversed(range(n)):  # backward recursion: every child before its parent
+        m = float(tree.mass[i])
+        c = _snap(tree.com[i])
+        inertia_origin = _snap(tree.inertia[i] + m * (c @ c * np.eye(3) - np.outer(c, c)))
         cv = [cs.SX(x) for x in c]
-        w, wd, a = omega_vectors[i], omegadot[i], acc[i]
+        w, wd, a = omega[i], omegadot[i], acc[i]
         fc = seq.save(_scale(m, _add(a, _cross(wd, cv), _cross(w, _cross(w, cv)))), f"fc{i + 1}")
         moment = _add(_matvec(inertia_origin, wd), _cross(w, _matvec(inertia_origin, w)),
                       _scale(m, _cross(cv, a)))
         force = fc
-        if child_force is not None:
-            transmitted = rotation[i + 1].to_parent(child_force)
+        for child in tree.children(i):
+            transmitted = rotation[child].to_parent(forces[child])
             force = _add(force, transmitted)
-            moment = _add(moment, rotation[i + 1].to_parent(child_moment), _cross(origin(i + 1), transmitted))
-        child_force = seq.save(force, f"f{i + 1}")
-        child_moment = seq.save(moment, f"n{i + 1}")
-        projected = child_moment if chain.revolute[i] else child_force
+            moment = _add(moment, rotation[child].to_parent(moments[child]), _cross(origin(child), transmitted))
+        forces[i] = seq.save(force, f"f{i + 1}")
+        moments[i] = seq.save(moment, f"n{i + 1}")
+        projected = moments[i] if tree.revolute[i] else forces[i]
         t = sum((ai * pi for ai, pi in zip(axis[i], projected) if ai != 0.0), cs.SX(0))
-        if chain.armature[i] != 0.0:
-            t = t + float(chain.armature[i]) * qdd[i]
+        if tree.armature[i] != 0.0:
+            t = t + float(tree.armature[i]) * qdd[i]
         tau[i] = t
     tau = [seq.save([t, 0, 0], f"tau{i + 1}")[0] for i, t in enumerate(tau)]
     omega_to_omegadot: dict[int, cs.SX] = {}
@@ -248,13 +247,13 @@ def symbolic_rnea(chain: SerialChain, q: Sequence[cs.SX], qd: Sequence[cs.SX], q
     return seq, tau, omega_to_omegadot
 
 
-def sdrnea_function(chain: SerialChain, flexibility: JointFlexibility | None = None,
+def sdrnea_function(tree: KinematicTree, flexibility: JointFlexibility | None = None,
                     name: str = "sdrnea") -> cs.Function:
     """The CasADi function x = [q, qd, qdd, q3, q4] (5n) -> y = [tau, dtau, ddtau(, q_m, qd_m, qdd_m, tau_m)]."""
-    n = chain.n
+    n = tree.n
     x = cs.SX.sym("x", 5 * n)
     q, qd, qdd, q3, q4 = ([x[k * n + i] for i in range(n)] for k in range(5))
-    seq, tau, omega_map = symbolic_rnea(chain, q, qd, qdd)
+    seq, tau, omega_map = symbolic_rnea(tree, q, qd, qdd)
     s = seq.symbols
     state = cs.vertcat(*q, *qd, *qdd)
     state_rate = cs.vertcat(*qd, *qdd, *q3)

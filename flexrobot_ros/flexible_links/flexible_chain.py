@@ -1,4 +1,12 @@
-"""A serial chain of rigid and flexible links (the model) and its kinematic pass (seed 003 section 4.1).
+"""A serial chain of rigid and flexible links, or a kinematic tree of rigid links (the model), and its kinematic
+pass (seed 003 section 4.1).
+
+Topology. Body i's parent is body ``parents[i]`` (pinocchio's ``model.parents``, -1 for the base); pinocchio's
+joint order is topological, so the outward pass meets every parent before its children and the inward passes
+(:mod:`.inverse_dynamics`, :mod:`.inertia_matrix`, :mod:`.denoc`) every child before its parent, summing the
+children's terms into the parent. "i-1" below is body i's parent. Flexible links (beams, sliding beams) need a serial
+chain: on a tree the constructor refuses them (the loader already has, naming the YAML,
+:func:`flexrobot_ros.model.flexible_robot.build_robot`).
 
 Coordinates. ``y = [theta (n), eta (m)]``: the n joint coordinates in pinocchio's joint order, then the elastic
 coordinates of the flexible links, link after link (each link's ``[eta_y, eta_z]``, see :mod:`.beam_link`).
@@ -29,6 +37,7 @@ import pinocchio as pin
 from flexrobot_ros.errors import ModelError
 from flexrobot_ros.flexible_links.beam_link import BeamLink, cross
 from flexrobot_ros.flexible_links.sliding_beam import SlidingBeam
+from flexrobot_ros.model.topology import first_branch
 
 
 def motion_subspace(model: pin.Model, joint_id: int, data: pin.Data | None = None) -> np.ndarray:
@@ -73,7 +82,8 @@ class ChainBody:
 class ChainState:
     """Per-body quantities of one kinematic pass (lists indexed by body)."""
 
-    A: list[np.ndarray]                   # A_{i,i-1} (6 + m_i, 6 + m_{i-1}); body 0: (6 + m_0, 6) from the base
+    A: list[np.ndarray]                   # A_{i,i-1} (6 + m_i, 6 + m_{i-1}), i-1 the parent; a body on the base:
+    #                                       (6 + m_i, 6)
     t: list[np.ndarray]                   # twists (6 + m_i,)
     c: list[np.ndarray]                   # bias accelerations (6 + m_i,)
     M: list[np.ndarray]                   # body inertia (6 + m_i, 6 + m_i)
@@ -84,24 +94,30 @@ class ChainState:
 
 
 class FlexibleLinkChain:
-    """A serial chain: pinocchio's kinematics and rigid inertias, plus beams on some links."""
+    """A serial chain or a tree (module docstring): pinocchio's kinematics and rigid inertias, plus beams on some links
+    of a chain."""
 
     def __init__(self, model: pin.Model, beams: dict[str, BeamLink], gravity: np.ndarray | None = None,
                  hubs: dict[str, pin.Inertia] | None = None, sliding: dict[str, SlidingBeam] | None = None):
-        if any(model.parents[j] != j - 1 for j in range(1, model.njoints)):
-            raise ModelError("flexible-link dynamics: only serial chains are supported (every joint's parent must be "
-                             "the previous joint)")
+        branch = first_branch(model)
+        if branch is not None and (beams or sliding):
+            link = sorted({*beams, *(sliding or {})})[0]
+            raise ModelError(f"flexible-link dynamics: the flexible link of joint {link} needs a serial chain; model "
+                             f"{model.name!r} is a tree ({branch})")
         if model.nq != model.nv:
             raise ModelError("flexible-link dynamics: only 1-DoF revolute/prismatic joints are supported")
         self.model = model
         self.gravity = np.asarray(model.gravity.linear if gravity is None else gravity, dtype=float).copy()
         hubs = hubs or {}
         self.bodies: list[ChainBody] = []
+        #: body i's parent body (-1: the base), pinocchio's model.parents shifted by one
+        self.parents = tuple(int(model.parents[j]) - 1 for j in range(1, model.njoints))
         offset = 0
-        previous_beam: BeamLink | None = None
         joint_data = model.createData()
         for j in range(1, model.njoints):
             name = model.names[j]
+            parent_body = self.bodies[self.parents[j - 1]] if self.parents[j - 1] >= 0 else None
+            previous_beam = None if parent_body is None else parent_body.beam
             unknown = set(beams) - set(model.names[1:])
             if unknown:
                 raise ModelError(f"flexible-link dynamics: beams on unknown joint(s) {sorted(unknown)}")
@@ -109,9 +125,9 @@ class FlexibleLinkChain:
             kind = "prismatic" if np.linalg.norm(subspace[3:]) < 1e-12 else "revolute"
             beam = beams.get(name)
             slider = (sliding or {}).get(name)
-            if self.bodies and self.bodies[-1].sliding is not None:
+            if parent_body is not None and parent_body.sliding is not None:
                 raise ModelError(f"flexible-link dynamics: joint {name} follows the sliding link of joint "
-                                 f"{self.bodies[-1].name}; a sliding beam must be the last link")
+                                 f"{parent_body.name}; a sliding beam must be the last link")
             if slider is not None and kind != "prismatic":
                 raise ModelError(f"flexible-link dynamics: a sliding beam needs a prismatic joint; {name} is {kind}")
             m = slider.m if slider is not None else 0 if beam is None else beam.m
@@ -124,7 +140,6 @@ class FlexibleLinkChain:
             self.bodies.append(ChainBody(name, kind, subspace, placement, rigid, beam, slice(offset, offset + m),
                                          previous_beam is not None, slider))
             offset += m
-            previous_beam = beam
         self.n = len(self.bodies)
         self.m = offset
         self.size = self.n + self.m
@@ -161,21 +176,22 @@ class FlexibleLinkChain:
         theta, etas = self.split(y)
         theta_dot, eta_dots = self.split(y_dot)
         A, T, C, M, Gm, P = [], [], [], [], [], []
-        parent_twist = np.zeros(6)
-        parent_placement = pin.SE3.Identity()
-        parent: ChainBody | None = None
         for i, body in enumerate(self.bodies):
+            k = self.parents[i]
+            parent = None if k < 0 else self.bodies[k]
+            parent_twist = np.zeros(6) if k < 0 else T[k]
+            parent_placement = pin.SE3.Identity() if k < 0 else P[k]
             m_prev = 0 if parent is None else parent.m
             joint = pin.exp6(pin.Motion(body.motion_subspace * theta[i]))
             bias = np.zeros(6)
             if parent is not None and parent.beam is not None:
                 beam = parent.beam
-                D, G_tip, bias_tip = beam.tip_motion(etas[i - 1], eta_dots[i - 1])
+                D, G_tip, bias_tip = beam.tip_motion(etas[k], eta_dots[k])
                 attach = beam.undeformed_tip() * D * body.placement              # C in the parent body frame
                 to_c = body.placement.inverse().toActionMatrix()                    # D frame -> C frame
                 G_c = to_c @ G_tip
                 v_c = attach.inverse().toActionMatrix() @ parent_twist[:6]
-                rel = G_c @ eta_dots[i - 1]
+                rel = G_c @ eta_dots[k]
                 bias_c = to_c @ bias_tip + motion_cross(v_c + rel, rel)
             else:
                 attach = body.placement
@@ -204,7 +220,6 @@ class FlexibleLinkChain:
                 Mi, gi = self.body_dynamics(body, twist, etas[i], eta_dots[i])
                 M.append(Mi)
                 Gm.append(gi)
-            parent_twist, parent_placement, parent = twist, placement, body
         base = np.concatenate([-self.gravity, np.zeros(3)])
         return ChainState(A, T, C, M, Gm, P, base, etas)
 

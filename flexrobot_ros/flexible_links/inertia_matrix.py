@@ -1,8 +1,10 @@
 """The generalized inertia matrix of a flexible-link chain (composite bodies, seed 003 eq. 32) and the
 non-recursive forward dynamics that factorizes it (Cholesky), the paper's section 7.2 reference.
 
-``I_ij = P_i^T M~_i A_{i,j} P_j`` for i >= j, with the composite flexible body ``M~_i = M_i + A_{i+1,i}^T M~_{i+1}
-A_{i+1,i}`` (seed 003 eq. 32 with the erratum A_{i,i+1} -> A_{i+1,i}) and ``A_{i,j} = A_{i,i-1} ... A_{j+1,j}``.
+``I_ij = P_i^T M~_i A_{i,j} P_j`` for j = i and its ancestors, with the composite flexible body ``M~_i = M_i +
+sum_c A_{c,i}^T M~_c A_{c,i}`` over the children c of body i (seed 003 eq. 32 with the erratum A_{i,i+1} ->
+A_{i+1,i}; c = i+1 on a serial chain) and ``A_{i,j} = A_{i,i-1} ... A_{j+1,j}`` along the path from j to i (i-1 the
+parent, :attr:`~.flexible_chain.FlexibleLinkChain.parents`); blocks of bodies on different branches are zero.
 """
 from __future__ import annotations
 
@@ -23,21 +25,24 @@ def _P(chain: FlexibleLinkChain, i: int) -> np.ndarray:
 
 def generalized_inertia(chain: FlexibleLinkChain, state: ChainState) -> np.ndarray:
     """I (size, size), symmetric positive definite, in the chain's coordinate order [theta, eta]."""
-    composite: list[np.ndarray] = [None] * chain.n  # type: ignore[list-item]
-    for i in range(chain.n - 1, -1, -1):
-        composite[i] = state.M[i] if i == chain.n - 1 else \
-            state.M[i] + state.A[i + 1].T @ composite[i + 1] @ state.A[i + 1]
+    composite = list(state.M)
+    for i in range(chain.n - 1, -1, -1):  # every child is complete before its parent takes it
+        k = chain.parents[i]
+        if k >= 0:
+            composite[k] = composite[k] + state.A[i].T @ composite[i] @ state.A[i]
     inertia = np.zeros((chain.size, chain.size))
     for i in range(chain.n):
         rows = chain.block_indices(i)
         B = _P(chain, i).T @ composite[i]
-        for j in range(i, -1, -1):
+        j = i
+        while j >= 0:  # body i and its ancestors
             cols = chain.block_indices(j)
             block = B @ _P(chain, j)
             inertia[np.ix_(rows, cols)] = block
             inertia[np.ix_(cols, rows)] = block.T
-            if j:
+            if chain.parents[j] >= 0:
                 B = B @ state.A[j]
+            j = chain.parents[j]
     return inertia
 
 

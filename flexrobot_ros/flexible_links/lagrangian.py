@@ -1,8 +1,9 @@
 """Reference dynamics of a flexible-link chain: the Lagrangian, differentiated by CasADi (independent of DeNOC).
 
 The kinetic energy is summed over material points (Gauss-Legendre points of every beam, tip masses) whose world
-positions follow from the joint transforms and the deformed tip frames, plus each rigid body's (or hub's)
-1/2 V^T I V; the potential is the strain energy 1/2 eta^T K eta plus gravity. CasADi gives::
+positions follow from the joint transforms (each body frame from its parent's: a tree of rigid links too) and the
+deformed tip frames, plus each rigid body's (or hub's) 1/2 V^T I V; the potential is the strain energy
+1/2 eta^T K eta plus gravity. CasADi gives::
 
     I(y) = d^2 T / d y_dot^2,    h = (d^2 T / d y_dot d y) y_dot - dT/dy + dV/dy + D y_dot,
     C(y, y_dot) = 1/2 (I_dot + d(I y_dot)/dy - d(I y_dot)/dy^T)   (Christoffel symbols; I_dot - 2 C is skew)
@@ -165,15 +166,18 @@ def _build(chain: FlexibleLinkChain, points_per_beam: int, states: list, beta: c
 
     def total_gradient(expression: ca.SX) -> ca.SX:
         return ca.gradient(expression, y) + (root_slopes.T @ ca.gradient(expression, beta) if extra else 0)
-    R, p = ca.SX.eye(3), ca.SX.zeros(3, 1)
+    rotations: list[ca.SX] = []  # R, p of every body frame B_i (world), read by its children
+    positions: list[ca.SX] = []
     kinetic = 0
     strain = 0
     gravity_potential = 0
     g = ca.DM(chain.gravity.reshape(3, 1))
     damping = ca.SX.zeros(chain.size, 1)
-    previous = None
     frames = []
     for i, body in enumerate(chain.bodies):
+        k = chain.parents[i]
+        previous = None if k < 0 else chain.bodies[k]  # the parent body (the previous one on a serial chain)
+        R, p = (ca.SX.eye(3), ca.SX.zeros(3, 1)) if k < 0 else (rotations[k], positions[k])
         placement = body.placement
         Rj, pj = _transform(placement.rotation, placement.translation)
         if previous is not None and previous.beam is not None:
@@ -206,6 +210,8 @@ def _build(chain: FlexibleLinkChain, points_per_beam: int, states: list, beta: c
             strain += sliding.strain_energy(eta, y[i])
         p = p + R @ (pj + Rj @ pq)
         R = R @ Rj @ Rq
+        rotations.append(R)
+        positions.append(p)
         if body.sliding is not None:
             sliding = body.sliding
             eta = y[n + body.eta.start:n + body.eta.stop]
@@ -250,7 +256,6 @@ def _build(chain: FlexibleLinkChain, points_per_beam: int, states: list, beta: c
             strain += 0.5 * ca.dot(eta, ca.DM(beam.stiffness) @ eta)
             etad = yd[n + body.eta.start:n + body.eta.stop]
             damping[n + body.eta.start:n + body.eta.stop] = ca.DM(beam.damping) @ etad
-        previous = body
     potential = strain + gravity_potential
     momentum = ca.gradient(kinetic, yd)
     inertia = ca.jacobian(momentum, yd)

@@ -27,6 +27,7 @@ from flexrobot_ros.model.extended_model import attach_extended, check_composable
 from flexrobot_ros.model.locked_joints import lock_joints
 from flexrobot_ros.model.schema import FlexibilitySpec, ToolSpec, gains, joint_spec
 from flexrobot_ros.model.tool import merge_tool
+from flexrobot_ros.model.topology import first_branch
 
 _JOINT_TYPES = {
     "JointModelRX": "revolute", "JointModelRY": "revolute", "JointModelRZ": "revolute",
@@ -144,8 +145,8 @@ class FlexibleRobot:
 
     @property
     def is_serial_chain(self) -> bool:
-        """True when every joint's parent is the previous joint (a chain, not a tree)."""
-        return all(self.model.parents[j] == j - 1 for j in range(1, self.model.njoints))
+        """True when every joint's parent is the previous joint (a chain, not a tree: :mod:`.topology`)."""
+        return first_branch(self.model) is None
 
     @property
     def total_mass(self) -> float:
@@ -305,6 +306,13 @@ def build_robot(spec: FlexibilitySpec, model: pin.Model, urdf_path: Path | None,
         raise ModelError(f"{source}: joints: missing joint(s) {missing}; every movable joint of {urdf_name} needs "
                          "stiffness and motor parameters (joints), or a position to be held at (locked_joints)")
     joint_types = tuple(_joint_type(model, j, source) for j in range(1, model.njoints))
+    branch = first_branch(model)
+    if spec.flexible_links and branch is not None:
+        link = next(iter(spec.flexible_links))
+        held = " with its locked joints held" if spec.locked_joints else ""
+        raise ModelError(f"{source}: flexible_links.{link}: flexible links need a serial chain; {urdf_name}{held} is "
+                         f"a tree: {branch}; lock the branch that is not modelled (locked_joints) or make the link "
+                         "rigid")
     specs = [joint_spec(spec.joints[name], kind, f"{source}: joints.{name}")
              for name, kind in zip(joint_names, joint_types)]
     n = len(joint_names)

@@ -10,7 +10,8 @@ reduced (Spong) model of seed 000, eq. 2.1::
                                       # or robot_description (the nodes read the latched topic)
     xacro_args: {arm_id: fr3}         # optional: the xacro's arguments (name: value), for a .xacro urdf
     locked_joints: {finger1: 0.04}    # optional: movable URDF joints held at a position [rad | m] (grippers,
-                                      # wheels, the parts of a tree not modelled; pinocchio's reduced model)
+                                      # wheels, the parts of a tree not modelled; pinocchio's reduced model).
+                                      # What is left may be a tree (an arm and a head on one torso)
     gravity: [-9.81, 0.0, 0.0]        # m/s^2 in the base frame
     tool_frame: tool0                 # end-effector frame: default point for impacts, wrenches, FRFs
     coulomb_width: 1.0e-3             # rad/s (m/s): Coulomb friction is f_c tanh(v / coulomb_width)
@@ -37,7 +38,8 @@ reduced (Spong) model of seed 000, eq. 2.1::
       frame: tool0                    # frame it is attached to
       com: [0.0, 0.0, 0.0]            # m, in that frame
       inertia: [0, 0, 0, 0, 0, 0]     # ixx ixy ixz iyy iyz izz [kg m^2] about the CoM, frame axes
-    flexible_links: {}                # beam links, see flexrobot_ros.model.flexible_link_specs
+    flexible_links: {}                # beam links, see flexrobot_ros.model.flexible_link_specs (a serial chain
+                                      # only: a tree, once locked_joints are held, is refused)
     extra_elasticities: []            # non-actuated elastic DOFs: flexrobot_ros/model/elasticities.py
 
 Every error names the file, the field (and joint) and what was expected; nothing partial is ever returned.

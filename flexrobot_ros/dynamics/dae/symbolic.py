@@ -35,7 +35,7 @@ import casadi as cs
 
 from flexrobot_ros.dynamics.dae.tool_axes import AXIS_INDEX, default_tool_axes
 from flexrobot_ros.dynamics.sdrnea import symbolic_rnea
-from flexrobot_ros.dynamics.serial_chain import SerialChain
+from flexrobot_ros.dynamics.kinematic_tree import KinematicTree
 from flexrobot_ros.errors import ModelError
 from flexrobot_ros.flexible_links.elastic_robot import ElasticRobot
 from flexrobot_ros.model.extended_model import ExtendedModel
@@ -84,9 +84,9 @@ def _chain_inverse_dynamics(composed: ElasticRobot, q: cs.SX, v: cs.SX, a: cs.SX
     pinocchio's ``rnea`` as this package's symbolic RNEA writes it (CasADi; the numeric twin of the composed
     model's rigid-chain path, which calls pinocchio; equal to its CasADi Lagrangian to round-off with a thirteenth
     of the expression: module docstring, test_dae_composed)."""
-    chain = SerialChain.from_model(composed.model)
+    tree = KinematicTree.from_model(composed.model)
     na = composed.na
-    seq, tau, _ = symbolic_rnea(chain, [q[i] for i in range(na)], [v[i] for i in range(na)],
+    seq, tau, _ = symbolic_rnea(tree, [q[i] for i in range(na)], [v[i] for i in range(na)],
                                 [a[i] for i in range(na)])
     _, resolved = cs.substitute_inplace(seq.symbols, seq.definitions, [cs.vertcat(*tau)], False)
     return resolved[0]

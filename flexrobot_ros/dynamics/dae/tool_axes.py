@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from flexrobot_ros.dynamics.serial_chain import SerialChain
+from flexrobot_ros.dynamics.kinematic_tree import KinematicTree
 from flexrobot_ros.errors import ModelError
 from flexrobot_ros.model.extended_model import extended_model
 
@@ -25,12 +25,13 @@ def default_tool_axes(robot: Any) -> tuple[str, ...]:
     """
     if robot.n in (2, 3):
         ext = extended_model(robot)
-        chain = SerialChain.from_model(ext.model)
-        rotation = np.eye(3)
+        tree = KinematicTree.from_model(ext.model)
+        rotations: list[np.ndarray] = []  # joint frames at q = 0 in the base frame
         axes = []
-        for i in range(chain.n):
-            rotation = rotation @ chain.rotation[i]
-            axes.append(rotation @ chain.axis[i])
+        for i in range(tree.n):
+            parent = np.eye(3) if tree.parents[i] < 0 else rotations[tree.parents[i]]
+            rotations.append(parent @ tree.rotation[i])
+            axes.append(rotations[i] @ tree.axis[i])
         normal = np.abs(np.mean(axes, axis=0))
         k = int(np.argmax(normal))
         planar = bool(np.allclose(np.abs(np.asarray(axes)[:, k]), 1.0))

@@ -1,7 +1,14 @@
-"""The kinematic and inertial description of a serial chain, read from a pinocchio ``Model``.
+"""The kinematic and inertial description of a kinematic tree of 1-DoF joints, read from a pinocchio ``Model``.
 
 Both inverse-dynamics algorithms (:mod:`.ejnea` numeric, :mod:`.sdrnea` symbolic) work on this description rather
 than on pinocchio's ``Data``, so they see the same joint frames, axes and inertias pinocchio's ``rnea`` uses.
+
+Topology (pinocchio's ``model.parents``): joint ``i`` (0-based here, pinocchio's joint ``i + 1``) moves body ``i``
+relative to the body of its parent joint ``parents[i]``, or relative to the base when ``parents[i] == -1``. Joints
+are in pinocchio's order, which is topological (``parents[i] < i``), so a forward pass over ``i = 0..n-1`` meets
+every parent before its children and a backward pass over ``i = n-1..0`` every child before its parent. A serial
+chain is the tree with ``parents[i] == i - 1``; a robot whose unmodelled branches are locked (grippers, a head
+beside an arm) is a tree, and so are several chains on one base (a forest: several joints with parent -1).
 
 Frames (pinocchio's convention): joint ``i`` has a frame attached to its child body. At ``q_i = 0`` it sits at the
 placement ``(R0_i, p0_i)`` in the parent joint's frame (``model.jointPlacements``); a revolute joint then rotates it
@@ -45,11 +52,12 @@ class TorqueDerivatives:
 
 
 @dataclass(frozen=True)
-class SerialChain:
-    """A chain of ``n`` one-DoF revolute/prismatic joints, each the parent of the next (arrays in SI units).
+class KinematicTree:
+    """A tree of ``n`` one-DoF revolute/prismatic joints (arrays in SI units; module docstring for the topology).
 
     Attributes:
-        joint_names: pinocchio joint names, base to tip.
+        joint_names: pinocchio joint names, in pinocchio's (topological) order.
+        parents: (n,) int, the index of each joint's parent joint, -1 for a joint on the base.
         revolute: (n,) bool, True for revolute and False for prismatic joints.
         axis: (n, 3) unit joint axes in the joint frames.
         rotation: (n, 3, 3) rotations R0 of the joint frames at q = 0 relative to the parent joint frame.
@@ -62,6 +70,7 @@ class SerialChain:
     """
 
     joint_names: tuple[str, ...]
+    parents: np.ndarray
     revolute: np.ndarray
     axis: np.ndarray
     rotation: np.ndarray
@@ -77,17 +86,23 @@ class SerialChain:
         """Number of joints."""
         return len(self.joint_names)
 
-    @classmethod
-    def from_model(cls, model: pin.Model) -> "SerialChain":
-        """Read a serial chain from a pinocchio model; raise :class:`ModelError` for anything else.
+    def children(self, i: int) -> tuple[int, ...]:
+        """The joints whose parent is joint ``i`` (-1: the joints on the base), in order."""
+        return tuple(int(j) for j in np.flatnonzero(self.parents == i))
 
-        Accepted: joints 1..n each child of the previous one (joint 1 child of the universe), every joint a
-        revolute or prismatic one-DoF joint (RX/RY/RZ/RevoluteUnaligned, PX/PY/PZ/PrismaticUnaligned).
+    @classmethod
+    def from_model(cls, model: pin.Model) -> "KinematicTree":
+        """Read a kinematic tree from a pinocchio model; raise :class:`ModelError` for anything else.
+
+        Accepted: every joint a revolute or prismatic one-DoF joint (RX/RY/RZ/RevoluteUnaligned,
+        PX/PY/PZ/PrismaticUnaligned); pinocchio adds a joint only to the universe or an earlier joint, so the order
+        is topological.
         """
         n = model.njoints - 1
         if n < 1:
-            raise ModelError(f"model {model.name!r}: no joints; expected a serial chain of revolute/prismatic joints")
+            raise ModelError(f"model {model.name!r}: no joints; expected a tree of revolute/prismatic joints")
         names = tuple(model.names[1:])
+        parents = np.array([model.parents[i] - 1 for i in range(1, n + 1)], dtype=int)
         revolute = np.zeros(n, dtype=bool)
         axis = np.zeros((n, 3))
         rotation = np.zeros((n, 3, 3))
@@ -102,11 +117,6 @@ class SerialChain:
                 raise ModelError(
                     f"model {model.name!r}: joint {names[i - 1]!r} is a {joint.shortname()}; expected a one-DoF "
                     f"revolute or prismatic joint ({', '.join(sorted(_JOINT_TYPES))})")
-            if model.parents[i] != i - 1:
-                parent = model.names[model.parents[i]]
-                raise ModelError(
-                    f"model {model.name!r} is not a serial chain: joint {names[i - 1]!r} is a child of {parent!r}, "
-                    f"expected {model.names[i - 1]!r} (each joint must be the child of the previous one)")
             # motion subspace S [linear; angular] in the joint frame: the joint's column of its own LOCAL Jacobian
             # (pinocchio 2.x has no JointModel.createData/calc)
             local = pin.computeJointJacobian(model, model.createData(), pin.neutral(model), i)
@@ -130,13 +140,15 @@ class SerialChain:
             if name != "revolute" and not np.all(np.isfinite(value)):
                 raise ModelError(f"model {model.name!r}: non-finite {name} in the pinocchio model")
             value.setflags(write=False)
-        return cls(joint_names=names, **arrays)
+        parents.setflags(write=False)
+        return cls(joint_names=names, parents=parents, **arrays)
 
     def digest(self) -> str:
-        """sha256 over every number of the chain (exact, via ``float.hex``): the cache key of generated code."""
+        """sha256 over every number of the tree (exact, via ``float.hex``): the cache key of generated code."""
         h = hashlib.sha256()
         h.update(repr(self.joint_names).encode())
-        for name in ("revolute", "axis", "rotation", "translation", "mass", "com", "inertia", "armature", "gravity"):
+        for name in ("parents", "revolute", "axis", "rotation", "translation", "mass", "com", "inertia", "armature",
+                     "gravity"):
             h.update(name.encode())
             h.update(" ".join(float(x).hex() for x in np.asarray(getattr(self, name), dtype=float).ravel()).encode())
         return h.hexdigest()
