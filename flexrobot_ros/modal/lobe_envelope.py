@@ -37,8 +37,9 @@ from flexrobot_ros.modal.stability_lobes import (StabilityLobes, branch_eigenval
 
 #: A root's phase residual must fall below this [rad]; a bracket that does not get there spans a jump, not a root.
 ROOT_TOLERANCE_RAD = 1e-6
-#: Regula falsi: at most MAX_STEPS steps; the bracket is done when narrower than FREQUENCY_TOLERANCE times f.
-MAX_STEPS, FREQUENCY_TOLERANCE = 200, 1e-13
+#: Regula falsi: at most MAX_STEPS steps; a root is done when its bracket is narrower than FREQUENCY_TOLERANCE
+#: times f or its residual below RESIDUAL_DONE times (1 + level) [rad] (rounding: f then known to about 1e-12).
+MAX_STEPS, FREQUENCY_TOLERANCE, RESIDUAL_DONE = 200, 1e-13, 1e-12
 #: Each round solves, per speed, the candidates whose depth bound is within this factor of the smallest bound.
 ROUND_FACTOR = 1.5
 #: Brackets are taken in classes of depth bounds [a_0 r^(j-1), a_0 r^j] (a_0 the smallest bound, r this ratio).
@@ -103,10 +104,14 @@ def _regula_falsi(branches: _Branches, period: np.ndarray, level: np.ndarray, br
                                                                                      np.ndarray]:
     """``(f [Hz], residual [rad], lambda [m/N])`` of the root in each bracket [low, high] (residuals of opposite
     signs at the ends), by the Illinois variant of regula falsi, all brackets at once."""
+    if low.size == 0:
+        return low, low, low.astype(complex)
     low, high, g_low, g_high = low.copy(), high.copy(), g_low.copy(), g_high.copy()
     kept = np.zeros(low.size, dtype=int)  # -1: the last step moved the low end, +1: the high end
+    done = (g_low == 0) | (g_high == 0)
+    root = np.where(np.abs(g_low) <= np.abs(g_high), low, high)
     for _ in range(MAX_STEPS):
-        active = np.flatnonzero((high - low > FREQUENCY_TOLERANCE * high) & (g_low != 0) & (g_high != 0))
+        active = np.flatnonzero(~done & (high - low > FREQUENCY_TOLERANCE * high))
         if active.size == 0:
             break
         lo, hi, glo, ghi = low[active], high[active], g_low[active], g_high[active]
@@ -120,7 +125,8 @@ def _regula_falsi(branches: _Branches, period: np.ndarray, level: np.ndarray, br
         g_low[active] = np.where(twice_high, 0.5 * glo, np.where(moves_low, g, glo))
         low[active], high[active] = np.where(moves_low, x, lo), np.where(moves_low, hi, x)
         kept[active] = np.where(moves_low, -1, 1)
-    root = np.where(np.abs(g_low) <= np.abs(g_high), low, high)
+        root[active] = x
+        done[active] = np.abs(g) <= RESIDUAL_DONE * (1.0 + np.abs(level[active]))
     residual, value = branches.residual(root, period, level, branch)
     return root, residual, value
 

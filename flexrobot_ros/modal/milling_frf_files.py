@@ -19,7 +19,7 @@ Modes, YAML::
       - frequency_hz: 10.0       # natural frequency f_r [Hz]
         damping_ratio: 0.014     # zeta_r (fraction, 0 < zeta < 1)
         shape: [0.6, 0.8]        # u_r: x, y components of the mode shape at the tool tip
-        stiffness_n_per_m: 2.5e6 # modal stiffness k_r of that shape [N/m]
+        stiffness_n_per_m: 2.5e+6  # modal stiffness k_r of that shape [N/m] (YAML 1.1: not 2.5e6)
       - frequency_hz: 23.7
         damping_ratio: 0.008
         shape: [0.012, 0.03]     # without stiffness_n_per_m: mass-normalized [1/sqrt(kg)]
