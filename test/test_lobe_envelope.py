@@ -10,8 +10,9 @@ cutting-force model),
 
 For each speed (T = 60 / (N n)) Im w is scanned over a dense geometric grid of chatter frequencies reaching a factor
 of two beyond the package's band on each side (a quarter of the lowest to four times the highest natural frequency;
-a measured FRF's own rows' band), eigenvalues followed by continuity in a plain loop, every sign change with Re w > 0 is a root, and the roots
-within 1 % of the smallest are refined by bisection on the receptance itself; the limit is the smallest depth.
+a measured FRF's own rows' band), eigenvalues followed by continuity in a plain loop; every sign change with
+Re w > 0 is a root, and the roots within 1 % of the smallest are refined by bisection on the receptance itself; the
+limit is the smallest depth.
 """
 from __future__ import annotations
 

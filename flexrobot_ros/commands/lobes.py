@@ -190,7 +190,8 @@ def robot_receptance(args: argparse.Namespace) -> FeedPlaneSource:
                 "tool_tip_position_m": frf.position.tolist()},
         title=f"{robot.name} at q = {np.round(np.degrees(q), 2).tolist()} deg",
         lines=(f"tool tip at {np.round(frf.position, 4).tolist()} m (base axes); feed x = "
-               f"{np.round(frf.rotation[:, 0], 4).tolist()}, tool axis z = {np.round(frf.rotation[:, 2], 4).tolist()}",),
+               f"{np.round(frf.rotation[:, 0], 4).tolist()}, tool axis z = "
+               f"{np.round(frf.rotation[:, 2], 4).tolist()}",),
         map=(robot, kind, sweep, q, kp, kd, geometry) if kind else None)
 
 
@@ -226,6 +227,9 @@ def run(args: argparse.Namespace) -> int:
     frf, grid = given.frf, given.grid
     with progress.stage(f"stability lobes at {grid.size} chatter frequencies, {grid[0]:.4g}-{grid[-1]:.4g} Hz"):
         lobes = zeroth_order_lobes(frf, grid, process, lobes=DEFAULT_LOBES)
+        if not (speeds_given or np.isfinite(lobes.minimum_depth_m)):
+            raise CommandError(f"{given.title}: no chatter frequency in {grid[0]:.4g}-{grid[-1]:.4g} Hz gives this cut "
+                               "a finite critical depth (nothing chatters); give --spindle-speed-range for a diagram")
         low, high = speeds_given or (0.9 * lobes.minimum_speeds_rpm[-1], 2.5 * lobes.minimum_speeds_rpm[0])
         lobes = lobes.with_lobes(lobe_count(lobes.chatter_frequencies_hz, lobes.critical_depths_m, process.teeth, low))
     speeds = np.linspace(low, high, ENVELOPE_POINTS)
@@ -240,8 +244,9 @@ def run(args: argparse.Namespace) -> int:
         "kr_ratio": process.kr, "milling": args.milling,
         "radial_immersion": number(args.radial_immersion, "--radial-immersion"),
         "entry_angle_rad": process.entry_angle, "exit_angle_rad": process.exit_angle,
-        "minimum_critical_depth_m": lobes.minimum_depth_m,
-        "minimum_chatter_frequency_hz": lobes.minimum_chatter_frequency_hz,
+        "minimum_critical_depth_m": lobes.minimum_depth_m if np.isfinite(lobes.minimum_depth_m) else None,
+        "minimum_chatter_frequency_hz": (lobes.minimum_chatter_frequency_hz
+                                         if np.isfinite(lobes.minimum_depth_m) else None),
         "lobe_minima": [{"k": int(k), "spindle_speed_rpm": float(n)} for k, n in zip(numbers, minima)],
         "spindle_speed_range_rpm": [low, high],
         "best_spindle_speed_rpm": float(speeds[best]),
@@ -270,8 +275,11 @@ def run(args: argparse.Namespace) -> int:
     print(title)
     for line in given.lines:
         print(line)
-    print(f"minimum critical depth: {1e3 * lobes.minimum_depth_m:.4g} mm (stable at every spindle speed below it), "
-          f"chatter at {lobes.minimum_chatter_frequency_hz:.4f} Hz")
+    if np.isfinite(lobes.minimum_depth_m):
+        print(f"minimum critical depth: {1e3 * lobes.minimum_depth_m:.4g} mm (stable at every spindle speed below "
+              f"it), chatter at {lobes.minimum_chatter_frequency_hz:.4f} Hz")
+    else:
+        print(f"minimum critical depth: none (nothing chatters at {grid[0]:.4g}-{grid[-1]:.4g} Hz)")
     print(f"lobe minima in {low:.1f}-{high:.1f} rpm: "
           + (", ".join(f"k = {k}: {n:.1f} rpm" for k, n in zip(numbers[:6], minima[:6])) or "none")
           + (" ..." if numbers.size > 6 else ""))

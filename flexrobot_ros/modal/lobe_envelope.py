@@ -42,7 +42,8 @@ ROOT_TOLERANCE_RAD = 1e-6
 MAX_STEPS, FREQUENCY_TOLERANCE, RESIDUAL_DONE = 200, 1e-13, 1e-12
 #: Each round solves, per speed, the candidates whose depth bound is within this factor of the smallest bound.
 ROUND_FACTOR = 1.5
-#: Brackets are taken in classes of depth bounds [a_0 r^(j-1), a_0 r^j] (a_0 the smallest bound, r this ratio).
+#: Brackets are taken in classes of depth bounds: class j holds (a_0 r^j, a_0 r^(j+1)] (class 0 from a_0 on; a_0
+#: the smallest bound, r this ratio).
 CLASS_RATIO = 2.0
 #: Speeds per block x grid points: the size of the residual arrays of one block.
 BLOCK_SIZE = 1_000_000
@@ -289,7 +290,8 @@ def stability_limit(lobes: StabilityLobes, speeds_rpm: np.ndarray) -> StabilityL
         part = slice(start, start + size)
         depth[part], frequency[part], lobe[part] = _block(branches, flat[part])
     return StabilityLimit(spindle_speeds_rpm=speeds, critical_depths_m=depth.reshape(speeds.shape),
-                          chatter_frequencies_hz=frequency.reshape(speeds.shape), lobe_numbers=lobe.reshape(speeds.shape))
+                          chatter_frequencies_hz=frequency.reshape(speeds.shape),
+                          lobe_numbers=lobe.reshape(speeds.shape))
 
 
 __all__ = ["StabilityLimit", "stability_limit"]

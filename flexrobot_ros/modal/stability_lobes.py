@@ -163,9 +163,9 @@ class StabilityLobes:
         ``high_rpm``]: n_k = 60 w_c / (N (eps + 2 k pi)) at the minimum's chatter frequency and phase."""
         if not np.isfinite(self.minimum_depth_m):
             return np.zeros(0, dtype=int), np.zeros(0)
-        periods = 2 * np.pi * self.minimum_chatter_frequency_hz * 60.0 / self.process.teeth  # eps + 2 k pi = this/n
-        first = max(int(np.ceil((periods / high_rpm - self.minimum_phase_rad) / (2 * np.pi))), 0)
-        last = int(np.floor((periods / low_rpm - self.minimum_phase_rad) / (2 * np.pi)))
+        numerator = 2 * np.pi * self.minimum_chatter_frequency_hz * 60.0 / self.process.teeth  # eps + 2 k pi = this / n
+        first = max(int(np.ceil((numerator / high_rpm - self.minimum_phase_rad) / (2 * np.pi))), 0)
+        last = int(np.floor((numerator / low_rpm - self.minimum_phase_rad) / (2 * np.pi)))
         numbers = np.arange(first, last + 1)
         speeds = spindle_speed(self.minimum_chatter_frequency_hz, self.minimum_phase_rad, numbers, self.process.teeth)
         inside = (speeds >= low_rpm) & (speeds <= high_rpm)  # rounding at the ends
