@@ -8,9 +8,10 @@ cutting-force model),
 
     w(f) = (1 - e^(-i 2 pi f T)) lambda(f)   is real and positive,   a = 4 pi / (N K_t w).
 
-For each speed (T = 60 / (N n)) Im w is scanned over a dense geometric grid of chatter frequencies reaching a factor
-of two beyond the package's band on each side (a quarter of the lowest to four times the highest natural frequency;
-a measured FRF's own rows' band), eigenvalues followed by continuity in a plain loop; every sign change with
+For each speed (T = 60 / (N n)) Im w is scanned over a dense geometric grid of chatter frequencies reaching beyond
+the package's band on each side (from 1/4000 of the lowest natural frequency, the quasi-static region, ten times
+less densely below a quarter of it, to four times the highest; a measured FRF's own rows' band), eigenvalues
+followed by continuity in a plain loop; every sign change with
 Re w > 0 is a root, and the roots within 1 % of the smallest are refined by bisection on the receptance itself; the
 limit is the smallest depth.
 """
@@ -49,10 +50,14 @@ def followed(values: np.ndarray) -> np.ndarray:
 
 
 def independent_limit(frf, process: MillingProcess, speeds_rpm: np.ndarray, low_hz: float, high_hz: float,
-                      points_per_decade: int = 10_000) -> np.ndarray:
-    """The critical depth [m] at each speed (module docstring); inf where nothing chatters."""
+                      points_per_decade: int = 10_000, static_hz: float | None = None) -> np.ndarray:
+    """The critical depth [m] at each speed (module docstring) over chatter frequencies low_hz..high_hz, and from
+    ``static_hz`` up to low_hz at a tenth of the density; inf where nothing chatters."""
     alpha, teeth, kt = alpha_by_quadrature(process), process.teeth, process.kt
     f = np.geomspace(low_hz, high_hz, int(np.log10(high_hz / low_hz) * points_per_decade) + 1)
+    if static_hz is not None:
+        f = np.concatenate([np.geomspace(static_hz, low_hz, int(np.log10(low_hz / static_hz) * points_per_decade
+                                                                 / 10) + 1)[:-1], f])
     lam = followed(np.linalg.eigvals(alpha @ frf(f)))
     roots = []
     for start in range(0, speeds_rpm.size, 20):
@@ -127,7 +132,7 @@ def test_kr90_limit_is_the_independent_solution_at_1000_speeds(kr90_lobes):
     lobes, modes = kr90_lobes
     speeds = np.sort(np.append(np.geomspace(100.0, 1000.0, 1000), 152.226))
     reference = independent_limit(lobes.frf, KR90_CUT, speeds, modes.frequencies_hz.min() / 4,
-                                  modes.frequencies_hz.max() * 4)
+                                  modes.frequencies_hz.max() * 4, static_hz=modes.frequencies_hz.min() / 4000)
     depth = assert_same_limit(lobes, speeds, reference, "kr90")
     at_issue = depth[np.flatnonzero(speeds == 152.226)[0]]
     print(f"kr90 at 152.226 rpm: {1e3 * at_issue:.4f} mm")
@@ -208,8 +213,27 @@ def test_modal_structure_limit_is_the_independent_solution_at_1000_speeds(name):
                                process, lobes=8)
     speeds = np.geomspace(0.9 * lobes.minimum_speeds_rpm[-1], 1.5 * lobes.minimum_speeds_rpm[0], 1000)
     reference = independent_limit(frf, process, speeds, frf.natural_frequencies_hz.min() / 4,
-                                  frf.natural_frequencies_hz.max() * 4)
+                                  frf.natural_frequencies_hz.max() * 4,
+                                  static_hz=frf.natural_frequencies_hz.min() / 4000)
     assert_same_limit(lobes, speeds, reference, name)
+
+
+def test_lobe_0_chatters_quasi_statically_at_high_speeds():
+    """One mode (368.5 Hz, 2.96 %, along 130 deg), four teeth up-milling at a_e/D = 0.34: to the right of lobe 0
+    (up to 1.5 times its minimum's speed) the limit is set by lobe 0's roots below half the natural frequency,
+    where a grid of half to twice the natural frequencies did not look (it said up to 3.5 times the limit there):
+    the package agrees with the independent solution at 1,000 speeds, at those roots included."""
+    frf = ModalFeedPlaneFRF([368.48], [0.0296], rotated_shapes([130.08], [3.594]))
+    process = MillingProcess.from_immersion(4, 7.0e8, 0.493, 0.3445, "up")
+    lobes = zeroth_order_lobes(frf, chatter_frequency_grid([368.48], [0.0296]), process, lobes=8)
+    speeds = np.geomspace(0.9 * lobes.minimum_speeds_rpm[-1], 1.5 * lobes.minimum_speeds_rpm[0], 1000)
+    reference = independent_limit(frf, process, speeds, 368.48 / 4, 368.48 * 4, static_hz=368.48 / 4000)
+    assert_same_limit(lobes, speeds, reference, "one mode, quasi-static lobe 0")
+    limit = stability_limit(lobes, speeds)
+    below = limit.chatter_frequencies_hz < 368.48 / 2
+    print(f"limit set below {368.48 / 2:.1f} Hz at {below.sum()} speeds, "
+          f"{speeds[below].min():.0f}-{speeds[below].max():.0f} rpm")
+    assert below.sum() > 10 and np.all(limit.lobe_numbers[below] == 0)
 
 
 def test_measured_frf_limit_is_the_independent_solution_at_1000_speeds(tmp_path):
@@ -238,3 +262,50 @@ def test_measured_frf_limit_is_the_independent_solution_at_1000_speeds(tmp_path)
     speeds = np.geomspace(100.0, 1000.0, 1000)
     reference = independent_limit(interpolated, process, speeds, rows[0], rows[-1])
     assert_same_limit(lobes, speeds, reference, "measured FRF")
+
+
+@pytest.mark.parametrize("direction", ["x", "y"])
+def test_speeds_whose_lobe_0_leaves_the_chatter_band_are_refused(direction):
+    """A measured FRF of 5-60 Hz, one mode at 10 Hz, the issue's cut (alpha_xx > 0, alpha_yy < 0): along x it
+    chatters below its resonance, down to the quasi-static region, along y above it. Lobe 0 passes the end of the
+    band where the mode chatters (5 Hz for x, 60 Hz for y) at n_0 = 60 w / (N eps), eps = pi + 2 arg(lambda)
+    (computed here from numpy's eigenvalues); beyond that speed lobe 0 chatters outside the data, and the limit is
+    refused there instead of being reported too high; inside, it equals the independent solution."""
+    from flexrobot_ros.errors import ModalError
+    from flexrobot_ros.modal.lobe_envelope import speed_coverage
+    from flexrobot_ros.modal.milling_frf import MeasuredFeedPlaneFRF
+
+    rows = np.arange(5.0, 60.0 + 1e-9, 0.5)
+    values = ModalFeedPlaneFRF([10.0], [0.02], [[0.02], [0.0]] if direction == "x" else [[0.0], [0.02]])(rows)
+    lobes = zeroth_order_lobes(MeasuredFeedPlaneFRF(rows, values), rows, KR90_CUT, lobes=2)
+    alpha = alpha_by_quadrature(KR90_CUT)
+    end = 0 if direction == "x" else -1
+    lam = np.linalg.eigvals(alpha @ values[end])
+    lam = lam[lam.real > 0]
+    assert lam.size == 1
+    n_end = 60 * 2 * np.pi * rows[end] / (KR90_CUT.teeth * (np.pi + 2 * np.angle(lam[0])))
+    low, high = speed_coverage(lobes)
+    print(f"mode along {direction}: lobe 0 passes {rows[end]:g} Hz at {n_end:.3f} rpm; coverage {low:.3f}-{high:.1f} "
+          "rpm")
+    assert (low, high) == ((pytest.approx(n_end, rel=1e-12), np.inf) if direction == "x"
+                           else (0.0, pytest.approx(n_end, rel=1e-12)))
+    inside = (1 + 1e-9) * n_end if direction == "x" else (1 - 1e-9) * n_end  # a root at the band's end: rounding
+    speeds = np.geomspace(inside, 1000.0, 200) if direction == "x" else np.geomspace(300.0, inside, 200)
+    reference = independent_limit(lobes.frf, KR90_CUT, speeds, rows[0], rows[-1])
+    assert_same_limit(lobes, speeds, reference, f"measured 5-60 Hz, mode along {direction}")
+    outside = 0.999 * n_end if direction == "x" else 1.001 * n_end
+    words = ("down to", "lowest", "5") if direction == "x" else ("up to", "highest", "60")
+    with pytest.raises(ModalError, match=f"{words[0]} {outside:g} rpm: lobe 0 passes the {words[1]} chatter "
+                                         f"frequency searched, {words[2]} Hz, at"):
+        stability_limit(lobes, np.array([outside, 700.0]))
+
+
+def test_the_grid_reaches_the_quasi_static_region():
+    """chatter_frequency_grid: eight points per half-power bandwidth between half the lowest and twice the highest
+    natural frequency, then steps of 5 % down to 1/1000 of the lowest (and up to a frequency asked)."""
+    grid = chatter_frequency_grid([10.0, 20.0], [0.01, 0.02])
+    assert grid[0] == pytest.approx(0.01) and grid[-1] == pytest.approx(40.0)
+    inner = grid[(grid >= 5.0) & (grid <= 40.0)]
+    assert np.max(inner[1:] / inner[:-1]) == pytest.approx(1.0025, rel=1e-6)
+    assert np.max(grid[1:] / grid[:-1]) <= 1.05 + 1e-12
+    assert chatter_frequency_grid([10.0, 20.0], [0.01, 0.02], up_to_hz=1000.0)[-1] == pytest.approx(1000.0)

@@ -18,7 +18,7 @@ import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -41,7 +41,8 @@ the tangential coefficient [-] (e.g. 0.212). Map (where to place the workpiece):
 Without a robot model, in the machining frame (x feed, y = tool axis cross x), SI units:
   --frf FILE.csv    header frequency_hz,xx_re,xx_im,xy_re,xy_im,yx_re,yx_im,yy_re,yy_im (any order; '#' comments),
                     one row per frequency [Hz] (increasing), receptance Phi_ij [m/N] = displacement i per force j,
-                    linear between the rows; the chatter frequencies searched are the rows' (> 0 Hz)
+                    linear between the rows; the chatter frequencies searched are the rows' (> 0 Hz), and a
+                    speed whose lobe 0 chatters outside them is refused
   --modes FILE.yaml modes: [{frequency_hz: F, damping_ratio: Z, shape: [X, Y], stiffness_n_per_m: K}, ...]
                     (K: modal stiffness of that shape; without it the shape is mass-normalized [1/sqrt(kg)])
 """
@@ -149,12 +150,13 @@ def source_of(args: argparse.Namespace) -> str:
 
 @dataclass(frozen=True)
 class FeedPlaneSource:
-    """Where the lobes' receptance comes from: ``frf`` (the callable), ``grid`` the chatter frequencies [Hz] to
-    start from, ``report`` its JSON fields, ``title`` and text ``lines`` that describe it, ``map`` what
-    :func:`run_map` needs (robot, kind, sweep, q, kp, kd, geometry) or None."""
+    """Where the lobes' receptance comes from: ``frf`` (the callable), ``grid(up_to_hz)`` the chatter frequencies
+    [Hz] to start from (reaching up to ``up_to_hz`` where the source allows), ``report`` its JSON fields, ``title``
+    and text ``lines`` that describe it, ``map`` what :func:`run_map` needs (robot, kind, sweep, q, kp, kd,
+    geometry) or None."""
 
     frf: Any
-    grid: np.ndarray
+    grid: Callable[[float | None], np.ndarray]
     report: dict[str, Any]
     title: str
     lines: tuple[str, ...] = ()
@@ -184,7 +186,8 @@ def robot_receptance(args: argparse.Namespace) -> FeedPlaneSource:
     modes = held_modes(robot, q, kp=kp, kd=kd)
     frf = robot_feed_plane_frf(robot, q, kp=kp, kd=kd, linearized=modes.linearized, **geometry)
     return FeedPlaneSource(
-        frf=frf, grid=chatter_frequency_grid(modes.frequencies_hz, modes.damping_ratios),
+        frf=frf, grid=lambda up_to: chatter_frequency_grid(modes.frequencies_hz, modes.damping_ratios,
+                                                           up_to_hz=up_to),
         report={"robot": robot.name, "tool": robot.tool is not None, "q": q.tolist(),
                 "frame": args.frame or robot.tool_frame, "machining_frame_in_base_axes": frf.rotation.T.tolist(),
                 "tool_tip_position_m": frf.position.tolist()},
@@ -202,19 +205,24 @@ def file_receptance(args: argparse.Namespace, source: str) -> FeedPlaneSource:
 
     if source == "frf":
         frf = read_measured_frf(args.frf)
-        grid = frf.frequencies_hz[frf.frequencies_hz > 0]
+        rows = frf.frequencies_hz[frf.frequencies_hz > 0]
+
+        def grid(up_to: float | None) -> np.ndarray:
+            return rows
         what = f"measured FRF {args.frf} ({frf.frequencies_hz.size} rows, {frf.frequencies_hz[0]:g}-" \
                f"{frf.frequencies_hz[-1]:g} Hz)"
     else:
         frf = read_tool_modes(args.modes)
-        grid = chatter_frequency_grid(frf.natural_frequencies_hz, frf.damping_ratios)
+
+        def grid(up_to: float | None) -> np.ndarray:
+            return chatter_frequency_grid(frf.natural_frequencies_hz, frf.damping_ratios, up_to_hz=up_to)
         what = f"tool-tip modes {args.modes} ({frf.natural_frequencies_hz.size} modes)"
     path = args.frf if source == "frf" else args.modes
     return FeedPlaneSource(frf=frf, grid=grid, report={f"{source}_file": str(path)}, title=what)
 
 
 def run(args: argparse.Namespace) -> int:
-    from flexrobot_ros.modal.lobe_envelope import stability_limit
+    from flexrobot_ros.modal.lobe_envelope import speed_coverage, stability_limit
     from flexrobot_ros.modal.milling_frf_files import frf_table
     from flexrobot_ros.modal.stability_lobes import lobe_count, zeroth_order_lobes
 
@@ -224,13 +232,20 @@ def run(args: argparse.Namespace) -> int:
     plot_dir = output_directory(args.plot_dir, "--plot-dir") if args.plot_dir else None
     progress = Progress("lobes", quiet=args.json)
     given = robot_receptance(args) if source == "robot" else file_receptance(args, source)
-    frf, grid = given.frf, given.grid
+    frf = given.frf
+    grid = given.grid(process.teeth * speeds_given[1] / 60.0 if speeds_given else None)
     with progress.stage(f"stability lobes at {grid.size} chatter frequencies, {grid[0]:.4g}-{grid[-1]:.4g} Hz"):
         lobes = zeroth_order_lobes(frf, grid, process, lobes=DEFAULT_LOBES)
         if not (speeds_given or np.isfinite(lobes.minimum_depth_m)):
             raise CommandError(f"{given.title}: no chatter frequency in {grid[0]:.4g}-{grid[-1]:.4g} Hz gives this cut "
                                "a finite critical depth (nothing chatters); give --spindle-speed-range for a diagram")
         low, high = speeds_given or (0.9 * lobes.minimum_speeds_rpm[-1], 2.5 * lobes.minimum_speeds_rpm[0])
+        if process.teeth * high / 60.0 > grid[-1]:  # the default range's lobe 0 reaches above the grid
+            grid = given.grid(process.teeth * high / 60.0)
+            lobes = zeroth_order_lobes(frf, grid, process, lobes=DEFAULT_LOBES)
+        if not speeds_given:  # the default range within the speeds the band covers (a measured FRF's)
+            covered = speed_coverage(lobes)
+            low, high = max(low, covered[0]), min(high, covered[1])
         lobes = lobes.with_lobes(lobe_count(lobes.chatter_frequencies_hz, lobes.critical_depths_m, process.teeth, low))
     speeds = np.linspace(low, high, ENVELOPE_POINTS)
     with progress.stage(f"stability limit at {speeds.size} spindle speeds, {low:.1f}-{high:.1f} rpm"):

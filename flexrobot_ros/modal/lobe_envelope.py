@@ -33,7 +33,7 @@ import numpy as np
 
 from flexrobot_ros.errors import ModalError
 from flexrobot_ros.modal.stability_lobes import (StabilityLobes, branch_eigenvalues, branch_values,
-                                                 golden_section_minimum, lobe_count)
+                                                 golden_section_minimum, lobe_count, spindle_speed)
 
 #: A root's phase residual must fall below this [rad]; a bracket that does not get there spans a jump, not a root.
 ROOT_TOLERANCE_RAD = 1e-6
@@ -176,8 +176,8 @@ def _interval_candidates(branches: _Branches, speeds: np.ndarray, period: np.nda
     f, phases = branches.frequencies, branches.phases
     r_low = TWO_PI * f[interval][None] * period[:, None] - phases[interval, branch][None]
     r_high = TWO_PI * f[interval + 1][None] * period[:, None] - phases[interval + 1, branch][None]
-    m_low, m_high = np.floor(r_low / TWO_PI), np.floor(r_high / TWO_PI)
-    (s, c), level = _expand(np.abs(m_high - m_low), np.minimum(m_low, m_high) + 1)
+    first = np.ceil(np.minimum(r_low, r_high) / TWO_PI)  # levels 2 pi m in [min r, max r]
+    (s, c), level = _expand(np.floor(np.maximum(r_low, r_high) / TWO_PI) - first + 1, first)
     return _Candidates(speed=speeds[s], branch=branch[c], level=level, low=f[interval[c]], high=f[interval[c] + 1],
                        g_low=r_low[s, c] - level, g_high=r_high[s, c] - level,
                        bound=branches.interval_bound[interval[c], branch[c]], fold=np.zeros(s.size, dtype=bool),
@@ -275,14 +275,39 @@ def _block(branches: _Branches, speeds_rpm: np.ndarray) -> tuple[np.ndarray, np.
     return depth, frequency, lobe
 
 
+def speed_coverage(lobes: StabilityLobes) -> tuple[float, float]:
+    """``(lowest, highest)`` spindle speed [rpm] whose lobe 0 chatters inside the band of the lobes' chatter
+    frequencies: lobe 0 passes the lowest frequency at n_0 = 60 w / (N eps) (the largest over the branches that
+    chatter there; 0 rpm when none does) and the highest at its n_0 (the smallest; inf when none chatters there).
+    Below the band: at a speed above the lowest no lobe chatters there (lobe k passes the lowest frequency at
+    n_k < n_0, and n_k grows with f in the quasi-static region, where eps is about pi). Above the band: at a speed
+    below the highest lobe 0 chatters inside it; roots of the higher lobes above the band (the receptance falls as
+    1/f^2 there, the depths grow as f^2) are not searched."""
+    frequencies, depths, phases = lobes.chatter_frequencies_hz, lobes.critical_depths_m, lobes.phase_shifts_rad
+    ends = [spindle_speed(frequencies[i], phases[i][np.isfinite(depths[i])], 0, lobes.process.teeth) for i in (0, -1)]
+    return (float(ends[0].max()) if ends[0].size else 0.0), (float(ends[1].min()) if ends[1].size else np.inf)
+
+
 def stability_limit(lobes: StabilityLobes, speeds_rpm: np.ndarray) -> StabilityLimit:
     """The critical depth of ``lobes`` at each of ``speeds_rpm`` [rpm] (any shape, positive): the smallest a_lim of
-    every lobe and branch passing through that speed, each solved exactly from the receptance (module docstring)."""
+    every lobe and branch passing through that speed, each solved exactly from the receptance (module docstring).
+    The roots are those in the band of the lobes' chatter frequencies; speeds outside :func:`speed_coverage`, whose
+    lobe 0 chatters outside the band, are refused (ModalError)."""
     speeds = np.asarray(speeds_rpm, dtype=float)
     flat = speeds.ravel()
     if flat.size == 0 or not np.all(np.isfinite(flat) & (flat > 0)):
         raise ModalError("milling: spindle speeds: expected positive finite values [rpm]")
     lobe_count(lobes.chatter_frequencies_hz, lobes.critical_depths_m, lobes.process.teeth, float(flat.min()))
+    low, high = speed_coverage(lobes)
+    band = lobes.chatter_frequencies_hz[[0, -1]]
+    if flat.min() < low:
+        raise ModalError(f"milling: spindle speeds down to {flat.min():g} rpm: lobe 0 passes the lowest chatter "
+                         f"frequency searched, {band[0]:.4g} Hz, at {low:.6g} rpm, and chatters below it at lower "
+                         f"speeds; give speeds from {low:.6g} rpm on or chatter frequencies reaching lower")
+    if flat.max() > high:
+        raise ModalError(f"milling: spindle speeds up to {flat.max():g} rpm: lobe 0 passes the highest chatter "
+                         f"frequency searched, {band[1]:.4g} Hz, at {high:.6g} rpm, and chatters above it at higher "
+                         f"speeds; give speeds up to {high:.6g} rpm or chatter frequencies reaching higher")
     branches = _Branches(lobes)
     size = max(1, BLOCK_SIZE // (2 * branches.frequencies.size))
     depth, frequency, lobe = np.empty(flat.size), np.empty(flat.size), np.empty(flat.size, dtype=int)
@@ -294,4 +319,4 @@ def stability_limit(lobes: StabilityLobes, speeds_rpm: np.ndarray) -> StabilityL
                           lobe_numbers=lobe.reshape(speeds.shape))
 
 
-__all__ = ["StabilityLimit", "stability_limit"]
+__all__ = ["StabilityLimit", "stability_limit", "speed_coverage"]

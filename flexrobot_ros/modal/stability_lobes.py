@@ -60,6 +60,9 @@ MAX_LOBES = 500
 #: points; an eigenvalue below RANK_ONE times the other is zero; golden-section steps (0.618^60 = 3e-13).
 PHASE_STEP_RAD, BRANCH_SEPARATION, MAX_REFINEMENTS, MAX_GRID_POINTS = np.pi / 8, 0.25, 20, 200_000
 RANK_ONE, GOLDEN_ITERATIONS = 1e-10, 60
+#: Chatter-frequency grid below the modes (:func:`chatter_frequency_grid`): down to STATIC_FRACTION of the lowest
+#: natural frequency, at the step ratio OUTER_STEP (also above the modes, up to a frequency asked).
+STATIC_FRACTION, OUTER_STEP = 1e-3, 1.05
 
 
 @dataclass(frozen=True)
@@ -385,10 +388,13 @@ def zeroth_order_lobes(frf: FeedPlaneFRF, frequencies_hz: np.ndarray, process: M
 
 
 def chatter_frequency_grid(natural_frequencies_hz: np.ndarray, damping_ratios: np.ndarray,
-                           max_points: int = 20000) -> np.ndarray:
-    """A geometric grid of chatter frequencies [Hz] from half the lowest to twice the highest natural frequency
-    [Hz], with a step ratio 1 + zeta_min/4 (about eight points per half-power bandwidth of the least damped mode;
-    damping ratios clipped to [1e-4, 0.2]; at most ``max_points`` points)."""
+                           max_points: int = 20000, up_to_hz: float | None = None) -> np.ndarray:
+    """A geometric grid of chatter frequencies [Hz]: from half the lowest to twice the highest natural frequency
+    [Hz] with a step ratio 1 + zeta_min/4 (about eight points per half-power bandwidth of the least damped mode;
+    damping ratios clipped to [1e-4, 0.2]; at most ``max_points`` points there), and beyond it at the step ratio
+    OUTER_STEP down to STATIC_FRACTION of the lowest natural frequency (the quasi-static region, where lobe 0
+    chatters near half the tooth-passing frequency at high speeds) and up to ``up_to_hz`` when that is higher (lobe 0
+    of a speed n chatters below its tooth-passing frequency N n / 60)."""
     frequencies = np.asarray(natural_frequencies_hz, dtype=float)
     zeta = np.asarray(damping_ratios, dtype=float)
     keep = np.isfinite(frequencies) & (frequencies > 0) & np.isfinite(zeta) & (zeta < 1)
@@ -398,7 +404,10 @@ def chatter_frequency_grid(natural_frequencies_hz: np.ndarray, damping_ratios: n
     low, high = 0.5 * frequencies[keep].min(), 2.0 * frequencies[keep].max()
     step = np.log1p(np.clip(zeta[keep], 1e-4, 0.2).min() / 4.0)
     count = int(min(max(np.ceil(np.log(high / low) / step) + 1, 3), max_points))
-    return np.geomspace(low, high, count)
+    bottom, top = 2.0 * STATIC_FRACTION * low, max(high, up_to_hz or 0.0)
+    below = np.geomspace(bottom, low, int(np.ceil(np.log(low / bottom) / np.log(OUTER_STEP))) + 1)[:-1]
+    above = np.geomspace(high, top, int(np.ceil(np.log(top / high) / np.log(OUTER_STEP))) + 1)[1:]
+    return np.concatenate([below, np.geomspace(low, high, count), above])
 
 
 __all__ = ["MillingProcess", "StabilityLobes", "FeedPlaneFRF", "MILLING_MODES", "immersion_angles",
