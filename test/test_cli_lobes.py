@@ -211,3 +211,16 @@ def test_lobes_source_errors(capsys, extra, message):
     assert main(["lobes", *extra, *CUT]) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1, err
+
+
+def test_frf_speeds_outside_its_band_are_refused(capsys, tmp_path):
+    """A constant real receptance Phi_xx = 1e-7 m/N at 10-13 Hz (y rigid): lambda = alpha_xx Phi_xx is real and
+    positive (alpha_xx = 0.667 for this cut), eps = pi, so lobe 0 passes 10 Hz at 120 f / N = 600 rpm (two teeth)
+    and 13 Hz at 780 rpm; 100-1000 rpm is refused in one line naming where the file's band ends and the speed."""
+    path = write_frf(tmp_path / "flat.csv", [f"{f},1e-7,0,0,0,0,0,0,0" for f in (10, 11, 12, 13)])
+    assert main(["lobes", "--frf", path, *CUT, "--spindle-speed-range", "100:1000"]) == 2
+    errors = [line for line in capsys.readouterr().err.splitlines() if "error:" in line]
+    assert len(errors) == 1 and f"measured FRF {path} (4 rows, 10-13 Hz): milling: spindle speeds down to 100 rpm: " \
+        "lobe 0 passes the lowest chatter frequency searched, 10 Hz, at 600 rpm" in errors[0], errors
+    report = run_source_json(capsys, "--frf", path, "--spindle-speed-range", "601:779")
+    assert report["spindle_speed_range_rpm"] == [601.0, 779.0]

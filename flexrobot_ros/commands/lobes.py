@@ -25,6 +25,7 @@ import numpy as np
 from flexrobot_ros.commands.arguments import (CommandError, add_vector, gains, number, output_directory, vector,
                                               within_limits)
 from flexrobot_ros.commands.progress import Progress
+from flexrobot_ros.errors import ModalError
 
 #: Lobes drawn when no --spindle-speed-range is given (k = 0..DEFAULT_LOBES), and envelope points.
 DEFAULT_LOBES, ENVELOPE_POINTS = 10, 2000
@@ -246,10 +247,17 @@ def run(args: argparse.Namespace) -> int:
         if not speeds_given:  # the default range within the speeds the band covers (a measured FRF's)
             covered = speed_coverage(lobes)
             low, high = max(low, covered[0]), min(high, covered[1])
+            if not low < high:
+                raise CommandError(f"{given.title}: lobe 0 chatters inside {grid[0]:.4g}-{grid[-1]:.4g} Hz only at "
+                                   f"{covered[0]:.6g}-{covered[1]:.6g} rpm, outside the lobes' default range; give "
+                                   "--spindle-speed-range")
         lobes = lobes.with_lobes(lobe_count(lobes.chatter_frequencies_hz, lobes.critical_depths_m, process.teeth, low))
     speeds = np.linspace(low, high, ENVELOPE_POINTS)
-    with progress.stage(f"stability limit at {speeds.size} spindle speeds, {low:.1f}-{high:.1f} rpm"):
-        limit = stability_limit(lobes, speeds)
+    try:
+        with progress.stage(f"stability limit at {speeds.size} spindle speeds, {low:.1f}-{high:.1f} rpm"):
+            limit = stability_limit(lobes, speeds)
+    except ModalError as error:  # speeds the chatter frequencies of the source do not cover: name the source
+        raise CommandError(f"{given.title}: {error}") from error
     envelope = limit.critical_depths_m
     best = int(np.argmax(envelope))
     numbers, minima = lobes.minima_between(low, high)
