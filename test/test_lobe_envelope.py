@@ -59,6 +59,7 @@ def independent_limit(frf, process: MillingProcess, speeds_rpm: np.ndarray, low_
         f = np.concatenate([np.geomspace(static_hz, low_hz, int(np.log10(low_hz / static_hz) * points_per_decade
                                                                  / 10) + 1)[:-1], f])
     lam = followed(np.linalg.eigvals(alpha @ frf(f)))
+    lam[np.abs(lam) < 1e-12 * np.abs(lam).max()] = 0  # the rounding noise of a rank-one FRF's zero eigenvalue
     roots = []
     for start in range(0, speeds_rpm.size, 20):
         period = 60.0 / (teeth * speeds_rpm[start:start + 20])
