@@ -27,6 +27,7 @@ from scipy.linalg import expm
 from scipy.optimize import brentq, minimize_scalar
 
 from flexrobot_ros.errors import ModalError
+from flexrobot_ros.modal.lobe_envelope import stability_limit
 from flexrobot_ros.modal.milling_frf import ModalFeedPlaneFRF, machining_frame, robot_feed_plane_frf
 from flexrobot_ros.modal.stability_lobes import (MillingProcess, chatter_frequency_grid, directional_coefficients,
                                                  immersion_angles, zeroth_order_lobes)
@@ -91,11 +92,11 @@ def test_single_dof_minimum_critical_depth_is_the_closed_form(cut):
     closed_form = 2 * np.pi / (teeth * kt * alpha_xx * extreme)
     assert lobes.minimum_depth_m == pytest.approx(closed_form, rel=1e-6)
     assert lobes.minimum_chatter_frequency_hz == pytest.approx(frequency, rel=1e-4)
-    # the lower envelope touches the minimum at each lobe's minimum speed and nowhere goes below it
+    # the stability limit touches the minimum at each lobe's minimum speed and nowhere goes below it
     speeds = np.linspace(lobes.minimum_speeds_rpm[-1] * 0.8, lobes.minimum_speeds_rpm[0] * 1.5, 4000)
-    envelope = lobes.envelope(np.concatenate([speeds, lobes.minimum_speeds_rpm]))
+    envelope = stability_limit(lobes, np.concatenate([speeds, lobes.minimum_speeds_rpm])).critical_depths_m
     assert envelope.min() >= closed_form * (1 - 1e-6)
-    np.testing.assert_allclose(envelope[-lobes.lobe_numbers.size:], closed_form, rtol=1e-4)
+    np.testing.assert_allclose(envelope[-lobes.lobe_numbers.size:], closed_form, rtol=1e-6)
 
 
 # --- (b) two modes with cross coupling: semi-discretization ----------------------------------------------------------

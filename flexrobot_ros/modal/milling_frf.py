@@ -10,6 +10,9 @@ FRF is its upper-left 2 x 2 block ``[[Phi_xx, Phi_xy], [Phi_yx, Phi_yy]]``, cros
 compliance couples the feed and normal directions (seed 001, section 1: the cross terms matter for robots).
 The tool tip is the origin of the robot's tool frame; a cutter sticking out of it is modelled by a tool frame at
 its tip (the flexibility YAML's ``tool_frame``) or by ``tip_offset``.
+
+Without a robot model the feed-plane FRF comes from the structure's modes (:class:`ModalFeedPlaneFRF`) or from a
+measurement (:class:`MeasuredFeedPlaneFRF`); :mod:`flexrobot_ros.modal.milling_frf_files` reads both from files.
 """
 from __future__ import annotations
 
@@ -122,4 +125,44 @@ class ModalFeedPlaneFRF:
         return np.einsum("fr,ir,jr->fij", factor, self.mode_shapes, self.mode_shapes)
 
 
-__all__ = ["machining_frame", "RobotFeedPlaneFRF", "robot_feed_plane_frf", "ModalFeedPlaneFRF"]
+@dataclass(frozen=True)
+class MeasuredFeedPlaneFRF:
+    """Callable ``frf(frequencies_hz (F,)) -> (F, 2, 2)`` [m/N] of a receptance known at ``frequencies_hz`` (M,)
+    [Hz] (strictly increasing, >= 0) as ``values`` (M, 2, 2) complex [m/N] in the machining frame's x/y (entry
+    [i, j]: displacement i per force j, e.g. [0, 1] = Phi_xy), e.g. measured by a hammer test: linear in the real
+    and imaginary parts between the given frequencies. A frequency outside [first, last] is refused (nothing is
+    extrapolated)."""
+
+    frequencies_hz: np.ndarray
+    values: np.ndarray
+
+    def __post_init__(self) -> None:
+        frequencies = np.asarray(self.frequencies_hz, dtype=float).ravel()
+        values = np.asarray(self.values, dtype=complex)
+        if frequencies.size < 2 or values.shape != (frequencies.size, 2, 2):
+            raise ModalError(f"milling: measured FRF: expected M >= 2 frequencies and (M, 2, 2) receptances, got "
+                             f"{frequencies.size} and {values.shape}")
+        if not (np.all(np.isfinite(frequencies)) and frequencies[0] >= 0 and np.all(np.diff(frequencies) > 0)):
+            raise ModalError("milling: measured FRF: frequencies must be finite, >= 0 Hz and strictly increasing")
+        if not np.all(np.isfinite(values)):
+            raise ModalError("milling: measured FRF: receptances must be finite")
+        object.__setattr__(self, "frequencies_hz", frequencies)
+        object.__setattr__(self, "values", values)
+
+    def __call__(self, frequencies_hz: np.ndarray) -> np.ndarray:
+        frequencies = np.atleast_1d(np.asarray(frequencies_hz, dtype=float))
+        low, high = self.frequencies_hz[0], self.frequencies_hz[-1]
+        if frequencies.size and (frequencies.min() < low or frequencies.max() > high):
+            raise ModalError(f"milling: measured FRF: {frequencies.min():g}..{frequencies.max():g} Hz asked, the "
+                             f"measurement covers {low:g}..{high:g} Hz")
+        out = np.empty((frequencies.size, 2, 2), dtype=complex)
+        for i in range(2):
+            for j in range(2):
+                entry = self.values[:, i, j]
+                out[:, i, j] = (np.interp(frequencies, self.frequencies_hz, entry.real)
+                                + 1j * np.interp(frequencies, self.frequencies_hz, entry.imag))
+        return out
+
+
+__all__ = ["machining_frame", "RobotFeedPlaneFRF", "robot_feed_plane_frf", "ModalFeedPlaneFRF",
+           "MeasuredFeedPlaneFRF"]

@@ -1,6 +1,6 @@
 """PNG figures of milling stability (matplotlib imported lazily, as :mod:`flexrobot_ros.modal.plots`).
 
-* :func:`plot_lobes` - the lobes k = 0..K and their lower envelope, critical depth [mm] over spindle speed [rpm];
+* :func:`plot_lobes` - the lobes k = 0..K and the stability limit, critical depth [mm] over spindle speed [rpm];
 * :func:`plot_depth_map` - the minimum critical depth [mm] over a joint grid (deg) and at the tool-tip positions
   (horizontal distance from the base z axis and height, [m]).
 Every function writes the file and returns its path.
@@ -12,16 +12,16 @@ from typing import Any
 
 import numpy as np
 
+from flexrobot_ros.modal.lobe_envelope import StabilityLimit
 from flexrobot_ros.modal.plots import _pyplot, _save
 from flexrobot_ros.modal.stability_lobes import StabilityLobes
 
 
-def plot_lobes(lobes: StabilityLobes, path: str | Path, speeds_rpm: np.ndarray, title: str = "") -> Path:
-    """Each lobe (thin), the lower envelope over ``speeds_rpm`` [rpm] (thick: stable below it) and a_lim,min
-    (dashed), depths in mm."""
+def plot_lobes(lobes: StabilityLobes, limit: StabilityLimit, path: str | Path, title: str = "") -> Path:
+    """Each lobe (thin, through the lobes' chatter frequencies), the stability limit ``limit`` (thick: stable below
+    it, solved at each of its speeds) and a_lim,min (dashed), depths in mm, over the speeds of ``limit`` [rpm]."""
     plt = _pyplot()
-    speeds = np.asarray(speeds_rpm, dtype=float)
-    envelope = lobes.envelope(speeds)
+    speeds, envelope = limit.spindle_speeds_rpm, limit.critical_depths_m
     figure, axis = plt.subplots(figsize=(9, 5))
     for k in lobes.lobe_numbers:
         for branch in range(2):
