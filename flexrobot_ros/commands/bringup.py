@@ -11,10 +11,12 @@ they call: :func:`runtime_of_bringup`): the same node programs and the same ROS 
 ``/clock`` (``clock_rate_hz`` > 0, the default) the other three run with ``use_sim_time`` true. With ``--duration T`` it
 runs a scripted experiment in simulated time (seed 000 section 2.4.3 at two poses, joined by a feedforward move):
 
-- [0, 0.35 T]: hold the simulator's ``set_point`` (Scompi: configuration 8, eq. 2.21); impact at 0.2 s (50 N
-  along y0 for 6 ms); at 0.35 T the OMA node identifies its window (0.35 T - 0.1 s long): pose A;
-- [0.35 T, 0.65 T]: a rest-to-rest 9th-order move to the first pose of ``set_points`` sent as a desired
-  JointTrajectory to the feedforward node, whose motor references drive the simulator (feedforward + motor PD);
+- [0, 0.35 T]: hold the simulator's ``set_point`` (Scompi: configuration 8, eq. 2.21; none given: zeros clipped to
+  the joint limits, as the simulator holds); impact at 0.2 s (the simulator's ``impact.force``, the Scompi's 50 N
+  along y0 for 6 ms); at 0.35 T the OMA node identifies its window (0.35 T - 0.05 s long): pose A;
+- [0.35 T, 0.65 T]: a rest-to-rest 9th-order move to the first pose of ``set_points`` (none given: 0.2 rad on
+  each of the first three joints, :func:`scripted_poses`) sent as a desired JointTrajectory to the feedforward node,
+  whose motor references drive the simulator (feedforward + motor PD);
 - [0.65 T, T]: hold; impact at 0.65 T + 0.2 s; at T the OMA node identifies again: pose B.
 
 The summary lists, per pose, the monitor's modes beside the OMA node's (a monitor mode is matched, and shown beside
@@ -174,6 +176,24 @@ class Plan:
                 "oma_node": {"window_s": round(self.hold_end - 0.05, 6), "update_period_s": self.hold_end}}
 
 
+#: The default move of the scripted experiment when the parameter file gives no ``set_points`` [rad | m]: this much
+#: on each of the first three joints (the other way where the range ends first).
+DEFAULT_MOVE = 0.2
+
+
+def scripted_poses(robot: Any, simulator: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+    """The poses A and B [rad | m] of the scripted experiment: simulator_node's ``set_point`` (empty: the pose the
+    simulator holds then, :attr:`~flexrobot_ros.model.FlexibleRobot.default_pose`) and the first pose of its
+    ``set_points`` (empty: A moved by :data:`DEFAULT_MOVE` on the first three joints, within the position limits)."""
+    start = robot.check_q(simulator.get("set_point") or robot.default_pose, "set_point")
+    targets = list(simulator.get("set_points") or [])
+    if targets:
+        return start, robot.check_q(targets[:robot.n], "set_points")
+    step = np.where(start + DEFAULT_MOVE <= robot.upper_limits, DEFAULT_MOVE, -DEFAULT_MOVE)
+    moved = np.clip(start + np.where(np.arange(robot.n) < 3, step, 0.0), robot.lower_limits, robot.upper_limits)
+    return start, moved
+
+
 # ----------------------------------------------------------------------------------------------------------------
 # What the bring-up's own node sees
 # ----------------------------------------------------------------------------------------------------------------
@@ -297,11 +317,7 @@ class BringUp:
         self.nyquist_hz = 0.5 * float(given["oma_node"].get("sample_rate_hz", 1000.0))
         self.plan = None
         if args.kind == "simulation" and args.duration:
-            simulator = given["simulator_node"]
-            start = self.robot.check_q(simulator.get("set_point") or np.zeros(self.robot.n), "set_point")
-            targets = list(simulator.get("set_points") or [])
-            target = (self.robot.check_q(targets[:self.robot.n], "set_points") if targets
-                      else start + np.where(np.arange(self.robot.n) < 3, 0.2, 0.0))
+            start, target = scripted_poses(self.robot, given["simulator_node"])
             if args.duration < MINIMUM_DURATION_S:
                 raise RuntimeLayerError(f"--duration {args.duration:g}: the scripted experiment needs at least "
                                         f"{MINIMUM_DURATION_S:g} simulated seconds (two holds of 0.35 T around the "

@@ -26,7 +26,9 @@ def summary(robot: FlexibleRobot) -> dict:
     """Machine-readable summary of a robot (SI units; total_mass in kg, CoM in m in the base frame at q = 0).
 
     Keys shared with every command's JSON: ``robot`` (the name) and ``tool`` (boolean: the tool/payload is
-    included); ``tool_payload`` describes it (mass [kg], frame, CoM [m]) or is null."""
+    included); ``tool_payload`` describes it (mass [kg], frame, CoM [m]) or is null. ``joints`` are the modelled
+    joints only (``continuous``: a URDF continuous joint, revolute without position limits); ``locked_joints`` maps
+    the URDF joints held at a position to it [rad | m]."""
     import numpy as np
     import pinocchio as pin
 
@@ -54,6 +56,7 @@ def summary(robot: FlexibleRobot) -> dict:
                 "motor_damping": float(robot.motor_damping[i]),
                 "kp": float(robot.kp[i]),
                 "kd": float(robot.kd[i]),
+                "continuous": name in robot.continuous_joints,
             }
             for i, (name, kind) in enumerate(zip(robot.joint_names, robot.joint_types))
         ],
@@ -63,6 +66,7 @@ def summary(robot: FlexibleRobot) -> dict:
         "tool_payload": None if robot.tool is None else {"mass": robot.tool.mass, "frame": robot.tool.frame,
                                                           "com": robot.tool.com.tolist()},
         "tool_frame": robot.tool_frame,
+        "locked_joints": {name: float(position) for name, position in robot.locked_joints.items()},
         "extended": None if robot.extended is None else {  # seed 002: extra elastic DOFs and gear dampers
             "elastic": [{"name": name, "type": kind, "stiffness": float(k), "damping": float(d)}
                         for name, kind, k, d in zip(robot.extended.elastic_names, robot.extended.elastic_types,
@@ -106,11 +110,17 @@ def run(args: argparse.Namespace) -> int:
           f"URDF {info['urdf']}")
     print(f"total mass {info['total_mass']:.3f} kg, gravity {info['gravity']} m/s^2, tool frame {info['tool_frame']}"
           + (f", tool {info['tool_payload']['mass']} kg at {info['tool_payload']['frame']}" if info["tool"] else ""))
-    print(f"{'joint':<12}{'type':<10}{'K':>11}{'B':>11}{'N':>6}{'W':>6}{'d_f':>13}{'d_fm':>13}{'Kp':>11}{'Kd':>13}")
-    print(f"{'':<22}{'[N m/rad]':>11}{'[kg m^2]':>11}{'[-]':>6}{'[-]':>6}{'[N m s/rad]':>13}{'[N m s/rad]':>13}"
-          f"{'[N m/rad]':>11}{'[N m s/rad]':>13}")
+    if info["locked_joints"]:
+        print("locked (held, not modelled) [rad | m]: "
+              + ", ".join(f"{name} {value:g}" for name, value in info["locked_joints"].items()))
+    width = max(12, 2 + max(len(j["name"]) for j in info["joints"]))  # vendor names are long (shoulder_pan_joint)
+    print(f"{'joint':<{width}}{'type':<12}{'K':>11}{'B':>11}{'N':>6}{'W':>6}{'d_f':>13}{'d_fm':>13}{'Kp':>11}"
+          f"{'Kd':>13}")
+    print(f"{'':<{width + 12}}{'[N m/rad]':>11}{'[kg m^2]':>11}{'[-]':>6}{'[-]':>6}{'[N m s/rad]':>13}"
+          f"{'[N m s/rad]':>13}{'[N m/rad]':>11}{'[N m s/rad]':>13}")
     for j in info["joints"]:
-        print(f"{j['name']:<12}{j['type']:<10}{j['stiffness']:>11.6g}{j['motor_inertia']:>11.5g}"
+        kind = "continuous" if j["continuous"] else j["type"]
+        print(f"{j['name']:<{width}}{kind:<12}{j['stiffness']:>11.6g}{j['motor_inertia']:>11.5g}"
               f"{j['gear_ratio']:>6.4g}{j['transmission']:>6.4g}{j['link_damping']:>13.4g}{j['motor_damping']:>13.3g}"
               f"{j['kp']:>11.5g}{j['kd']:>13.5g}")
     prismatic = [j["name"] for j in info["joints"] if j["type"] == "prismatic"]
