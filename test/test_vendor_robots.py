@@ -225,3 +225,15 @@ def test_scripted_bringup_starts_where_the_simulator_holds_a_panda(yamls):
     start, target = scripted_poses(robot, {"set_point": at_limit.tolist()})
     np.testing.assert_allclose(target - start, [-DEFAULT_MOVE, DEFAULT_MOVE, DEFAULT_MOVE, 0, 0, 0, 0], atol=1e-15)
     assert robot.limit_violation(np.stack([start, target])) is None
+
+
+def test_tool_space_feedforward_of_a_7_axis_arm_is_refused_in_one_line(yamls, tmp_path, capsys):
+    """``flexrobot feedforward panda.yaml --line ...`` (and ``--tool-path``): the tool-space inversion controls the
+    tool point's x, y, z; a 7-axis arm is refused naming the count (it asked for 'tool_axes', the 7 tool-point
+    coordinates to control, which the tool point does not have and the command line cannot give)."""
+    out = tmp_path / "line.csv"
+    assert main(["feedforward", str(yamls["panda"]), "--line", "0.4,0.1,0.5", "0.5,0.1,0.5", "--duration", "1",
+                 "--out", str(out)]) == 2
+    error = capsys.readouterr().err.strip()
+    assert error.count("\n") == 0 and "robot panda: 7 actuators for the tool point's 3 coordinates" in error, error
+    assert "joint-space trajectory" in error and not out.exists()
