@@ -75,9 +75,9 @@ def run(args: argparse.Namespace) -> int:
     for path in args.validate:
         record = result.conditioned(read_rigid_record(path, robot, args.positions, args.torques,
                                                       args.link_positions))
-        predicted = result.predict(robot, record)
-        rms = np.sqrt(np.mean((predicted - record.tau) ** 2, axis=0))
-        peak = np.abs(record.tau).max(axis=0)
+        measured = record.measured_torques()
+        rms = np.sqrt(np.mean((result.predict(robot, record) - measured) ** 2, axis=0))
+        peak = np.abs(measured).max(axis=0)
         validation.append({"record": str(path), "rms_nm": rms.tolist(), "peak_nm": peak.tolist(),
                            "rms_over_peak_percent": (100 * rms / peak).tolist()})
     summary["validation"] = validation
@@ -94,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
         from flexrobot_ros.identification.rigid_export import standard_from_base, write_identified_robot
 
         description = (f"from {', '.join(str(p) for p in args.records)} (positions {args.positions!r}, torques "
-                       f"{args.torques!r}, low-pass {args.cutoff:g} Hz, link side: {result.record.link_side}), "
+                       f"{args.torques!r}, low-pass {args.cutoff:g} Hz, link side: {result.link_side}), "
                        + ("physically consistent fit" if phi is not None else "closest to the previous values"))
         files = write_identified_robot(robot, result, standard_from_base(robot, result) if phi is None else phi,
                                        args.out, description)

@@ -104,7 +104,7 @@ class RigidIdentificationNode:
         kept = "".join(keep_previous(path) for path in (report, out, out.with_suffix(".urdf")))
         description = (f"rigid_identification_node: {len(record.t)} samples of {record.source} over "
                        f"{record.t[-1]:.3f} s, low-pass {self.p['cutoff_hz']:g} Hz, link side: "
-                       f"{result.record.link_side}")
+                       f"{result.link_side}")
         files = write_identified_robot(self.robot, result, standard_from_base(self.robot, result), out, description)
         summary = {"robot": self.robot.name, "tool": self.robot.tool is not None, "records": [description],
                    **result.to_dict(), "files": [str(path) for path in files]}
