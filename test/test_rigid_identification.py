@@ -385,8 +385,9 @@ def test_physically_consistent_fit_kr90_3dof(tmp_path) -> None:
         principal = np.linalg.eigvalsh(inertia.inertia)
         assert inertia.mass > 0 and principal.min() > 0 and 2 * principal.max() <= principal.sum() + 1e-9
     assert np.all(phi[30:] >= 0)
-    out_yaml, _ = write_identified_robot(robot, result, phi, tmp_path / "k3.yaml", "test")
-    exported = rigid_motor_torque(load_robot(out_yaml), q, qd, qdd)
+    written = write_identified_robot(robot, result, phi, tmp_path / "k3.yaml", "test")
+    assert not [line for line in written.warnings if line.startswith("link ")], written.warnings
+    exported = rigid_motor_torque(load_robot(written.yaml), q, qd, qdd)
     exact = rigid_motor_torque(robot, q, qd, qdd)
     rms = np.sqrt(np.mean((exported - exact) ** 2, axis=0))
     assert np.all(rms < 0.01 * np.abs(exact).max(axis=0))

@@ -5,13 +5,16 @@ Reads CSV/NPZ time series or rosbag2 bags (:func:`flexrobot_ros.identification.r
 filters (zero-phase Butterworth at ``--cutoff``), reduces the record to the link side (``--link-positions``, else
 the joint deflection through the flexibility YAML; ``--rigid`` skips it), differentiates (central differences),
 solves the weighted least squares, prints the base parameters with their standard deviations and the torque fit;
-``--out FILE.yaml`` writes the identified robot (copy of the flexibility YAML + URDF beside it), ``--validate
-RECORD`` predicts another record's torques, ``--plot-dir`` writes the torque fit and the parameter table.
+``--out FILE.yaml`` writes the identified robot (copy of the flexibility YAML + URDF beside it; every changed value
+on stderr, warnings even with ``--json``; when the export fails nothing is written, the identification is still
+printed and the exit status is 2), ``--validate RECORD`` predicts another record's torques, ``--plot-dir`` writes
+the torque fit and the parameter table.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 from flexrobot_ros.commands.arguments import output_directory, output_file
@@ -90,17 +93,29 @@ def run(args: argparse.Namespace) -> int:
         summary["physical_mahalanobis_distance"] = distance
         progress.say(f"physically consistent fit: Mahalanobis distance {distance:.3g} to the LS base parameters "
                      f"(about {result.base.count ** 0.5:.2g} or less when they are physically consistent)")
+    export_error = None
     if args.out is not None:
+        from flexrobot_ros.errors import IdentificationError
         from flexrobot_ros.identification.rigid_export import standard_from_base, write_identified_robot
 
         description = (f"from {', '.join(str(p) for p in args.records)} (positions {args.positions!r}, torques "
                        f"{args.torques!r}, low-pass {args.cutoff:g} Hz, link side: {result.link_side}), "
                        + ("physically consistent fit" if phi is not None else "closest to the previous values"))
-        files = write_identified_robot(robot, result, standard_from_base(robot, result) if phi is None else phi,
-                                       args.out, description)
-        summary["files"] = [str(f) for f in files]
-        for path in files:
-            progress.wrote("identified robot", path)
+        try:
+            exported = write_identified_robot(robot, result, standard_from_base(robot, result) if phi is None
+                                              else phi, args.out, description)
+        except IdentificationError as error:    # the identification stands; nothing was written
+            export_error = f"--out {args.out}: nothing written: {error}"
+            summary["export"] = {"error": export_error}
+        else:
+            summary["export"] = exported.to_dict()
+            summary["files"] = [str(exported.yaml), str(exported.urdf)]
+            for path in summary["files"]:
+                progress.wrote("identified robot", path)
+            for line in exported.changes:
+                progress.say(f"changed {line}")
+            for line in exported.warnings:
+                print(f"flexrobot identify-rigid: warning: {line}", file=sys.stderr)
     if args.plot_dir is not None:
         from flexrobot_ros.identification.rigid_plots import plot_rigid_fit
 
@@ -109,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
             progress.wrote("plot", path)
     if args.json:
         print(json.dumps(summary))
-        return 0
+        return _export_status(export_error)
     print(f"rigid-body identification of {robot.name}: {result.base.count} base parameters from "
           f"{summary['samples_used']} samples x {robot.n} joints, cond(A) = {result.condition:.4g}; link side: "
           f"{summary['link_side']}")
@@ -122,4 +137,12 @@ def run(args: argparse.Namespace) -> int:
     for entry in validation:
         print(f"  validation {entry['record']}: rms / peak " +
               ", ".join(f"{v:.3g} %" for v in entry["rms_over_peak_percent"]))
-    return 0
+    return _export_status(export_error)
+
+
+def _export_status(error: str | None) -> int:
+    """0, or 2 after the one-line error of an export that failed (the identification was printed anyway)."""
+    if error is None:
+        return 0
+    print(f"flexrobot identify-rigid: error: {' '.join(error.split())}", file=sys.stderr)
+    return 2

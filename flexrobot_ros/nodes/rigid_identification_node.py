@@ -105,13 +105,19 @@ class RigidIdentificationNode:
         description = (f"rigid_identification_node: {len(record.t)} samples of {record.source} over "
                        f"{record.t[-1]:.3f} s, low-pass {self.p['cutoff_hz']:g} Hz, link side: "
                        f"{result.link_side}")
-        files = write_identified_robot(self.robot, result, standard_from_base(self.robot, result), out, description)
+        exported = write_identified_robot(self.robot, result, standard_from_base(self.robot, result), out,
+                                          description)
+        for line in exported.warnings:
+            self.node.logger.warning(line)
         summary = {"robot": self.robot.name, "tool": self.robot.tool is not None, "records": [description],
-                   **result.to_dict(), "files": [str(path) for path in files]}
+                   **result.to_dict(), "files": [str(exported.yaml), str(exported.urdf)],
+                   "export": exported.to_dict()}
         report.write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
         worst = max(100 * result.residual_rms / result.torque_peak)
+        warned = "".join(f"\n  warning: {line}" for line in exported.warnings)
         return (f"{report}, {out}: {result.base.count} base parameters from {len(record.t)} samples, cond(A) = "
-                f"{result.condition:.4g}, largest residual rms {worst:.3g} % of the peak torque" + kept)
+                f"{result.condition:.4g}, largest residual rms {worst:.3g} % of the peak torque; "
+                f"{len(exported.changes)} values changed (listed in {out.name})" + warned + kept)
 
     def _reset(self) -> str:
         self.motor.clear()
