@@ -140,9 +140,9 @@ def test_damping_changes_only_the_motor_side_and_says_so(tmp_path, capsys) -> No
     YAML has link_damping 1450 (from modal identification). The export keeps every link_damping (1450, 1100, 290)
     and link_coulomb, sets joint1's motor_damping to 0 with a warning naming joint1, F_v 266.8 and link_damping
     1450, and lists every changed value on stderr and in the JSON (joint1.motor_damping 5.4 -> 0); joints 2-3 get
-    F_v - link_damping (5.0, 3.7 within 1e-6 of the totals 1105, 293.7). The written YAML's header comment carries the changes and warnings;
-    the kr90's equivalent link 2 (negative principal moments, as in its own URDF) is written with a warning naming
-    it."""
+    F_v - link_damping (5.0, 3.7 within 1e-6 of the totals 1105, 293.7). The written YAML's header comment carries
+    the changes and warnings; the kr90's equivalent link 2 (negative principal moments, as in its own URDF) is
+    written with a warning naming it."""
     shipped = load_robot("kr90")
     truth_joints = yaml.safe_load(Path(shipped.yaml_path).read_text())["joints"]
     truth_joints["joint1"] = dict(truth_joints["joint1"], link_damping=261.4)     # + motor 5.4 = 266.8 in total

@@ -393,5 +393,5 @@ def _check_written(robot: Any, phi: np.ndarray, fields: dict[str, dict[str, floa
 
 
 __all__ = ["standard_from_base", "physically_consistent", "identified_urdf", "urdf_link_inertia", "merged_parts",
-           "link_warnings", "joint_fields", "joint_value", "write_identified_robot", "ExportedRobot", "PRIOR_WEIGHT", "LOG_LIMIT",
-           "MAX_EVALUATIONS", "ARMATURE_SIGMAS", "TRIANGLE_TOLERANCE"]
+           "link_warnings", "joint_fields", "joint_value", "write_identified_robot", "ExportedRobot", "PRIOR_WEIGHT",
+           "LOG_LIMIT", "MAX_EVALUATIONS", "ARMATURE_SIGMAS", "TRIANGLE_TOLERANCE"]
