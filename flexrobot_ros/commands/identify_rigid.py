@@ -2,10 +2,11 @@
 positions and motor torques (seed 001 section 2.2).
 
 Reads CSV/NPZ time series or rosbag2 bags (:func:`flexrobot_ros.identification.rigid_body.read_rigid_record`),
-filters (zero-phase Butterworth at ``--cutoff``), reduces the record to the link side (``--link-positions``, else
-the joint deflection through the flexibility YAML; ``--rigid`` skips it), differentiates (central differences),
-solves the weighted least squares, prints the base parameters with their standard deviations and the torque fit;
-``--out FILE.yaml`` writes the identified robot (copy of the flexibility YAML + URDF beside it; every changed value
+filters the positions (zero-phase Butterworth at 3 ``--cutoff``), reduces the record to the link side
+(``--link-positions``, else the joint deflection through the flexibility YAML; ``--rigid`` skips it), differentiates
+(central differences), passes every regressor column and the torques through the same low-pass at ``--cutoff``
+(parallel filtering), solves the weighted least squares, prints the base parameters with their standard
+deviations and the torque fit; ``--out FILE.yaml`` writes the identified robot (copy of the flexibility YAML + URDF beside it; every changed value
 on stderr, warnings even with ``--json``; when the export fails nothing is written, the identification is still
 printed and the exit status is 2), ``--validate RECORD`` predicts another record's torques, ``--plot-dir`` writes
 the torque fit and the parameter table.
@@ -43,7 +44,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--torques", default="tau_m.*",
                         help="motor torque channels (default 'tau_m.*'; bags: 'motor_states.effort.*')")
     parser.add_argument("--cutoff", type=float, default=5.0,
-                        help="zero-phase Butterworth low-pass cutoff [Hz] before differentiation (default 5)")
+                        help="cutoff [Hz] of the zero-phase Butterworth low-pass through which every regressor "
+                             "column and the torques pass (parallel filtering; the positions are low-passed at 3x "
+                             "it before differentiation; default 5)")
     parser.add_argument("--physical", action="store_true",
                         help="also fit physically consistent standard parameters (positive masses, triangle "
                              "inequalities) and export those")

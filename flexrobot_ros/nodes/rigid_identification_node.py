@@ -7,7 +7,7 @@ positions q [rad], used with ``link_side: joint_states``), and keeps the last ``
 
 Services (std_srvs/Trigger; results go to the files and the response message): ``~/identify_rigid`` identifies
 the base parameters, rotor inertias and friction from the buffered samples
-(:func:`flexrobot_ros.identification.rigid_body.identify_rigid_body`: ``cutoff_hz`` zero-phase low-pass, link
+(:func:`flexrobot_ros.identification.rigid_body.identify_rigid_body`: ``cutoff_hz`` parallel low-pass, link
 side by ``link_side``: ``deflection`` = q_m minus the joint deflection through the flexibility YAML,
 ``joint_states`` = the link encoders, ``rigid`` = q_m as it is) and writes, inside ``output_directory``
 (:mod:`flexrobot_ros.nodes.output_files`; a file it would replace is kept as ``<name>.<k>.bak``),
@@ -43,7 +43,8 @@ PARAMETERS = (
                   read_only=True),
     ParameterSpec("buffer_s", 600.0, "samples kept: the last buffer_s seconds of motor_states [s]",
                   range=(1.0, 36000.0)),
-    ParameterSpec("cutoff_hz", 5.0, "zero-phase Butterworth low-pass before differentiation [Hz]",
+    ParameterSpec("cutoff_hz", 5.0, "zero-phase Butterworth low-pass of the regressor and the torques (parallel "
+                  "filtering; the positions at 3x before differentiation) [Hz]",
                   range=(0.01, 10000.0)),
     ParameterSpec("link_side", "deflection", "link positions: motor positions minus the joint deflection through "
                   "the flexibility YAML ('deflection'), the link encoders of joint_states ('joint_states') or the "
