@@ -109,12 +109,12 @@ def test_coulomb_friction_is_unbiased_at_any_cutoff(robot, base, record) -> None
 def test_standard_deviations_match_the_spread_over_noise_draws(robot, base, record) -> None:
     """Issue 37: 20 draws of white torque noise (1 % of each joint's peak: 88, 102, 34 N m) on the record, 5 Hz (the
     default cutoff). The printed standard deviation of each base parameter against the standard deviation of its
-    20 estimates: pooled over the 22 parameters (1 / sqrt(mean(spread^2 / printed^2))) 0.915 and median 0.92 (the
+    20 estimates: pooled over the 22 parameters (1 / sqrt(mean(spread^2 / printed^2))) 0.917 and median 0.93 (the
     issue's band 0.7-1.4); each parameter within the 99.9 % band of a 20-sample standard deviation (chi
-    distribution, 19 degrees of freedom: 0.66-1.88; measured 0.72-1.38); the estimates scatter about the truth as
+    distribution, 19 degrees of freedom: 0.66-1.88; measured 0.72-1.32); the estimates scatter about the truth as
     the standard deviations say (RMS of (estimate - truth) / std over draws and parameters 1.07).
 
-    Without the filter's noise correlation kappa = 1.114 (parallel_filter) the pooled ratio is 0.87; kept at full
+    Without the filter's noise correlation kappa = 1.113 (parallel_filter) the pooled ratio is 0.87; kept at full
     rate (no decimation) the standard deviations would be 10.5x too small."""
     rng = np.random.default_rng(37)
     peak = np.abs(record.tau).max(axis=0)
@@ -143,16 +143,18 @@ def test_standard_deviations_match_the_spread_over_noise_draws(robot, base, reco
 
 def test_noise_correlation_equals_the_aliased_spectrum() -> None:
     """kappa = sum_l rho(l D) of the parallel filter (computed from its impulse response) against the frequency
-    domain written here: the rows sample L-filtered white noise every D samples, so sum_l c(l D) = (1 / D)
+    domain written here: the rows sample L-filtered white noise every D decimated samples, so sum_l c(l D) = (1 / D)
     sum_m P(m f_s / D) with P = |H_b|^4 the spectrum of the forward-backward Butterworth (``sosfreqz``), and
-    c(0) = mean of P over [0, f_s). 1.114 at 2 rows per cutoff period (5 Hz and 20 Hz at 1 kHz), 1.369 at 100 Hz
-    and a 20 Hz cutoff (rows at 50 Hz: 2.5 per cutoff period)."""
-    for cutoff, rate, expected in ((5.0, 1000.0, 1.114), (20.0, 1000.0, 1.114), (20.0, 100.0, 1.369)):
+    c(0) = mean of P over [0, f_s), both at the decimated rate (L runs there). 1.113 at 2 rows per cutoff period
+    (5 Hz at 1 kHz: decimated to 100 Hz, rows at 10 Hz), 1.159 at 20 Hz (decimated to 500 Hz, rows at 41.7 Hz),
+    1.369 at 100 Hz and 20 Hz (no decimation, rows at 50 Hz)."""
+    for cutoff, rate, expected in ((5.0, 1000.0, 1.113), (20.0, 1000.0, 1.159), (20.0, 100.0, 1.369)):
         parallel = ParallelFilter.design(cutoff, rate, 100_000)
-        d = parallel.decimation
-        _, aliases = scipy.signal.sosfreqz(parallel.sos, worN=np.arange(d) * rate / d, fs=rate)
-        _, dense = scipy.signal.sosfreqz(parallel.sos, worN=200_000, whole=True, fs=rate)
+        d, blocks = parallel.decimation, parallel.block_rate_hz         # L runs on block means (white for white noise)
+        _, aliases = scipy.signal.sosfreqz(parallel.sos, worN=np.arange(d) * blocks / d, fs=blocks)
+        _, dense = scipy.signal.sosfreqz(parallel.sos, worN=200_000, whole=True, fs=blocks)
         kappa = np.mean(np.abs(aliases) ** 4) / np.mean(np.abs(dense) ** 4)
-        print(f"{cutoff:g} Hz at {rate:g} Hz, D = {d}: kappa {parallel.noise_correlation():.5f}, spectrum {kappa:.5f}")
+        print(f"{cutoff:g} Hz at {rate:g} Hz, blocks of {parallel.block}, D = {d}: kappa "
+              f"{parallel.noise_correlation():.5f}, spectrum {kappa:.5f}")
         assert parallel.noise_correlation() == pytest.approx(kappa, rel=1e-4)
         assert kappa == pytest.approx(expected, abs=1e-3)

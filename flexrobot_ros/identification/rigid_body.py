@@ -20,11 +20,11 @@ Pipeline (:func:`identify_rigid_body`):
    compensate), one with rigid and elastic joints is refused unless the elasticity is ignored.
 3. Observation matrix A (eq. 7), parallel filtered (:mod:`.parallel_filter`): the base regressor
    (:mod:`.base_parameters`: inertial base parameters, rotor inertias and viscous/Coulomb friction of every joint,
-   the Coulomb column the model's own tanh(qd / coulomb_width)) at every sample, each column through the same L
-   as the torques (cutoff ``cutoff_hz``), T = L[tau - motor-side difference]; the first and last 1 / cutoff_hz
-   seconds are dropped and the rows decimated to 2 per cutoff period. L[tau] = L[Y] beta is exact whatever L
-   attenuates; the filtered torques against the unfiltered sgn(qd) column put F_c 6-12 % low (issue 37). Y is
-   evaluated at every sample (samples x n x r floats in memory: 5 MB for 10 s of a 3-joint robot at 1 kHz).
+   the Coulomb column the model's own tanh(qd / coulomb_width)) at every sample, each column through the same
+   filter F as the torques (decimation, the zero-phase Butterworth at ``cutoff_hz``, rows at 2 per cutoff period,
+   the first and last 1 / cutoff_hz seconds dropped), T = F[tau - motor-side difference]. F[tau] = F[Y] beta is
+   exact whatever F attenuates; the filtered torques against the unfiltered sgn(qd) column put F_c 6-12 % low
+   (issue 37). Y is evaluated :data:`CHUNK_SAMPLES` samples at a time and only its decimated samples are kept.
 4. Weighted least squares (Gautier): ordinary LS first, then each joint's rows are divided by the standard
    deviation of that joint's residual sigma_j = ||r_j|| / sqrt(M - r / n) and the LS is solved again. The
    covariance of the estimate is kappa sigma_w^2 (A_w^T A_w)^-1 with sigma_w^2 = ||r_w||^2 / (n M - r) and kappa
@@ -54,6 +54,8 @@ from flexrobot_ros.identification.joint_deflection import link_positions, motor_
 from flexrobot_ros.identification.parallel_filter import ParallelFilter
 from flexrobot_ros.identification.rigid_regressor import check_rigid_model, regressor
 
+#: Samples of the regressor evaluated at once (10000 samples of 3 joints: 9 MB; only the decimated ones are kept).
+CHUNK_SAMPLES = 10000
 #: :attr:`ConditionedRecord.link_side` of the cases of step 2 (module docstring).
 LINK_ENCODERS = "link encoders"
 DEFLECTION_COMPENSATED = "motor positions - deflection (tau_m - motor-side terms) / K of the flexibility YAML"
@@ -78,7 +80,7 @@ class ConditionedRecord:
     """A record ready for the parallel-filtered least squares (module docstring, steps 1-3). At every sample
     t (samples,) [s]: the link side q [rad], qd [rad/s], qdd [rad/s^2] (filtered positions, central differences),
     the motor torques tau [N m] as recorded and their part beyond the rigid model at the link state
-    ``motor_difference`` [N m], each (samples, n). ``filter`` is the parallel filter L and the kept rows;
+    ``motor_difference`` [N m], each (samples, n). ``filter`` is the parallel filter F and the kept rows;
     ``link_side`` says where q comes from (step 2)."""
 
     t: np.ndarray
@@ -98,22 +100,26 @@ class ConditionedRecord:
     @property
     def row_times(self) -> np.ndarray:
         """Times of the kept rows (rows,) [s]."""
-        return self.t[self.filter.keep]
+        return self.filter.row_times(self.t)
 
     def measured_torques(self) -> np.ndarray:
-        """L[tau] at the kept rows (rows, n) [N m]: the torques the model is fitted to, with
+        """F[tau] at the kept rows (rows, n) [N m]: the torques the model is fitted to, with
         :meth:`difference_torques` in them."""
         return self.filter.rows(self.tau)
 
     def difference_torques(self) -> np.ndarray:
-        """L[motor_difference] at the kept rows (rows, n) [N m]."""
+        """F[motor_difference] at the kept rows (rows, n) [N m]."""
         return self.filter.rows(self.motor_difference)
 
     def observation(self, robot: Any, base: BaseParameters) -> np.ndarray:
-        """L[Y_1] at the kept rows, stacked joint-fastest (rows n, r): every column of the base regressor at every
-        sample through the same low-pass as the torques (step 3)."""
-        y = base.columns(regressor(robot, self.q, self.qd, self.qdd)).reshape(len(self.t), robot.n, base.count)
-        return self.filter.rows(y).reshape(self.rows * robot.n, base.count)
+        """F[Y_1] at the kept rows, stacked joint-fastest (rows n, r): every column of the base regressor at every
+        sample through the same filter as the torques (step 3); evaluated :data:`CHUNK_SAMPLES` samples at a time,
+        only the decimated samples kept."""
+        n, r = robot.n, base.count
+        chunks = (base.columns(regressor(robot, self.q[k:k + CHUNK_SAMPLES], self.qd[k:k + CHUNK_SAMPLES],
+                                         self.qdd[k:k + CHUNK_SAMPLES])).reshape(-1, n, r)
+                  for k in range(0, len(self.t), CHUNK_SAMPLES))
+        return self.filter.filtered_blocks(self.filter.decimated(chunks)).reshape(self.rows * n, r)
 
 
 @dataclass(frozen=True)
@@ -174,7 +180,7 @@ class RigidIdentification:
             "joint_names": list(self.joint_names),
             "residual_rms_nm": self.residual_rms.tolist(), "torque_peak_nm": self.torque_peak.tolist(),
             "residual_sigma_nm": self.weights.tolist(), "condition_number": self.condition,
-            "cutoff_hz": self.cutoff_hz, "rows_rate_hz": first.rate_hz / first.decimation,
+            "cutoff_hz": self.cutoff_hz, "rows_rate_hz": first.row_rate_hz,
             "samples_used": self.rows, "link_side": self.link_side}
 
 
@@ -324,4 +330,5 @@ def identify_rigid_body(robot: Any, records: RigidRecord | Sequence[RigidRecord]
 
 
 __all__ = ["RigidRecord", "ConditionedRecord", "RigidIdentification", "read_rigid_record", "condition_record",
-           "identify_rigid_body", "LINK_ENCODERS", "DEFLECTION_COMPENSATED", "ELASTICITY_IGNORED"]
+           "identify_rigid_body", "joint_flexibility", "CHUNK_SAMPLES", "LINK_ENCODERS", "DEFLECTION_COMPENSATED",
+           "ELASTICITY_IGNORED"]
