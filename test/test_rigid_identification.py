@@ -4,8 +4,8 @@ Table A1) on the shipped kr90.
 References written here, independent of the code under test: Appendix B's regressor and Table A1 (reused from
 test_kr90.py, which checks that they equal pinocchio's torques to 1e-7 N m), Table 1's limits and Table 2's
 workspace with the Craig forward kinematics of test_kr90.py, the Fourier series' derivatives by central
-differences, the motor torques of the rigid model as pinocchio's RNEA plus B qdd + F_v qd + F_c sgn(qd) written out
-here, and the truth of the simulated experiment (the robot's URDF and YAML parameters).
+differences, the motor torques of the rigid model as pinocchio's RNEA plus B qdd + F_v qd + F_c tanh(qd / v_c)
+written out here, and the truth of the simulated experiment (the robot's URDF and YAML parameters).
 
 FIGAROH (the reference base-parameter / excitation toolbox) is not installed on this machine, so its cond(A) is
 not compared; the random Fourier trajectory with the same limits is the baseline.
