@@ -82,7 +82,7 @@ def test_identify_rigid_service_equals_the_core(recorded):
     assert [entry["name"] for entry in report["parameters"]] == core.base.base_names()
     assert np.all(np.abs(values - core.beta) <= 1e-3 * core.std)
     assert report["link_side"] == DEFLECTION_COMPENSATED
-    assert report["samples_used"] == len(core.record.t)
+    assert report["samples_used"] == core.rows
 
 
 def test_identify_rigid_writes_the_robot_and_keeps_the_previous_files(recorded):

@@ -2,16 +2,20 @@
 positions and motor torques (seed 001 section 2.2).
 
 Reads CSV/NPZ time series or rosbag2 bags (:func:`flexrobot_ros.identification.rigid_body.read_rigid_record`),
-filters (zero-phase Butterworth at ``--cutoff``), reduces the record to the link side (``--link-positions``, else
-the joint deflection through the flexibility YAML; ``--rigid`` skips it), differentiates (central differences),
-solves the weighted least squares, prints the base parameters with their standard deviations and the torque fit;
-``--out FILE.yaml`` writes the identified robot (copy of the flexibility YAML + URDF beside it), ``--validate
-RECORD`` predicts another record's torques, ``--plot-dir`` writes the torque fit and the parameter table.
+filters the positions (zero-phase Butterworth at 3 ``--cutoff``), reduces the record to the link side
+(``--link-positions``, else the joint deflection through the flexibility YAML; ``--rigid`` skips it), differentiates
+(central differences), passes every regressor column and the torques through the same low-pass at ``--cutoff``
+(parallel filtering), solves the weighted least squares, prints the base parameters with their standard
+deviations and the torque fit; ``--out FILE.yaml`` writes the identified robot (copy of the flexibility YAML + URDF beside it; every changed value
+on stderr, warnings even with ``--json``; when the export fails nothing is written, the identification is still
+printed and the exit status is 2), ``--validate RECORD`` predicts another record's torques, ``--plot-dir`` writes
+the torque fit and the parameter table.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 from flexrobot_ros.commands.arguments import output_directory, output_file
@@ -41,7 +45,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--torques", default="tau_m.*",
                         help="motor torque channels (default 'tau_m.*'; bags: 'motor_states.effort.*')")
     parser.add_argument("--cutoff", type=float, default=5.0,
-                        help="zero-phase Butterworth low-pass cutoff [Hz] before differentiation (default 5)")
+                        help="cutoff [Hz] of the zero-phase Butterworth low-pass through which every regressor "
+                             "column and the torques pass (parallel filtering; the positions are low-passed at 3x "
+                             "it before differentiation; default 5)")
     parser.add_argument("--physical", action="store_true",
                         help="also fit physically consistent standard parameters (positive masses, triangle "
                              "inequalities) and export those")
@@ -76,9 +82,9 @@ def run(args: argparse.Namespace) -> int:
     for path in args.validate:
         record = result.conditioned(read_rigid_record(path, robot, args.positions, args.torques,
                                                       args.link_positions))
-        predicted = result.predict(robot, record)
-        rms = np.sqrt(np.mean((predicted - record.tau) ** 2, axis=0))
-        peak = np.abs(record.tau).max(axis=0)
+        measured = record.measured_torques()
+        rms = np.sqrt(np.mean((result.predict(robot, record) - measured) ** 2, axis=0))
+        peak = np.abs(measured).max(axis=0)
         validation.append({"record": str(path), "rms_nm": rms.tolist(), "peak_nm": peak.tolist(),
                            "rms_over_peak_percent": (100 * rms / peak).tolist()})
     summary["validation"] = validation
@@ -91,17 +97,29 @@ def run(args: argparse.Namespace) -> int:
         summary["physical_mahalanobis_distance"] = distance
         progress.say(f"physically consistent fit: Mahalanobis distance {distance:.3g} to the LS base parameters "
                      f"(about {result.base.count ** 0.5:.2g} or less when they are physically consistent)")
+    export_error = None
     if args.out is not None:
+        from flexrobot_ros.errors import IdentificationError
         from flexrobot_ros.identification.rigid_export import standard_from_base, write_identified_robot
 
         description = (f"from {', '.join(str(p) for p in args.records)} (positions {args.positions!r}, torques "
-                       f"{args.torques!r}, low-pass {args.cutoff:g} Hz, link side: {result.record.link_side}), "
+                       f"{args.torques!r}, low-pass {args.cutoff:g} Hz, link side: {result.link_side}), "
                        + ("physically consistent fit" if phi is not None else "closest to the previous values"))
-        files = write_identified_robot(robot, result, standard_from_base(robot, result) if phi is None else phi,
-                                       args.out, description)
-        summary["files"] = [str(f) for f in files]
-        for path in files:
-            progress.wrote("identified robot", path)
+        try:
+            exported = write_identified_robot(robot, result, standard_from_base(robot, result) if phi is None
+                                              else phi, args.out, description)
+        except IdentificationError as error:    # the identification stands; nothing was written
+            export_error = f"--out {args.out}: nothing written: {error}"
+            summary["export"] = {"error": export_error}
+        else:
+            summary["export"] = exported.to_dict()
+            summary["files"] = [str(exported.yaml), str(exported.urdf)]
+            for path in summary["files"]:
+                progress.wrote("identified robot", path)
+            for line in exported.changes:
+                progress.say(f"changed {line}")
+            for line in exported.warnings:
+                print(f"flexrobot identify-rigid: warning: {line}", file=sys.stderr)
     if args.plot_dir is not None:
         from flexrobot_ros.identification.rigid_plots import plot_rigid_fit
 
@@ -110,7 +128,7 @@ def run(args: argparse.Namespace) -> int:
             progress.wrote("plot", path)
     if args.json:
         print(json.dumps(summary))
-        return 0
+        return _export_status(export_error)
     print(f"rigid-body identification of {robot.name}: {result.base.count} base parameters from "
           f"{summary['samples_used']} samples x {robot.n} joints, cond(A) = {result.condition:.4g}; link side: "
           f"{summary['link_side']}")
@@ -125,4 +143,12 @@ def run(args: argparse.Namespace) -> int:
     for entry in validation:
         print(f"  validation {entry['record']}: rms / peak " +
               ", ".join(f"{v:.3g} %" for v in entry["rms_over_peak_percent"]))
-    return 0
+    return _export_status(export_error)
+
+
+def _export_status(error: str | None) -> int:
+    """0, or 2 after the one-line error of an export that failed (the identification was printed anyway)."""
+    if error is None:
+        return 0
+    print(f"flexrobot identify-rigid: error: {' '.join(error.split())}", file=sys.stderr)
+    return 2

@@ -60,6 +60,22 @@ def _insertion(text: str, mapping: yaml.MappingNode, key: str, literal: str) -> 
     return line_end + 1, line_end + 1, f"{indent}{key}: {literal}\n"
 
 
+def _removal(text: str, source: str, root: yaml.MappingNode, key: str) -> tuple[int, int, str]:
+    """Edit (start, end, '') that removes the top-level ``key`` and its value, whole lines (block style only)."""
+    found = _mapping_get(root, key)
+    if found is None:
+        raise IdentificationError(f"{source}: no '{key}' field to remove")
+    if root.flow_style:
+        raise IdentificationError(f"{source}: cannot remove '{key}' from a flow-style ({{...}}) document")
+    key_node, value_node = found
+    start = text.rfind("\n", 0, key_node.start_mark.index) + 1
+    end = value_node.end_mark.index
+    if end == 0 or text[end - 1] != "\n":
+        line_end = text.find("\n", end)
+        end = len(text) if line_end < 0 else line_end + 1
+    return start, end, ""
+
+
 def _link_edits(text: str, source: str, root: yaml.MappingNode,
                 links: dict[str, dict[str, float]]) -> list[tuple[int, int, str]]:
     """Edits that set ``links[link][field]`` in the ``flexible_links`` section: ``EI`` (a planar link's number),
@@ -89,10 +105,12 @@ def _link_edits(text: str, source: str, root: yaml.MappingNode,
 
 
 def updated_yaml_text(text: str, source: str, values: dict[str, dict[str, float]], header: str,
-                      urdf: str | None = None, links: dict[str, dict[str, float]] | None = None) -> str:
+                      urdf: str | None = None, links: dict[str, dict[str, float]] | None = None,
+                      drop: tuple[str, ...] = ()) -> str:
     """``text`` of a flexibility YAML with ``values[joint][field]`` and ``links[link][field]`` (flexible links:
     ``EI``, ``EI.y``, ``EI.z``, ``damping_ratio``) replaced or inserted, ``header`` (comment lines without '#')
-    prepended, and the ``urdf`` value replaced when given."""
+    prepended, the ``urdf`` value replaced when given, and the top-level keys ``drop`` removed (their lines, in a
+    block-style file)."""
     try:
         root = yaml.compose(text)
     except yaml.YAMLError as error:
@@ -120,6 +138,8 @@ def updated_yaml_text(text: str, source: str, values: dict[str, dict[str, float]
             raise IdentificationError(f"{source}: no 'urdf' field")
         plain = urdf if yaml.safe_load(urdf) == urdf and ": " not in urdf and "#" not in urdf else json.dumps(urdf)
         edits.append((found[1].start_mark.index, found[1].end_mark.index, plain))
+    for key in drop:
+        edits.append(_removal(text, source, root, key))
     for start, end, replacement in sorted(edits, key=lambda e: e[0], reverse=True):
         text = text[:start] + replacement + text[end:]
     comment = "".join(f"# {line}".rstrip() + "\n" for line in header.splitlines())

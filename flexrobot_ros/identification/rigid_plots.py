@@ -84,15 +84,21 @@ def plot_rigid_fit(robot: Any, result: RigidIdentification, directory: str | Pat
     """Write ``torque_fit.png`` and ``parameters.png`` into ``directory``; returns their paths."""
     plt = _pyplot()
     directory = Path(directory)
-    record = result.record
-    predicted = result.predict(robot, record)
+    # the records one after the other on one time axis (each record's kept rows, filtered as in the fit)
+    times, measured, predicted, offset = [], [], [], 0.0
+    for record in result.records:
+        times.append(record.row_times - record.t[0] + offset)
+        measured.append(record.measured_torques())
+        predicted.append(result.predict(robot, record))
+        offset += record.t[-1] - record.t[0]
+    t, measured, predicted = np.concatenate(times), np.vstack(measured), np.vstack(predicted)
     n = robot.n
     figure, axes = plt.subplots(n, 2, sharex=True, figsize=(11, 2.4 * n), squeeze=False)
     for j, name in enumerate(robot.joint_names):
-        axes[j, 0].plot(record.t, record.tau[:, j], label="measured (filtered)")
-        axes[j, 0].plot(record.t, predicted[:, j], "--", label="identified model")
+        axes[j, 0].plot(t, measured[:, j], label="measured (filtered)")
+        axes[j, 0].plot(t, predicted[:, j], "--", label="identified model")
         axes[j, 0].set_ylabel(f"{name} tau [N m]")
-        axes[j, 1].plot(record.t, record.tau[:, j] - predicted[:, j], color="tab:red")
+        axes[j, 1].plot(t, measured[:, j] - predicted[:, j], color="tab:red")
         axes[j, 1].set_ylabel(f"{name} residual [N m]")
         for axis in axes[j]:
             axis.grid(alpha=0.3)

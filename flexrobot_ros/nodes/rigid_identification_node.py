@@ -7,7 +7,7 @@ positions q [rad], used with ``link_side: joint_states``), and keeps the last ``
 
 Services (std_srvs/Trigger; results go to the files and the response message): ``~/identify_rigid`` identifies
 the base parameters, rotor inertias and friction from the buffered samples
-(:func:`flexrobot_ros.identification.rigid_body.identify_rigid_body`: ``cutoff_hz`` zero-phase low-pass, link
+(:func:`flexrobot_ros.identification.rigid_body.identify_rigid_body`: ``cutoff_hz`` parallel low-pass, link
 side by ``link_side``: ``deflection`` = q_m minus the joint deflection through the flexibility YAML,
 ``joint_states`` = the link encoders, ``rigid`` = q_m as it is) and writes, inside ``output_directory``
 (:mod:`flexrobot_ros.nodes.output_files`; a file it would replace is kept as ``<name>.<k>.bak``),
@@ -44,7 +44,8 @@ PARAMETERS = (
                   read_only=True),
     ParameterSpec("buffer_s", 600.0, "samples kept: the last buffer_s seconds of motor_states [s]",
                   range=(1.0, 36000.0)),
-    ParameterSpec("cutoff_hz", 5.0, "zero-phase Butterworth low-pass before differentiation [Hz]",
+    ParameterSpec("cutoff_hz", 5.0, "zero-phase Butterworth low-pass of the regressor and the torques (parallel "
+                  "filtering; the positions at 3x before differentiation) [Hz]",
                   range=(0.01, 10000.0)),
     ParameterSpec("link_side", "deflection", "link positions: motor positions minus the joint deflection through "
                   "the flexibility YAML ('deflection'), the link encoders of joint_states ('joint_states') or the "
@@ -105,14 +106,20 @@ class RigidIdentificationNode:
         kept = "".join(keep_previous(path) for path in (report, out, out.with_suffix(".urdf")))
         description = (f"rigid_identification_node: {len(record.t)} samples of {record.source} over "
                        f"{record.t[-1]:.3f} s, low-pass {self.p['cutoff_hz']:g} Hz, link side: "
-                       f"{result.record.link_side}")
-        files = write_identified_robot(self.robot, result, standard_from_base(self.robot, result), out, description)
+                       f"{result.link_side}")
+        exported = write_identified_robot(self.robot, result, standard_from_base(self.robot, result), out,
+                                          description)
+        for line in exported.warnings:
+            self.node.logger.warning(line)
         summary = {"robot": self.robot.name, "tool": self.robot.tool is not None, "records": [description],
-                   **result.to_dict(), "files": [str(path) for path in files]}
+                   **result.to_dict(), "files": [str(exported.yaml), str(exported.urdf)],
+                   "export": exported.to_dict()}
         report.write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
         worst = max(100 * result.residual_rms / result.torque_peak)
+        warned = "".join(f"\n  warning: {line}" for line in exported.warnings)
         return (f"{report}, {out}: {result.base.count} base parameters from {len(record.t)} samples, cond(A) = "
-                f"{result.condition:.4g}, largest residual rms {worst:.3g} % of the peak torque" + kept)
+                f"{result.condition:.4g}, largest residual rms {worst:.3g} % of the peak torque; "
+                f"{len(exported.changes)} values changed (listed in {out.name})" + warned + kept)
 
     def _reset(self) -> str:
         self.motor.clear()
