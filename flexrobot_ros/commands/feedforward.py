@@ -20,12 +20,14 @@ from typing import Any
 
 from flexrobot_ros.commands.arguments import (LINK_MODELS, CommandError, add_link_model_arguments, output_file,
                                               vector)
-from flexrobot_ros.dynamics.feedforward_names import METHODS, QUANTITIES
+from flexrobot_ros.dynamics.feedforward_names import MAX_POST_ACTUATION_S, METHODS, QUANTITIES, REST_ENERGY_FRACTION
 from flexrobot_ros.dynamics.shaper_names import DEFAULT_FREQUENCY_ERROR, SHAPERS
 from flexrobot_ros.timeseries import write_timeseries
 
 #: Quantities of the CSV and of ``--json``, (samples x joints) each.
 JSON_KEYS = QUANTITIES
+#: ``--end``: how a joint-space motion's feedforward ends (see the option's help).
+END_MODES = ("auto", "rest", "as-given")
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -69,6 +71,19 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--shaper-frequency-error", type=float, default=DEFAULT_FREQUENCY_ERROR, metavar="E",
                         help="relative frequency error the auto shaper is robust to (default 0.1: +-10 %%)")
     parser.add_argument("--json", action="store_true", help="print the arrays as JSON on stdout")
+    rest = parser.add_argument_group("the end of a joint-space motion")
+    rest.add_argument("--end", choices=END_MODES, default="auto",
+                      help="auto (default): a rest-to-rest motion ends at rest (method prescribed: the final pose "
+                           "held after it until the deformation energy is below --rest-energy of its peak, refused "
+                           "when the model's damping cannot bring it there within --max-post-actuation), a motion "
+                           "that ends moving is written as given; rest: the same, and a motion that is not rest to "
+                           "rest is refused; as-given: the inversion of the motion as given (a deformation still "
+                           "vibrating at its end stays in the file)")
+    rest.add_argument("--rest-energy", type=float, default=REST_ENERGY_FRACTION, metavar="FRACTION",
+                      help="at rest: deformation energy at most this fraction of its peak over the motion (default "
+                           f"{REST_ENERGY_FRACTION:g}: vibration amplitudes 1e-3 of the motion's)")
+    rest.add_argument("--max-post-actuation", type=float, default=MAX_POST_ACTUATION_S, metavar="S",
+                      help=f"longest post-actuation [s] (default {MAX_POST_ACTUATION_S:g})")
     links = parser.add_argument_group("flexible links (robots with a flexible_links section; method prescribed)")
     add_link_model_arguments(links)
     parser.set_defaults(func=run)
@@ -77,6 +92,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from flexrobot_ros.dynamics.feedforward import default_method, feedforward  # casadi, pinocchio, scipy
     from flexrobot_ros.dynamics.trajectory import load_trajectory
+    from flexrobot_ros.errors import RestError
     from flexrobot_ros.model import load_robot
     from flexrobot_ros.model.flexible_robot import torque_or_force
 
@@ -105,9 +121,15 @@ def run(args: argparse.Namespace) -> int:
 
         shaping = shape_reference(robot, trajectory, args.shaper, frequency_error=args.shaper_frequency_error)
         trajectory = shaping.trajectory
+    method = args.method or default_method(robot)
+    trajectory, rest, ending = _end(args, robot, trajectory, rate, method)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", RuntimeWarning)
-        result = feedforward(robot, trajectory, args.method, rate_hz=rate, order=args.order, link_model=link_model)
+        try:
+            result = feedforward(robot, trajectory, method, rate_hz=rate, order=args.order, link_model=link_model,
+                                 rest=rest)
+        except RestError as error:
+            raise CommandError(f"{error}; {_rest_advice(robot, error, final_pose(trajectory))}") from None
     elapsed = time.perf_counter() - start
     for warning in caught:
         print(f"flexrobot feedforward: warning: {warning.message}", file=sys.stderr)
@@ -119,7 +141,8 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         payload = {"robot": robot.name, "tool": robot.tool is not None, "method": result.method, "joint_names": list(result.joint_names),
                    "t": result.t.tolist(), **{key: getattr(result, key).tolist() for key in JSON_KEYS},
-                   "shaping": shaping.summary() if shaping is not None else {"shaper": "none", "added_time_s": 0.0}}
+                   "shaping": shaping.summary() if shaping is not None else {"shaper": "none", "added_time_s": 0.0},
+                   "end": _end_summary(args, rest, ending, result)}
         print(json.dumps(payload))
         return 0
     print(f"wrote {args.out}: {len(result.t)} samples x {robot.n} joints of robot {robot.name} "
@@ -128,12 +151,91 @@ def run(args: argparse.Namespace) -> int:
         modes = ", ".join(f"{m['kind']} at {m['frequency_hz']:.4g} Hz ({100 * m['damping_ratio']:.1f} %)"
                           for m in shaping.summary()["modes"])
         print(f"shaper {args.shaper}: {modes} (modes at the end pose); added move time {shaping.added_time_s:.3f} s")
+    print(f"end: {_end_text(args, rest, ending, result)}")
     print(f"{'joint':<12}{'max|tau|':>10}    {'max|tau_m|':>10}    {'max|q_m-Wq|':>11}")
     deflection = abs(result.q_m - robot.transmission * result.q).max(axis=0)
     for j, (name, kind) in enumerate(zip(result.joint_names, robot.joint_types)):
         print(f"{name:<12}{abs(result.tau[:, j]).max():>10.4g} {torque_or_force(kind):<3}"
               f"{abs(result.tau_m[:, j]).max():>10.4g} N m{deflection[j]:>12.4g} rad")
     return 0
+
+
+def final_pose(trajectory: Any) -> Any:
+    """The last link pose (n,) [rad | m] of a Trajectory or of its TrajectorySamples."""
+    if hasattr(trajectory, "q"):
+        return trajectory.q[-1]
+    return trajectory.evaluate([trajectory.end_time]).q[0]
+
+
+def _end(args: argparse.Namespace, robot: Any, trajectory: Any, rate: float, method: str) -> tuple[Any, Any, str]:
+    """(the trajectory or its samples at ``rate`` [Hz], the RestToRest of ``--end`` or None, why the motion is not
+    rest to rest or ''): ``--end rest`` refuses a motion that is not rest to rest (TrajectoryError, exit 2),
+    ``auto`` inverts it as given."""
+    from flexrobot_ros.dynamics.feedforward import check_rest_to_rest, rest_order
+    from flexrobot_ros.dynamics.post_actuation import RestToRest, not_at_rest
+    from flexrobot_ros.errors import TrajectoryError
+    from flexrobot_ros.model.flexible_robot import angle_or_length
+
+    if args.end == "as-given":
+        return trajectory, None, ""
+    try:
+        rest = RestToRest(args.rest_energy, args.max_post_actuation)
+    except TrajectoryError as error:
+        raise CommandError(f"--rest-energy {args.rest_energy:g} / --max-post-actuation {args.max_post_actuation:g}: "
+                           f"{error}") from None
+    samples = trajectory.sample(rate)
+    if args.end == "rest":
+        check_rest_to_rest(robot, samples, method)
+    why = not_at_rest(samples, robot.joint_names, [angle_or_length(kind) for kind in robot.joint_types],
+                      rest_order(robot, method))
+    given = trajectory if method == "dae" else samples  # the DAE's BDF steps take the trajectory itself
+    return given, None if why else rest, why
+
+
+def _rest_advice(robot: Any, error: Any, final: Any) -> str:
+    """What to do about a rest-to-rest motion whose feedforward cannot end at rest (a RestError), ``final`` the
+    final pose (n,) [rad | m]."""
+    import math
+
+    pose = ",".join(f"{value:.6g}" for value in final)
+    longer = (f"hold longer (--max-post-actuation {math.ceil(error.hold_needed_s)})" if
+              math.isfinite(error.hold_needed_s) else
+              "model the links' damping (flexible_links.<link>.damping_ratio) if they have some")
+    return (f"what to do: {longer}; or use input shaping (--method rigid --shaper zvd; flexrobot shape {robot.name} "
+            f"--q {pose} chooses the shaper); or a slower motion; or --end as-given for the inversion with the "
+            "vibration left in it")
+
+
+def _end_summary(args: argparse.Namespace, rest: Any, why: str, result: Any) -> dict[str, Any]:
+    """``end`` of ``--json``: ``mode`` (--end), ``rest_to_rest`` (False: ``why``), and with a post-actuation its
+    ``post_actuation_s`` [s], deformation energies [J] (``energy_at_motion_end_j``, ``energy_j`` at the last
+    sample, ``threshold_j``, ``peak_j``)."""
+    out: dict[str, Any] = {"mode": args.end, "rest_to_rest": rest is not None}
+    if why:
+        out["why"] = why
+    post = result.post_actuation
+    if post is not None:
+        out.update(post_actuation_s=post.hold_s, energy_at_motion_end_j=post.energy_at_motion_end_j,
+                   energy_j=post.energy_j, threshold_j=post.threshold_j, peak_j=post.peak_j)
+    return out
+
+
+def _end_text(args: argparse.Namespace, rest: Any, why: str, result: Any) -> str:
+    """The closing line's account of how the file ends (``--end``)."""
+    if args.end == "as-given":
+        return "the inversion of the motion as given (--end as-given); it ends where the motion ends"
+    if rest is None:
+        return (f"the motion is not rest to rest ({why}): the file is its inversion as given and ends in motion "
+                "(flexrobot simulate holds its last pose with the static torque after it)")
+    post = result.post_actuation
+    if post is None or post.peak_j == 0.0:
+        return "rest to rest: the file ends at rest, on the static torque of the final pose"
+    energies = (f"the deformation energy {post.energy_j:.3g} J, at most {rest.energy_fraction:g} of its peak "
+                f"{post.peak_j:.3g} J")
+    if post.hold_s == 0.0:
+        return f"at rest when the motion ends: {energies}"
+    return (f"post-actuation: the final pose held {post.hold_s:.3f} s after the motion ({post.energy_at_motion_end_j:.3g} "
+            f"J of deformation energy when the joints stopped), until {energies}")
 
 
 def _tool_line(args: argparse.Namespace, robot: Any) -> Any:

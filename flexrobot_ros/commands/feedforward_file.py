@@ -1,15 +1,19 @@
 """A feedforward file read back for ``flexrobot simulate ROBOT --feedforward FILE``: the CSV or NPZ time series that
 ``flexrobot feedforward --out`` writes (:meth:`flexrobot_ros.dynamics.feedforward_result.FeedforwardResult.columns`),
 as the references of the motor PD (:class:`flexrobot_ros.simulation.controllers.FeedforwardPD`) and the link
-reference the tracking error is measured from."""
+reference the tracking error is measured from. A file starts at rest (its motor rates zero at the first sample,
+within :data:`~flexrobot_ros.dynamics.post_actuation.REST_TOLERANCE` of their peaks): the simulator starts it at
+the rest state of its first sample."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Sequence
 
 import numpy as np
 
 from flexrobot_ros.commands.arguments import CommandError
+from flexrobot_ros.dynamics.post_actuation import REST_TOLERANCE
 from flexrobot_ros.timeseries import read_timeseries
 
 #: Columns ``<quantity>.<joint>`` a simulation under feedforward + PD needs, per joint.
@@ -41,9 +45,11 @@ class FeedforwardFile:
         return np.stack([np.interp(times, self.t, self.q[:, j]) for j in range(self.q.shape[1])], axis=1)
 
 
-def read_feedforward(path: Path, joint_names: tuple[str, ...] | list[str]) -> FeedforwardFile:
-    """The feedforward file at ``path`` for a robot with joints ``joint_names``; a clear error naming
-    ``--feedforward`` when the file is not a feedforward of that robot (missing columns, fewer than two samples)."""
+def read_feedforward(path: Path, joint_names: tuple[str, ...] | list[str],
+                     units: Sequence[str] | None = None) -> FeedforwardFile:
+    """The feedforward file at ``path`` for a robot with joints ``joint_names`` (position ``units`` 'rad' or 'm' per
+    joint, for the messages; default rad); a clear error naming ``--feedforward`` when the file is not a feedforward
+    of that robot (missing columns, fewer than two samples) or does not start at rest."""
     t, columns = read_timeseries(path)
     missing = [f"{quantity}.{joint}" for quantity in NEEDED for joint in joint_names
                if f"{quantity}.{joint}" not in columns]
@@ -54,4 +60,12 @@ def read_feedforward(path: Path, joint_names: tuple[str, ...] | list[str]) -> Fe
         raise CommandError(f"--feedforward {path}: {t.size} sample(s); a feedforward needs at least two")
     arrays = {quantity: np.stack([columns[f"{quantity}.{joint}"] for joint in joint_names], axis=1)
               for quantity in NEEDED}
+    rate = arrays["qd_m"]
+    moving = np.flatnonzero(np.abs(rate[0]) > REST_TOLERANCE * np.abs(rate).max(axis=0))
+    if moving.size:
+        j = int(moving[0])
+        unit = (units or ["rad"] * len(joint_names))[j]
+        raise CommandError(f"--feedforward {path}: its first sample moves (qd_m.{joint_names[j]} = {rate[0, j]:.4g} "
+                           f"{unit}/s at t = {t[0]:g} s): a file starts at rest, at the equilibrium of its first "
+                           "sample under the PD; write the feedforward of a motion that starts at rest")
     return FeedforwardFile(path=Path(path), t=t - t[0], **arrays)
