@@ -169,10 +169,11 @@ def final_pose(trajectory: Any) -> Any:
 
 def _end(args: argparse.Namespace, robot: Any, trajectory: Any, rate: float, method: str) -> tuple[Any, Any, str]:
     """(the trajectory or its samples at ``rate`` [Hz], the RestToRest of ``--end`` or None, why the motion is not
-    rest to rest or ''): ``--end rest`` refuses a motion that is not rest to rest (TrajectoryError, exit 2),
-    ``auto`` inverts it as given."""
+    rest to rest or ''): a rest-to-rest motion sampled through its end (``samples_through_the_end``: its last sample
+    at rest even when the end falls between two, as a shaped motion's does); ``--end rest`` refuses a motion that is
+    not rest to rest (TrajectoryError, exit 2), ``auto`` inverts it as given."""
     from flexrobot_ros.dynamics.feedforward import check_rest_to_rest, rest_order
-    from flexrobot_ros.dynamics.post_actuation import RestToRest, not_at_rest
+    from flexrobot_ros.dynamics.post_actuation import RestToRest, not_at_rest, samples_through_the_end
     from flexrobot_ros.errors import TrajectoryError
     from flexrobot_ros.model.flexible_robot import angle_or_length
 
@@ -183,13 +184,14 @@ def _end(args: argparse.Namespace, robot: Any, trajectory: Any, rate: float, met
     except TrajectoryError as error:
         raise CommandError(f"--rest-energy {args.rest_energy:g} / --max-post-actuation {args.max_post_actuation:g}: "
                            f"{error}") from None
-    samples = trajectory.sample(rate)
+    samples = samples_through_the_end(trajectory, rate)
     if args.end == "rest":
         check_rest_to_rest(robot, samples, method)
     why = not_at_rest(samples, robot.joint_names, [angle_or_length(kind) for kind in robot.joint_types],
                       rest_order(robot, method))
-    given = trajectory if method == "dae" else samples  # the DAE's BDF steps take the trajectory itself
-    return given, None if why else rest, why
+    if why:
+        return trajectory, None, why
+    return trajectory if method == "dae" else samples, rest, ""  # the DAE's BDF steps take the trajectory itself
 
 
 def _rest_advice(robot: Any, error: Any, final: Any) -> str:

@@ -3,7 +3,9 @@
 as the references of the motor PD (:class:`flexrobot_ros.simulation.controllers.FeedforwardPD`) and the link
 reference the tracking error is measured from. A file starts at rest (its motor rates zero at the first sample,
 within :data:`~flexrobot_ros.dynamics.post_actuation.REST_TOLERANCE` of their peaks): the simulator starts it at
-the rest state of its first sample."""
+the rest state of its first sample. It ends at rest when its rates ``qd_m``, ``qdd_m``, ``dtau`` and ``ddtau`` are
+zero at the last sample as well (a rest-to-rest feedforward of a model without deformation to shed, or one that
+came to rest): its last torque is then the static torque of its own model at the last pose."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -18,6 +20,8 @@ from flexrobot_ros.timeseries import read_timeseries
 
 #: Columns ``<quantity>.<joint>`` a simulation under feedforward + PD needs, per joint.
 NEEDED = ("q", "q_m", "qd_m", "tau_m")
+#: The rates that are zero at the last sample of a file that ends at rest (a file without them does not).
+RATES = ("qd_m", "qdd_m", "dtau", "ddtau")
 
 
 @dataclass(frozen=True)
@@ -25,7 +29,8 @@ class FeedforwardFile:
     """The samples of a feedforward file, (samples, n) each in the robot's joint order, times shifted to start at 0.
 
     t [s]; q the link reference [rad | m]; q_m [rad | m], qd_m [rad/s | m/s] the motor reference; tau_m [N m | N]
-    the motor torque (after the gear)."""
+    the motor torque (after the gear); ``ends_at_rest`` whether every rate of :data:`RATES` is zero at the last
+    sample (module docstring)."""
 
     path: Path
     t: np.ndarray
@@ -33,6 +38,7 @@ class FeedforwardFile:
     q_m: np.ndarray
     qd_m: np.ndarray
     tau_m: np.ndarray
+    ends_at_rest: bool
 
     @property
     def duration(self) -> float:
@@ -68,4 +74,8 @@ def read_feedforward(path: Path, joint_names: tuple[str, ...] | list[str],
         raise CommandError(f"--feedforward {path}: its first sample moves (qd_m.{joint_names[j]} = {rate[0, j]:.4g} "
                            f"{unit}/s at t = {t[0]:g} s): a file starts at rest, at the equilibrium of its first "
                            "sample under the PD; write the feedforward of a motion that starts at rest")
-    return FeedforwardFile(path=Path(path), t=t - t[0], **arrays)
+    rates = [np.stack([columns[f"{name}.{joint}"] for joint in joint_names], axis=1) for name in RATES
+             if all(f"{name}.{joint}" in columns for joint in joint_names)]
+    at_rest = len(rates) == len(RATES) and all(
+        np.all(np.abs(value[-1]) <= REST_TOLERANCE * np.abs(value).max(axis=0)) for value in rates)
+    return FeedforwardFile(path=Path(path), t=t - t[0], ends_at_rest=bool(at_rest), **arrays)

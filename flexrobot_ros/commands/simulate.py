@@ -176,15 +176,17 @@ def feedforward_law(plant, recorded, kp, kd):
     """(the FeedforwardPD law of a feedforward file on ``plant``, its rest state at the file's first sample): the
     torques and motor references of ``recorded`` (a :class:`~flexrobot_ros.commands.feedforward_file.
     FeedforwardFile`) under the motor PD ``kp``, ``kd`` (None: the robot's), and after the file's end the last
-    motor pose held with the static torque of the last link pose (:meth:`ElasticRobot.holding_torque` of the
-    plant's static equilibrium there: gravity with the beams' static deflection on a rigid joint, the spring torque
-    on an elastic one); the state where that law at t = 0 holds the plant at rest
-    (:func:`~flexrobot_ros.simulation.law_equilibrium.law_equilibrium`, from the file's first link pose)."""
+    motor pose held with its static torque: the file's last torque when the file ends at rest (its rates zero: the
+    static torque of the model it was computed on), else the static torque the plant needs at the last link pose
+    (:meth:`ElasticRobot.holding_torque` of its static equilibrium there: gravity with the beams' static deflection
+    on a rigid joint, the spring torque on an elastic one); the state where that law at t = 0 holds the plant at
+    rest (:func:`~flexrobot_ros.simulation.law_equilibrium.law_equilibrium`, from the file's first link pose)."""
     from flexrobot_ros.simulation.controllers import FeedforwardPD
     from flexrobot_ros.simulation.law_equilibrium import law_equilibrium
 
     model = plant.model
-    static = model.holding_torque(model.static_equilibrium(recorded.q[-1]))
+    static = recorded.tau_m[-1] if recorded.ends_at_rest else \
+        model.holding_torque(model.static_equilibrium(recorded.q[-1]))
     law = FeedforwardPD(plant.robot, recorded.tau_m, recorded.q_m, recorded.qd_m, times=recorded.t, kp=kp, kd=kd,
                         hold=(static, recorded.q_m[-1]))
     return law, law_equilibrium(plant, law, 0.0, recorded.q[0])

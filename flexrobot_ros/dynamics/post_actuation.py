@@ -39,7 +39,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from flexrobot_ros.dynamics.feedforward_names import MAX_POST_ACTUATION_S, REST_ENERGY_FRACTION
-from flexrobot_ros.dynamics.trajectory import TrajectorySamples
+from flexrobot_ros.dynamics.trajectory import Trajectory, TrajectorySamples
 from flexrobot_ros.errors import RestError, TrajectoryError
 
 #: Relative tolerance of "zero" for the rates at the ends of a motion (of each joint's peak over the motion).
@@ -101,6 +101,18 @@ def not_at_rest(samples: TrajectorySamples, joint_names: Sequence[str], units: S
         state = "moving" if power <= 2 else "with a nonzero jerk" if power == 3 else "with a nonzero snap"
         return f"it {where} {state} ({name}.{joint_names[j]} = {value:.4g} {unit} at t = {samples.t[index]:.6g} s)"
     return ""
+
+
+def samples_through_the_end(trajectory: Trajectory, rate_hz: float) -> TrajectorySamples:
+    """``trajectory`` sampled at start + k / ``rate_hz`` [Hz] up to the first of those times at or after its end,
+    evaluated at min(t, end_time): the motion sampled through its last state (``Trajectory.sample`` stops at the
+    last grid time before an end that falls between two, e.g. a shaped motion's), which a rest-to-rest motion then
+    holds for less than one sample."""
+    rate = float(rate_hz)
+    count = int(np.ceil(trajectory.duration * rate - 1e-6)) + 1
+    times = trajectory.start_time + np.arange(count) / rate
+    samples = trajectory.evaluate(np.minimum(times, trajectory.end_time))
+    return dataclasses.replace(samples, t=times)
 
 
 def _moving_ends(samples: TrajectorySamples, order: int) -> list[tuple[str, str, int]]:
@@ -262,4 +274,4 @@ def _concatenate(motions: Sequence[Any]) -> Any:
 
 
 __all__ = ["DERIVATIVES", "ModalDecay", "PostActuation", "REST_TOLERANCE", "RestToRest", "deformation_energy",
-           "modal_decay", "not_at_rest", "post_actuate", "rest_to_rest"]
+           "modal_decay", "not_at_rest", "post_actuate", "rest_to_rest", "samples_through_the_end"]
