@@ -7,6 +7,11 @@ qd, qdd, q3, q4, tau, dtau, ddtau, q_m, qd_m, qdd_m and tau_m (SI units); ``--js
 ``method``, ``joint_names``, ``t`` and the same quantities as (samples x joints) arrays, and ``shaping`` (the
 shaper, per mode its kind, frequency [Hz], damping ratio and participation, the added move time [s]).
 ``--shaper zv|zvd|ei|auto`` shapes the reference first (:func:`flexrobot_ros.shaping.shape_reference`).
+``--end auto|rest|as-given`` (:mod:`flexrobot_ros.dynamics.post_actuation`): a rest-to-rest motion ends at rest (method
+prescribed: the final pose held until the deformation energy is below ``--rest-energy`` of its peak, or refused,
+exit 2, when the model's damping cannot bring it there within ``--max-post-actuation``), a motion that ends moving is
+inverted as given (``rest``: refused); ``as-given`` inverts any motion as given. The closing line (``--json``:
+``end``) says how the file ends.
 """
 from __future__ import annotations
 
@@ -113,6 +118,13 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(f"--step {args.step}: expected a BDF step > 0 [s]")
     rate = args.rate if args.step is None else 1.0 / args.step
     if line is not None:
+        ending = [option for option, given in (("--end", args.end != "auto"),
+                                               ("--rest-energy", args.rest_energy != REST_ENERGY_FRACTION),
+                                               ("--max-post-actuation",
+                                                args.max_post_actuation != MAX_POST_ACTUATION_S)) if given]
+        if ending:
+            raise CommandError(f"{', '.join(ending)}: the end of a joint-space motion's feedforward; a tool-space "
+                               "line is rest to rest by its profile")
         return _run_tool_space(args, robot, line, rate)
     start = time.perf_counter()
     shaping = None

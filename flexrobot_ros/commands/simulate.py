@@ -29,10 +29,12 @@ drives the joints with the rigid model's torques along a trajectory file (seed 0
 
 ``--feedforward FILE`` runs a feedforward file (the CSV/NPZ ``flexrobot feedforward --out`` writes) through the
 simulator under the motor PD (``--kp``/``--kd``, default the robot's shipped gains) about its motor reference,
-``tau_m = tau_ff + K_P (q_m^ref - q_m) + K_D (qd_m^ref - qd_m)``, from the file's first pose, for the file's span
-unless ``--duration`` says otherwise (references held at their last samples after it); the time series gains
-``error.<joint>`` = q - q_ref(t) [rad | m], and the closing line reports the worst joint error [rad | m] and the
-largest tip deflection [mm]::
+``tau_m = tau_ff + K_P (q_m^ref - q_m) + K_D (qd_m^ref - qd_m)``, for the file's span unless ``--duration`` says
+otherwise: it starts at the rest state of the file's first sample under that law (:func:`feedforward_law`; a file
+whose first sample moves is refused), and after the file's end holds the last motor pose with its static torque
+(the file's last torque when the file ends at rest, else the plant's static torque at the last link pose); the time
+series gains ``error.<joint>`` = q - q_ref(t) [rad | m], and the closing line reports the worst joint error [rad | m]
+and the largest tip deflection [mm]::
 
     flexrobot feedforward canadarm --trajectory config/canadarm_trajectory.yaml --out canadarm_ff.csv
     flexrobot simulate canadarm --feedforward canadarm_ff.csv --compiled --out canadarm_tracking.csv
@@ -111,9 +113,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                              "config/canadarm_trajectory.yaml: the motion of the DeNOC paper's Canadarm run)")
     parser.add_argument("--feedforward", type=Path, metavar="FILE",
                         help="track a feedforward file (the CSV/NPZ of flexrobot feedforward --out) with the motor PD "
-                             "(--kp/--kd, default the robot's) about its motor reference, from its first pose; writes "
-                             "error.<joint> = q - q_ref(t) [rad | m] and reports the worst joint error and, for "
-                             "flexible links, the largest tip deflection [mm]")
+                             "(--kp/--kd, default the robot's) about its motor reference, from the rest state of its "
+                             "first sample under that law, the last pose held with its static torque after the "
+                             "file's end; writes error.<joint> = q - q_ref(t) [rad | m] and reports the worst joint "
+                             "error and, for flexible links, the largest tip deflection [mm]")
     parser.add_argument("--compiled", action="store_true",
                         help="flexible-link robots: generated C for the link dynamics (compiled once per model, "
                              "~20 s, then cached; about 10x faster than the Python recursion)")

@@ -212,16 +212,16 @@ def post_actuate(inverse: Any, samples: TrajectorySamples, motion: Any, rest: Re
             f"stop ({end / peak:.3g} of its peak {peak:.4g} J; at rest means below {rest.energy_fraction:g} of it)")
     if not np.isfinite(needed):
         undamped = decay.undamped & (decay.energies > 0.0)
-        slowest = decay.frequencies_hz[undamped][np.argmax(decay.energies[undamped])]
-        raise RestError(f"{left}; with the joints held at the final pose it never comes to rest: the "
-                              f"locked-joint mode at {slowest:.4g} Hz has no damping in the model")
+        ringing = decay.frequencies_hz[undamped][np.argmax(decay.energies[undamped])]  # the undamped mode holding most
+        raise RestError(f"{left}; with the joints held at the final pose it never comes to rest: the locked-joint "
+                        f"mode at {ringing:.4g} Hz has no damping in the model")
     limit = rest.max_post_actuation_s
     if needed > limit:
-        slowest = np.argmin(np.where(decay.energies > 0.0, decay.rates, np.inf))
-        raise RestError(f"{left}; holding the final pose brings it to rest in about {needed:.4g} s (the "
-                              f"locked-joint mode at {decay.frequencies_hz[slowest]:.4g} Hz decays at "
-                              f"{decay.rates[slowest]:.3g} 1/s), more than the {limit:g} s of post-actuation allowed",
-                        needed)
+        alone = np.log(np.maximum(2.0 * decay.energies, threshold) / threshold) / np.maximum(decay.rates, 1e-300)
+        slowest = int(np.argmax(alone))  # the mode that would need the longest hold by itself
+        raise RestError(f"{left}; holding the final pose brings it to rest in about {needed:.4g} s (the locked-joint "
+                        f"mode at {decay.frequencies_hz[slowest]:.4g} Hz decays at {decay.rates[slowest]:.3g} 1/s), "
+                        f"more than the {limit:g} s of post-actuation allowed", needed)
     h = float(samples.t[-1] - samples.t[-2])
     chunk = max(int(np.ceil(1.25 * needed / h)), 10)
     hold_t, hold_motion = [], []
