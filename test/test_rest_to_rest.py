@@ -127,9 +127,9 @@ def test_post_actuation_ends_at_rest_on_the_static_torque_of_the_final_pose(arm,
     assert post.energy_at_motion_end_j > 10 * post.threshold_j
     decay = np.log(post.energy_at_motion_end_j / post.threshold_j) / (2 * ZETA * omega)
     period = 2 * np.pi / omega
-    print(f"post-actuation {post.hold_s:.3f} s (closed-form decay {decay:.3f} s); energy {post.energy_at_motion_end_j:.3e}"
-          f" -> {post.energy_j:.3e} J (threshold {post.threshold_j:.3e} J); last torque {result.tau_m[-1]} vs static "
-          f"{torque_s} N m")
+    print(f"post-actuation {post.hold_s:.3f} s (closed-form decay {decay:.3f} s); energy "
+          f"{post.energy_at_motion_end_j:.3e} -> {post.energy_j:.3e} J (threshold {post.threshold_j:.3e} J); last "
+          f"torque {result.tau_m[-1]} vs static {torque_s} N m")
     assert abs(post.hold_s - decay) <= period
     np.testing.assert_allclose(result.t[-1], DURATION_S + post.hold_s, atol=1e-9)
     amplitude = np.sqrt(2 * post.energy_j / beam["k"])

@@ -141,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
             result = feedforward(robot, trajectory, method, rate_hz=rate, order=args.order, link_model=link_model,
                                  rest=rest)
         except RestError as error:
-            raise CommandError(f"{error}; {_rest_advice(robot, error, final_pose(trajectory))}") from None
+            raise CommandError(f"{error}; {_rest_advice(robot, error, _final_pose(trajectory))}") from None
     elapsed = time.perf_counter() - start
     for warning in caught:
         print(f"flexrobot feedforward: warning: {warning.message}", file=sys.stderr)
@@ -172,7 +172,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def final_pose(trajectory: Any) -> Any:
+def _final_pose(trajectory: Any) -> Any:
     """The last link pose (n,) [rad | m] of a Trajectory or of its TrajectorySamples."""
     if hasattr(trajectory, "q"):
         return trajectory.q[-1]
@@ -239,8 +239,8 @@ def _end_text(args: argparse.Namespace, rest: Any, why: str, result: Any) -> str
     if args.end == "as-given":
         return "the inversion of the motion as given (--end as-given); it ends where the motion ends"
     if rest is None:
-        return (f"the motion is not rest to rest ({why}): the file is its inversion as given and ends in motion "
-                "(flexrobot simulate holds its last pose with the static torque after it)")
+        return (f"the motion is not rest to rest ({why}): the file is its inversion as given and does not end at "
+                "rest (flexrobot simulate holds its last pose with the static torque after it)")
     post = result.post_actuation
     if post is None or post.peak_j == 0.0:
         return "rest to rest: the file ends at rest, on the static torque of the final pose"
@@ -248,8 +248,8 @@ def _end_text(args: argparse.Namespace, rest: Any, why: str, result: Any) -> str
                 f"{post.peak_j:.3g} J")
     if post.hold_s == 0.0:
         return f"at rest when the motion ends: {energies}"
-    return (f"post-actuation: the final pose held {post.hold_s:.3f} s after the motion ({post.energy_at_motion_end_j:.3g} "
-            f"J of deformation energy when the joints stopped), until {energies}")
+    return (f"post-actuation: the final pose held {post.hold_s:.3f} s after the motion "
+            f"({post.energy_at_motion_end_j:.3g} J of deformation energy when the joints stopped), until {energies}")
 
 
 def _tool_line(args: argparse.Namespace, robot: Any) -> Any:
