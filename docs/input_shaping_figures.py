@@ -39,6 +39,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from flexrobot_ros.dynamics import Poly9Trajectory, feedforward, rigid_feedforward  # noqa: E402
+from flexrobot_ros.dynamics.post_actuation import samples_through_the_end  # noqa: E402
 from flexrobot_ros.kinematics import frame_origins  # noqa: E402
 from flexrobot_ros.model import load_robot  # noqa: E402
 from flexrobot_ros.shaping import shape_reference  # noqa: E402
@@ -89,10 +90,13 @@ def main() -> None:
     move = Poly9Trajectory(Q0, QF, 0.5)
     shaping = shape_reference(robot, move, "zvd")
     shaped = shaping.trajectory
-    laws = {"no shaping": (rigid_feedforward(robot, move), move.end_time),
-            "ZVD shaping": (rigid_feedforward(robot, shaped), shaped.end_time),
-            "flexible feedforward": (feedforward(robot, move, "ejnea", rate_hz=RATE_HZ), move.end_time),
-            "flexible feedforward + ZVD": (feedforward(robot, shaped, "ejnea", rate_hz=RATE_HZ), shaped.end_time)}
+    # sampled through the end of the motion, as flexrobot feedforward samples a rest-to-rest motion (the shaped one
+    # ends between two samples: its last sample at rest)
+    samples = {name: samples_through_the_end(motion, RATE_HZ) for name, motion in (("move", move), ("shaped", shaped))}
+    laws = {"no shaping": (rigid_feedforward(robot, samples["move"]), move.end_time),
+            "ZVD shaping": (rigid_feedforward(robot, samples["shaped"]), shaped.end_time),
+            "flexible feedforward": (feedforward(robot, samples["move"], "ejnea"), move.end_time),
+            "flexible feedforward + ZVD": (feedforward(robot, samples["shaped"], "ejnea"), shaped.end_time)}
     plants = {"exact": robot, "off10": robot.with_parameters(stiffness=robot.stiffness * STIFFNESS_SCALE)}
     rms: dict[tuple[str, str], float] = {}
     import matplotlib

@@ -18,6 +18,16 @@ class TrajectoryError(FlexrobotError):
     """A trajectory is malformed, not smooth enough, or violates the robot's limits."""
 
 
+class RestError(TrajectoryError):
+    """A rest-to-rest motion whose feedforward cannot end at rest: the deformation it leaves never dies out with the
+    model's damping, or needs a longer post-actuation than allowed; ``hold_needed_s`` [s] the post-actuation it
+    would need (inf: never)."""
+
+    def __init__(self, message: str, hold_needed_s: float = float("inf")):
+        super().__init__(message)
+        self.hold_needed_s = hold_needed_s
+
+
 class ModalError(FlexrobotError):
     """A modal computation cannot be carried out at the requested pose or gains."""
 

@@ -9,8 +9,9 @@ scompi and rrp):
 - poses [rad | m]: the zero pose clipped into the URDF joint limits (kr90 and kr90_3dof: q2 = 0.09 rad; rrp:
   d3 = 0.2 m), and two random poses drawn uniformly from the middle 80 % of each joint's range (the range first
   cut to [-pi, pi]) by ``numpy.random.default_rng(SEED)``; the poses are stored with the data;
-- modes: ``flexrobot modal ROBOT [--tool] --q POSE --json`` with the YAML's gains (PD + gravity compensation;
-  the extended model's modes for robots with extra elasticities, the link layer's for robots with flexible links);
+- modes: ``flexrobot modal ROBOT [--tool] --q POSE --json`` with the YAML's gains, or the recorded ones where the
+  YAML has changed them since (RECORDED_GAINS: ``--kp``/``--kd``) (PD + gravity compensation; the extended model's
+  modes for robots with extra elasticities, the link layer's for robots with flexible links);
 - simulation: ``flexrobot simulate ROBOT [--tool] --q0 POSE2 --duration 1 --rate 1000 --impact
   tool0,F,F,F,0.1,0.106 --out FILE.npz`` (fixed-step mode, the robot's shipped controller: motor PD + gravity
   compensation holding the second pose; a 6 ms force pulse of F [N] along each world axis on tool0, F per
@@ -41,6 +42,9 @@ ROBOTS = {"scompi": True, "planar_2r": False, "lwr4": False, "kr90": False, "kr9
 #: near the held pose).
 IMPACT_N = {"scompi": 50.0, "planar_2r": 20.0, "lwr4": 20.0, "kr90": 500.0, "kr90_3dof": 500.0, "moberg5": 500.0,
             "moberg5_nmp": 500.0, "canadarm": 20.0, "rrp": 1.0}
+#: PD gains [kp, kd] the data were recorded with where the shipped YAML has changed them since (config/rrp.yaml
+#: shipped none, kp = kd = 0, until issue 38 gave it joint PD gains): the cases run with those.
+RECORDED_GAINS = {"rrp": ("0", "0")}
 #: Seed of the random poses.
 SEED = 24
 #: Simulated time [s], output rate [Hz] and the stride of the stored samples.
@@ -74,20 +78,24 @@ def _vector(q: np.ndarray) -> str:
     return ",".join(repr(float(value)) for value in q)
 
 
+def _options(robot_name: str) -> list[str]:
+    """``--tool`` where the case loads the tool, ``--kp KP --kd KD`` where it pins the recorded gains."""
+    gains = RECORDED_GAINS.get(robot_name)
+    return (["--tool"] if ROBOTS[robot_name] else []) + (["--kp", gains[0], "--kd", gains[1]] if gains else [])
+
+
 def modes(robot_name: str, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(frequencies [Hz], damping ratios) of ``flexrobot modal ROBOT --q Q --json``."""
-    tool = ["--tool"] if ROBOTS[robot_name] else []
-    report = json.loads(_run(["modal", robot_name, *tool, "--q", _vector(q), "--json"]))
+    report = json.loads(_run(["modal", robot_name, *_options(robot_name), "--q", _vector(q), "--json"]))
     return np.array(report["frequencies_hz"], dtype=float), np.array(report["damping_ratios"], dtype=float)
 
 
 def simulation(robot_name: str, q0: np.ndarray) -> dict[str, np.ndarray]:
     """Columns of ``flexrobot simulate`` (the impact run of the module docstring) at every STRIDE-th sample."""
-    tool = ["--tool"] if ROBOTS[robot_name] else []
     force = IMPACT_N[robot_name]
     with tempfile.TemporaryDirectory() as directory:
         out = Path(directory) / "run.npz"
-        _run(["simulate", robot_name, *tool, "--q0", _vector(q0), "--duration", f"{DURATION_S:g}",
+        _run(["simulate", robot_name, *_options(robot_name), "--q0", _vector(q0), "--duration", f"{DURATION_S:g}",
               "--rate", f"{RATE_HZ:g}", "--impact", f"tool0,{force:g},{force:g},{force:g},0.1,0.106",
               "--out", str(out), "--json"])
         with np.load(out) as data:

@@ -147,11 +147,12 @@ def test_elastic_only_methods_refuse_flexible_links_with_a_clear_error(canadarm)
             feedforward(canadarm, CANADARM, method, rate_hz=10.0)
 
 
-#: Joint PD for the RRP (config/rrp.yaml ships K_P = K_D = 0: its own law is the decoupling control): critically
-#: damped joint loops K_P = J omega^2, K_D = 2 J omega at omega = 10 rad/s, six times below link 2's first
-#: locked-joint mode (62.69 rad/s, seed 004 section 5 data, README), so the PD does not excite the beams; J bounds
-#: the rigid robot's inertia seen by each joint over the section-5 motion: joint 1 <= 1.0 kg m^2 (pinocchio crba:
-#: 0.98 at the start), joint 2 <= 4.0 kg m^2 (0.82 + link 2's hub I_2 = 3.2), joint 3 = 0.513 kg (link 3 + payload).
+#: Joint PD for the RRP (the gains config/rrp.yaml ships, test_rrp_gains.py; the paper's own law is the
+#: decoupling control): critically damped joint loops K_P = J omega^2, K_D = 2 J omega at omega = 10 rad/s, six
+#: times below link 2's first locked-joint mode (62.69 rad/s, seed 004 section 5 data, README), so the PD does not
+#: excite the beams; J bounds the rigid robot's inertia seen by each joint over the section-5 motion: joint 1 <= 1.0
+#: kg m^2 (pinocchio crba: 0.98 at the start), joint 2 <= 4.0 kg m^2 (0.82 + link 2's hub I_2 = 3.2), joint 3 =
+#: 0.513 kg (link 3 + payload).
 RRP_KP = np.array([100.0, 400.0, 51.3])  # N m/rad, N m/rad, N/m
 RRP_KD = np.array([20.0, 80.0, 10.3])  # N m s/rad, N m s/rad, N s/m
 #: Section 5: the cycloids end at 0.5 s; the run goes on 0.5 s with the references held (after the motion).

@@ -16,28 +16,31 @@ from flexrobot_ros.timeseries import read_timeseries, write_timeseries
 
 #: A short Canadarm move (rest to rest, ninth-order polynomial, 1.5 s) [rad], and the rates [Hz] of the runs.
 Q0, QF, DURATION_S, RATE_HZ = [0.0, 0.0, 0.0], [0.3, -0.4, 0.5], 1.5, 200.0
-#: Simulated time [s]: the move and 0.5 s after it (references held at their last samples).
+#: Simulated time [s]: the move and 0.5 s after it (the last pose held with its static torque).
 SIMULATED_S = 2.0
 
 
 @pytest.fixture(scope="module")
 def canadarm_run(tmp_path_factory):
-    """The CLI's two steps on the Canadarm (flexible links, rigid joints): feedforward (default method, prescribed)
-    to CSV, then simulate --feedforward with the compiled plant; their outputs and the printed line."""
+    """The CLI's two steps on the Canadarm (flexible links, rigid joints): feedforward (default method, prescribed;
+    ``--end as-given``: the undamped beams never come to rest after this move, so the default refuses it, see
+    test_rest_to_rest.py) to CSV, then simulate --feedforward with the compiled plant; their outputs and the printed
+    line."""
     folder = tmp_path_factory.mktemp("simulate_feedforward")
     trajectory, ff, out = folder / "move.yaml", folder / "ff.csv", folder / "sim.csv"
     trajectory.write_text(f"profile: poly9\nduration: {DURATION_S}\nq0: {Q0}\nqf: {QF}\n")
     assert main(["feedforward", "canadarm", "--trajectory", str(trajectory), "--rate", str(RATE_HZ),
-                 "--out", str(ff)]) == 0
+                 "--end", "as-given", "--out", str(ff)]) == 0
     return folder, ff, out
 
 
 def test_simulate_feedforward_matches_the_in_process_simulation(canadarm_run, capsys):
     """The CLI run (q, q_m, tau_m, error.<joint>, deflection.<link>.y columns) equals the in-process simulation of
     the same feedforward (feedforward() at 200 Hz, FeedforwardPD with the shipped K_P = 2e4 N m/rad, K_D = 2e3 N m s/rad
-    about q_m, the compiled plant) to 1e-12 of each column's peak; error.<joint> is q - q_ref(t) with the reference
-    interpolated linearly here (held after the move); the closing line reports the worst joint error [rad] and the
-    largest tip deflection [mm] of that run."""
+    about q_m, the compiled plant; after the file's end the last pose held with its static torque, zero without
+    gravity) to 1e-12 of each column's peak; error.<joint> is q - q_ref(t) with the reference interpolated linearly
+    here (held after the move); the closing line reports the worst joint error [rad] and the largest tip deflection
+    [mm] of that run."""
     folder, ff, out = canadarm_run
     capsys.readouterr()
     assert main(["simulate", "canadarm", "--feedforward", str(ff), "--duration", str(SIMULATED_S), "--rate",
@@ -47,7 +50,8 @@ def test_simulate_feedforward_matches_the_in_process_simulation(canadarm_run, ca
     robot = load_robot("canadarm")
     result = feedforward(robot, Poly9Trajectory(Q0, QF, DURATION_S), "prescribed", rate_hz=RATE_HZ)
     plant = ElasticRobotPlant(robot, compiled=True)
-    controller = FeedforwardPD(robot, result.tau_m, result.q_m, result.qd_m, times=result.t)
+    controller = FeedforwardPD(robot, result.tau_m, result.q_m, result.qd_m, times=result.t,
+                               hold=(np.zeros(robot.n), result.q_m[-1]))
     np.testing.assert_array_equal(controller.kp, [2e4] * 3)  # the shipped gains (config/canadarm.yaml)
     expected = Simulation(plant, controller, q0=result.q[0], rate=RATE_HZ).run(SIMULATED_S)
     np.testing.assert_allclose(t, expected.t, rtol=0, atol=1e-12)

@@ -7,6 +7,11 @@ qd, qdd, q3, q4, tau, dtau, ddtau, q_m, qd_m, qdd_m and tau_m (SI units); ``--js
 ``method``, ``joint_names``, ``t`` and the same quantities as (samples x joints) arrays, and ``shaping`` (the
 shaper, per mode its kind, frequency [Hz], damping ratio and participation, the added move time [s]).
 ``--shaper zv|zvd|ei|auto`` shapes the reference first (:func:`flexrobot_ros.shaping.shape_reference`).
+``--end auto|rest|as-given`` (:mod:`flexrobot_ros.dynamics.post_actuation`): a rest-to-rest motion ends at rest (method
+prescribed: the final pose held until the deformation energy is below ``--rest-energy`` of its peak, or refused,
+exit 2, when the model's damping cannot bring it there within ``--max-post-actuation``), a motion that ends moving is
+inverted as given (``rest``: refused); ``as-given`` inverts any motion as given. The closing line (``--json``:
+``end``) says how the file ends.
 """
 from __future__ import annotations
 
@@ -20,13 +25,15 @@ from typing import Any
 
 from flexrobot_ros.commands.arguments import (LINK_MODELS, CommandError, add_link_model_arguments, output_file,
                                               vector)
-from flexrobot_ros.dynamics.feedforward_names import METHODS, QUANTITIES
+from flexrobot_ros.dynamics.feedforward_names import MAX_POST_ACTUATION_S, METHODS, QUANTITIES, REST_ENERGY_FRACTION
 from flexrobot_ros.dynamics.shaper_names import DEFAULT_FREQUENCY_ERROR, SHAPERS
 from flexrobot_ros.text_table import Column, table
 from flexrobot_ros.timeseries import write_timeseries
 
 #: Quantities of the CSV and of ``--json``, (samples x joints) each.
 JSON_KEYS = QUANTITIES
+#: ``--end``: how a joint-space motion's feedforward ends (see the option's help).
+END_MODES = ("auto", "rest", "as-given")
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -70,6 +77,19 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--shaper-frequency-error", type=float, default=DEFAULT_FREQUENCY_ERROR, metavar="E",
                         help="relative frequency error the auto shaper is robust to (default 0.1: +-10 %%)")
     parser.add_argument("--json", action="store_true", help="print the arrays as JSON on stdout")
+    rest = parser.add_argument_group("the end of a joint-space motion")
+    rest.add_argument("--end", choices=END_MODES, default="auto",
+                      help="auto (default): a rest-to-rest motion ends at rest (method prescribed: the final pose "
+                           "held after it until the deformation energy is below --rest-energy of its peak, refused "
+                           "when the model's damping cannot bring it there within --max-post-actuation), a motion "
+                           "that ends moving is written as given; rest: the same, and a motion that is not rest to "
+                           "rest is refused; as-given: the inversion of the motion as given (a deformation still "
+                           "vibrating at its end stays in the file)")
+    rest.add_argument("--rest-energy", type=float, default=REST_ENERGY_FRACTION, metavar="FRACTION",
+                      help="at rest: deformation energy at most this fraction of its peak over the motion (default "
+                           f"{REST_ENERGY_FRACTION:g}: vibration amplitudes 1e-3 of the motion's)")
+    rest.add_argument("--max-post-actuation", type=float, default=MAX_POST_ACTUATION_S, metavar="S",
+                      help=f"longest post-actuation [s] (default {MAX_POST_ACTUATION_S:g})")
     links = parser.add_argument_group("flexible links (robots with a flexible_links section; method prescribed)")
     add_link_model_arguments(links)
     parser.set_defaults(func=run)
@@ -78,6 +98,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from flexrobot_ros.dynamics.feedforward import default_method, feedforward  # casadi, pinocchio, scipy
     from flexrobot_ros.dynamics.trajectory import load_trajectory
+    from flexrobot_ros.errors import RestError
     from flexrobot_ros.model import load_robot
     from flexrobot_ros.model.flexible_robot import torque_or_force
 
@@ -98,6 +119,13 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(f"--step {args.step}: expected a BDF step > 0 [s]")
     rate = args.rate if args.step is None else 1.0 / args.step
     if line is not None:
+        ending = [option for option, given in (("--end", args.end != "auto"),
+                                               ("--rest-energy", args.rest_energy != REST_ENERGY_FRACTION),
+                                               ("--max-post-actuation",
+                                                args.max_post_actuation != MAX_POST_ACTUATION_S)) if given]
+        if ending:
+            raise CommandError(f"{', '.join(ending)}: the end of a joint-space motion's feedforward; a tool-space "
+                               "line is rest to rest by its profile")
         return _run_tool_space(args, robot, line, rate)
     start = time.perf_counter()
     shaping = None
@@ -106,9 +134,15 @@ def run(args: argparse.Namespace) -> int:
 
         shaping = shape_reference(robot, trajectory, args.shaper, frequency_error=args.shaper_frequency_error)
         trajectory = shaping.trajectory
+    method = args.method or default_method(robot)
+    trajectory, rest, ending = _end(args, robot, trajectory, rate, method)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", RuntimeWarning)
-        result = feedforward(robot, trajectory, args.method, rate_hz=rate, order=args.order, link_model=link_model)
+        try:
+            result = feedforward(robot, trajectory, method, rate_hz=rate, order=args.order, link_model=link_model,
+                                 rest=rest)
+        except RestError as error:
+            raise CommandError(f"{error}; {_rest_advice(robot, error, _final_pose(trajectory))}") from None
     elapsed = time.perf_counter() - start
     for warning in caught:
         print(f"flexrobot feedforward: warning: {warning.message}", file=sys.stderr)
@@ -120,7 +154,8 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         payload = {"robot": robot.name, "tool": robot.tool is not None, "method": result.method, "joint_names": list(result.joint_names),
                    "t": result.t.tolist(), **{key: getattr(result, key).tolist() for key in JSON_KEYS},
-                   "shaping": shaping.summary() if shaping is not None else {"shaper": "none", "added_time_s": 0.0}}
+                   "shaping": shaping.summary() if shaping is not None else {"shaper": "none", "added_time_s": 0.0},
+                   "end": _end_summary(args, rest, ending, result)}
         print(json.dumps(payload))
         return 0
     print(f"wrote {args.out}: {len(result.t)} samples x {robot.n} joints of robot {robot.name} "
@@ -129,6 +164,7 @@ def run(args: argparse.Namespace) -> int:
         modes = ", ".join(f"{m['kind']} at {m['frequency_hz']:.4g} Hz ({100 * m['damping_ratio']:.1f} %)"
                           for m in shaping.summary()["modes"])
         print(f"shaper {args.shaper}: {modes} (modes at the end pose); added move time {shaping.added_time_s:.3f} s")
+    print(f"end: {_end_text(args, rest, ending, result)}")
     deflection = abs(result.q_m - robot.transmission * result.q).max(axis=0)
     rows = [[name, f"{abs(result.tau[:, j]).max():.4g} {torque_or_force(kind):<3}",
              f"{abs(result.tau_m[:, j]).max():.4g} N m", f"{deflection[j]:.4g} rad"]
@@ -136,6 +172,86 @@ def run(args: argparse.Namespace) -> int:
     print("\n".join(table([Column("joint", align="<"), Column("max|tau|"), Column("max|tau_m|"),
                            Column("max|q_m-Wq|")], rows)))
     return 0
+
+
+def _final_pose(trajectory: Any) -> Any:
+    """The last link pose (n,) [rad | m] of a Trajectory or of its TrajectorySamples."""
+    if hasattr(trajectory, "q"):
+        return trajectory.q[-1]
+    return trajectory.evaluate([trajectory.end_time]).q[0]
+
+
+def _end(args: argparse.Namespace, robot: Any, trajectory: Any, rate: float, method: str) -> tuple[Any, Any, str]:
+    """(the trajectory or its samples at ``rate`` [Hz], the RestToRest of ``--end`` or None, why the motion is not
+    rest to rest or ''): a rest-to-rest motion sampled through its end (``samples_through_the_end``: its last sample
+    at rest even when the end falls between two, as a shaped motion's does); ``--end rest`` refuses a motion that is
+    not rest to rest (TrajectoryError, exit 2), ``auto`` inverts it as given."""
+    from flexrobot_ros.dynamics.feedforward import check_rest_to_rest, rest_order
+    from flexrobot_ros.dynamics.post_actuation import RestToRest, not_at_rest, samples_through_the_end
+    from flexrobot_ros.errors import TrajectoryError
+    from flexrobot_ros.model.flexible_robot import angle_or_length
+
+    if args.end == "as-given":
+        return trajectory, None, ""
+    try:
+        rest = RestToRest(args.rest_energy, args.max_post_actuation)
+    except TrajectoryError as error:
+        raise CommandError(f"--rest-energy {args.rest_energy:g} / --max-post-actuation {args.max_post_actuation:g}: "
+                           f"{error}") from None
+    samples = samples_through_the_end(trajectory, rate)
+    if args.end == "rest":
+        check_rest_to_rest(robot, samples, method)
+    why = not_at_rest(samples, robot.joint_names, [angle_or_length(kind) for kind in robot.joint_types],
+                      rest_order(robot, method))
+    if why:
+        return trajectory, None, why
+    return trajectory if method == "dae" else samples, rest, ""  # the DAE's BDF steps take the trajectory itself
+
+
+def _rest_advice(robot: Any, error: Any, final: Any) -> str:
+    """What to do about a rest-to-rest motion whose feedforward cannot end at rest (a RestError), ``final`` the
+    final pose (n,) [rad | m]."""
+    import math
+
+    pose = ",".join(f"{value:.6g}" for value in final)
+    longer = (f"hold longer (--max-post-actuation {math.ceil(error.hold_needed_s)})" if
+              math.isfinite(error.hold_needed_s) else
+              "model the links' damping (flexible_links.<link>.damping_ratio) if they have some")
+    return (f"what to do: {longer}; or use input shaping (--method rigid --shaper zvd; flexrobot shape {robot.name} "
+            f"--q {pose} chooses the shaper); or a slower motion; or --end as-given for the inversion with the "
+            "vibration left in it")
+
+
+def _end_summary(args: argparse.Namespace, rest: Any, why: str, result: Any) -> dict[str, Any]:
+    """``end`` of ``--json``: ``mode`` (--end), ``rest_to_rest`` (False: ``why``), and with a post-actuation its
+    ``post_actuation_s`` [s], deformation energies [J] (``energy_at_motion_end_j``, ``energy_j`` at the last
+    sample, ``threshold_j``, ``peak_j``)."""
+    out: dict[str, Any] = {"mode": args.end, "rest_to_rest": rest is not None}
+    if why:
+        out["why"] = why
+    post = result.post_actuation
+    if post is not None:
+        out.update(post_actuation_s=post.hold_s, energy_at_motion_end_j=post.energy_at_motion_end_j,
+                   energy_j=post.energy_j, threshold_j=post.threshold_j, peak_j=post.peak_j)
+    return out
+
+
+def _end_text(args: argparse.Namespace, rest: Any, why: str, result: Any) -> str:
+    """The closing line's account of how the file ends (``--end``)."""
+    if args.end == "as-given":
+        return "the inversion of the motion as given (--end as-given); it ends where the motion ends"
+    if rest is None:
+        return (f"the motion is not rest to rest ({why}): the file is its inversion as given and does not end at "
+                "rest (flexrobot simulate holds its last pose with the static torque after it)")
+    post = result.post_actuation
+    if post is None or post.peak_j == 0.0:
+        return "rest to rest: the file ends at rest, on the static torque of the final pose"
+    energies = (f"the deformation energy {post.energy_j:.3g} J, at most {rest.energy_fraction:g} of its peak "
+                f"{post.peak_j:.3g} J")
+    if post.hold_s == 0.0:
+        return f"at rest when the motion ends: {energies}"
+    return (f"post-actuation: the final pose held {post.hold_s:.3f} s after the motion "
+            f"({post.energy_at_motion_end_j:.3g} J of deformation energy when the joints stopped), until {energies}")
 
 
 def _tool_line(args: argparse.Namespace, robot: Any) -> Any:

@@ -29,10 +29,12 @@ drives the joints with the rigid model's torques along a trajectory file (seed 0
 
 ``--feedforward FILE`` runs a feedforward file (the CSV/NPZ ``flexrobot feedforward --out`` writes) through the
 simulator under the motor PD (``--kp``/``--kd``, default the robot's shipped gains) about its motor reference,
-``tau_m = tau_ff + K_P (q_m^ref - q_m) + K_D (qd_m^ref - qd_m)``, from the file's first pose, for the file's span
-unless ``--duration`` says otherwise (references held at their last samples after it); the time series gains
-``error.<joint>`` = q - q_ref(t) [rad | m], and the closing line reports the worst joint error [rad | m] and the
-largest tip deflection [mm]::
+``tau_m = tau_ff + K_P (q_m^ref - q_m) + K_D (qd_m^ref - qd_m)``, for the file's span unless ``--duration`` says
+otherwise: it starts at the rest state of the file's first sample under that law (:func:`feedforward_law`; a file
+whose first sample moves is refused), and after the file's end holds the last motor pose with its static torque
+(the file's last torque when the file ends at rest, else the plant's static torque at the last link pose); the time
+series gains ``error.<joint>`` = q - q_ref(t) [rad | m], and the closing line reports the worst joint error [rad | m]
+and the largest tip deflection [mm]::
 
     flexrobot feedforward canadarm --trajectory config/canadarm_trajectory.yaml --out canadarm_ff.csv
     flexrobot simulate canadarm --feedforward canadarm_ff.csv --compiled --out canadarm_tracking.csv
@@ -111,9 +113,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                              "config/canadarm_trajectory.yaml: the motion of the DeNOC paper's Canadarm run)")
     parser.add_argument("--feedforward", type=Path, metavar="FILE",
                         help="track a feedforward file (the CSV/NPZ of flexrobot feedforward --out) with the motor PD "
-                             "(--kp/--kd, default the robot's) about its motor reference, from its first pose; writes "
-                             "error.<joint> = q - q_ref(t) [rad | m] and reports the worst joint error and, for "
-                             "flexible links, the largest tip deflection [mm]")
+                             "(--kp/--kd, default the robot's) about its motor reference, from the rest state of its "
+                             "first sample under that law, the last pose held with its static torque after the "
+                             "file's end; writes error.<joint> = q - q_ref(t) [rad | m] and reports the worst joint "
+                             "error and, for flexible links, the largest tip deflection [mm]")
     parser.add_argument("--compiled", action="store_true",
                         help="flexible-link robots: generated C for the link dynamics (compiled once per model, "
                              "~20 s, then cached; about 10x faster than the Python recursion)")
@@ -170,6 +173,26 @@ def open_loop_controller(robot, path: Path, times: np.ndarray | None = None):
         times = np.asarray(times, dtype=float)
         return TorqueInput(robot, torques(times), times), trajectory
     return TorqueInput(robot, lambda t: torques(np.array([t]))[0]), trajectory
+
+
+def feedforward_law(plant, recorded, kp, kd):
+    """(the FeedforwardPD law of a feedforward file on ``plant``, its rest state at the file's first sample): the
+    torques and motor references of ``recorded`` (a :class:`~flexrobot_ros.commands.feedforward_file.
+    FeedforwardFile`) under the motor PD ``kp``, ``kd`` (None: the robot's), and after the file's end the last
+    motor pose held with its static torque: the file's last torque when the file ends at rest (its rates zero: the
+    static torque of the model it was computed on), else the static torque the plant needs at the last link pose
+    (:meth:`ElasticRobot.holding_torque` of its static equilibrium there: gravity with the beams' static deflection
+    on a rigid joint, the spring torque on an elastic one); the state where that law at t = 0 holds the plant at
+    rest (:func:`~flexrobot_ros.simulation.law_equilibrium.law_equilibrium`, from the file's first link pose)."""
+    from flexrobot_ros.simulation.controllers import FeedforwardPD
+    from flexrobot_ros.simulation.law_equilibrium import law_equilibrium
+
+    model = plant.model
+    static = recorded.tau_m[-1] if recorded.ends_at_rest else \
+        model.holding_torque(model.static_equilibrium(recorded.q[-1]))
+    law = FeedforwardPD(plant.robot, recorded.tau_m, recorded.q_m, recorded.qd_m, times=recorded.t, kp=kp, kd=kd,
+                        hold=(static, recorded.q_m[-1]))
+    return law, law_equilibrium(plant, law, 0.0, recorded.q[0])
 
 
 def run_with_progress(simulation: Simulation, duration: float, progress: Progress,
@@ -274,7 +297,7 @@ def check_impacts(impacts: list[RectangularPulse], duration: float) -> list[str]
 def run(args: argparse.Namespace) -> int:
     from flexrobot_ros.model import load_robot
     from flexrobot_ros.simulation.controllers import PDGravityCompensation
-    from flexrobot_ros.simulation.simulation import Simulation
+    from flexrobot_ros.simulation.simulation import Simulation, plant_for
 
     progress = Progress("simulate", quiet=args.json)
     out_format = output_format(args.out, args.storage, args.bag_topics, args.energy)
@@ -301,7 +324,10 @@ def run(args: argparse.Namespace) -> int:
     if args.feedforward is not None:
         from flexrobot_ros.commands.feedforward_file import read_feedforward
 
-        recorded = read_feedforward(args.feedforward, robot.joint_names)
+        from flexrobot_ros.model.flexible_robot import angle_or_length
+
+        recorded = read_feedforward(args.feedforward, robot.joint_names,
+                                    [angle_or_length(kind) for kind in robot.joint_types])
     duration = args.duration if args.duration is not None else (recorded.duration if recorded else 3.0)
     if not duration > 0 or not args.rate > 0:
         raise SimulationError(f"--duration {duration:g} s and --rate {args.rate:g} Hz must be positive")
@@ -325,6 +351,7 @@ def run(args: argparse.Namespace) -> int:
         within_limits(robot, q_d, "--set-point")
     # the link positions [rad | m] a run tracks, a function of time [s] (open loop, decoupling, --feedforward), or None
     reference = None
+    x0 = None  # the whole initial state (--feedforward: the rest state of the file's first sample), or None
     if decoupling != (args.trajectory is not None):
         raise CommandError("--controller decoupling tracks --trajectory FILE: give both or neither")
     fixed = FixedStepIntegration(substeps=args.substeps)
@@ -352,15 +379,14 @@ def run(args: argparse.Namespace) -> int:
         q0, reference = trajectory.evaluate([trajectory.start_time]).q[0], held(trajectory)
         controller.q_d, controller.q_m_d = q0, q0 * robot.transmission  # references of the plot
     elif recorded is not None:
-        from flexrobot_ros.simulation.controllers import FeedforwardPD
-
-        controller = FeedforwardPD(robot, recorded.tau_m, recorded.q_m, recorded.qd_m, times=recorded.t, kp=kp, kd=kd)
+        plant = plant or plant_for(robot)
+        controller, x0 = feedforward_law(plant, recorded, kp, kd)
         q0, reference = recorded.q[0], recorded.reference
         controller.q_d, controller.q_m_d = q0, recorded.q_m[0]  # references of the plot
     elif controller is None:
         controller = PDGravityCompensation.create(robot, q_d, kp=kp, kd=kd)
     simulation = Simulation(plant or robot, controller, q0=q0, rate=args.rate, mode=args.mode,
-                            fixed=fixed,
+                            fixed=fixed, x0=x0,
                             accurate=AccurateIntegration(args.solver, args.rtol, args.atol), excitations=impacts)
     start = time.perf_counter()
     output = run_with_progress(simulation, duration, progress)

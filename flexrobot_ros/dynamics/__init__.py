@@ -18,6 +18,7 @@ _EXPORTS = {
                      "rigid_feedforward", "tool_feedforward", "tool_path", "tool_space_feedforward_result"),
                     "feedforward"),
     "FeedforwardResult": "feedforward_result",
+    **dict.fromkeys(("PostActuation", "RestToRest"), "post_actuation"),
     **dict.fromkeys(("JointFlexibility", "MotorSide", "motor_side", "rigid_motor_side"), "flexible_joint"),
     **dict.fromkeys(("OperationCounts", "sdrnea_function"), "sdrnea"),
     **dict.fromkeys(("KinematicTree", "TorqueDerivatives"), "kinematic_tree"),

@@ -36,6 +36,7 @@ from flexrobot_ros.dynamics.feedforward_names import DEFAULT_GENERAL_METHOD, DEF
 from flexrobot_ros.dynamics.feedforward_result import FeedforwardResult
 from flexrobot_ros.dynamics.flexible_joint import JointFlexibility, coulomb_friction, motor_side, rigid_motor_side
 from flexrobot_ros.dynamics.kinematic_tree import KinematicTree
+from flexrobot_ros.dynamics.post_actuation import RestToRest, not_at_rest, post_actuate
 from flexrobot_ros.dynamics.trajectory import Trajectory, TrajectorySamples, load_trajectory
 from flexrobot_ros.errors import ModelError, TrajectoryError
 from flexrobot_ros.flexible_links.elastic_robot import ElasticRobot
@@ -86,7 +87,7 @@ def compiled_feedforward(robot: Any) -> CompiledSdrnea:
 def feedforward(robot: Any, trajectory: Trajectory | TrajectorySamples | str | os.PathLike, method: str | None = None,
                 *, rate_hz: float = 1000.0, t: Any = None, check_limits: bool = True,
                 link_model: dict[str, Any] | None = None, order: int | None = None,
-                q_g_guess: Any = None) -> FeedforwardResult:
+                q_g_guess: Any = None, rest: RestToRest | None = None) -> FeedforwardResult:
     """Motor references and torques that make ``robot`` (a FlexibleRobot) follow ``trajectory``.
 
     Args:
@@ -112,6 +113,13 @@ def feedforward(robot: Any, trajectory: Trajectory | TrajectorySamples | str | o
         check_limits: raise :class:`TrajectoryError` when a sample leaves the URDF position limits
             (:meth:`FlexibleRobot.limit_violation`) and warn (``RuntimeWarning``) when a speed exceeds the URDF
             velocity limit.
+        rest: joint-space targets: the motion must be rest to rest and its feedforward end at rest
+            (:mod:`.post_actuation`): q' and q'' zero at both ends (and the jerk and snap on robots with elastic
+            joints, whose motors are at rest only then; method 'rigid' needs q', q'' only), else
+            :class:`TrajectoryError` (:func:`check_rest_to_rest`); with method 'prescribed' the final pose is held
+            after the motion until the deformation energy is below ``rest.energy_fraction`` of its peak (the
+            result's ``post_actuation`` says how long), or :class:`TrajectoryError` when the model's damping does
+            not bring it there within ``rest.max_post_actuation_s``. None: the motion as given.
 
     A :class:`~flexrobot_ros.dynamics.dae.reference.CartesianLine` (tool-frame positions [m]; or a
     :class:`~flexrobot_ros.dynamics.dae.reference.ToolTrajectory`, those positions along a waypoint spline) takes
@@ -136,11 +144,16 @@ def feedforward(robot: Any, trajectory: Trajectory | TrajectorySamples | str | o
             _check_limits(robot, result)
         return result
     check_supported(robot, method)
+    if rest is not None:
+        samples = _samples(robot, trajectory, rate_hz, t, check_limits)
+        check_rest_to_rest(robot, samples, method)
+        if method != "dae":  # the DAE's BDF steps take the Trajectory itself
+            trajectory, check_limits = samples, False
     if method == "rigid":
         return rigid_feedforward(robot, trajectory, rate_hz=rate_hz, t=t, check_limits=check_limits)
     if method == "prescribed":
         return prescribed_feedforward(robot, trajectory, rate_hz=rate_hz, t=t, check_limits=check_limits,
-                                      link_model=link_model)
+                                      link_model=link_model, rest=rest)
     if method == "dae":
         from flexrobot_ros.dynamics.dae.dae_feedforward import dae_feedforward, feedforward_result
 
@@ -166,6 +179,29 @@ def feedforward(robot: Any, trajectory: Trajectory | TrajectorySamples | str | o
                           torques.tau, torques.dtau, torques.ddtau)
         motor = {"q_m": side.q_m, "qd_m": side.qd_m, "qdd_m": side.qdd_m, "tau_m": side.tau_m}
     return _result(robot, samples, link, motor, method)
+
+
+def rest_order(robot: Any, method: str) -> int:
+    """The highest derivative of the joint motion that must vanish at its ends for ``method``'s feedforward of
+    ``robot`` to start and end at rest: 4 (the snap) on a robot with elastic joints for the methods that invert
+    them (their motors follow the link's jerk and snap, thesis eqs. 4.7-4.10), else 2 (method 'rigid': motor = W
+    link; rigid joints)."""
+    return 4 if len(getattr(robot, "rigid_joints", ())) < robot.n and method != "rigid" else 2
+
+
+def check_rest_to_rest(robot: Any, samples: TrajectorySamples, method: str) -> None:
+    """Raise :class:`TrajectoryError` (one line: robot, joint, derivative, value, time and why) unless the joint
+    ``samples`` are rest to rest for ``method`` on ``robot``: their derivatives up to :func:`rest_order` zero at
+    both ends."""
+    order = rest_order(robot, method)
+    units = [angle_or_length(kind) for kind in robot.joint_types]
+    why = not_at_rest(samples, robot.joint_names, units, order)
+    if why:
+        need = ("zero velocity, acceleration, jerk and snap at both ends: the elastic joints' motors are at rest "
+                "only then (profile poly9, or waypoints of degree 9 with zero end rates)" if order == 4 else
+                "zero velocity and acceleration at both ends")
+        raise TrajectoryError(f"robot {robot.name!r}: the motion is not rest to rest: {why}; a feedforward that ends "
+                              f"at rest needs {need}")
 
 
 def tool_space_feedforward_result(robot: Any, result: Any) -> FeedforwardResult:
@@ -257,11 +293,14 @@ def rigid_feedforward(robot: Any, trajectory: Trajectory | TrajectorySamples | s
 
 def prescribed_feedforward(robot: Any, trajectory: Trajectory | TrajectorySamples | str | os.PathLike, *,
                            rate_hz: float = 1000.0, t: Any = None, check_limits: bool = True,
-                           link_model: dict[str, Any] | None = None) -> FeedforwardResult:
+                           link_model: dict[str, Any] | None = None,
+                           rest: RestToRest | None = None) -> FeedforwardResult:
     """Joint-space feedforward of any robot (module docstring): link deformations (and extra elasticities)
     integrated along the joint motion, joint torques from them (:class:`PrescribedJointInverseDynamics`), then the
     motor side per joint. Robots with extra elasticities also get the columns ``q_e.<joint>`` [rad | m] of the
-    non-actuated elastic joints, as the simulator names them."""
+    non-actuated elastic joints, as the simulator names them. ``rest``: the motion (rest to rest: :func:`feedforward`
+    checks it) extended by the post-actuation that brings the deformation to rest
+    (:func:`.post_actuation.post_actuate`; the result's ``post_actuation``), or :class:`TrajectoryError`."""
     samples = _samples(robot, trajectory, rate_hz, t, check_limits)
     chain, model = _chain(robot, link_model)
     inverse = PrescribedJointInverseDynamics(chain) if model is None else PrescribedJointInverseDynamics(
@@ -270,6 +309,9 @@ def prescribed_feedforward(robot: Any, trajectory: Trajectory | TrajectorySample
         chain.check_free_lengths(_chain_joints(chain, inverse.prescribed, samples.q.min(axis=0)[None])[0])
         chain.check_free_lengths(_chain_joints(chain, inverse.prescribed, samples.q.max(axis=0)[None])[0])
     motion = inverse(samples.t, samples.q, samples.qd, samples.qdd, samples.q3, samples.q4)
+    post = None
+    if rest is not None:
+        samples, motion, post = post_actuate(inverse, samples, motion, rest, f"robot {robot.name!r}")
     link = {"tau": motion.tau, "dtau": motion.dtau, "ddtau": motion.ddtau}
     extra = inverse.free[:inverse.ne]
     columns = {f"q_e.{chain.bodies[i].name}": motion.q_e[:, k] for k, i in enumerate(extra)}
@@ -279,7 +321,7 @@ def prescribed_feedforward(robot: Any, trajectory: Trajectory | TrajectorySample
         columns.update(_deflection_columns(robot, chain, joints, motion.eta))
     result = _result(robot, samples, link, _motor_side(robot, samples, link, rigid_model=False), "prescribed",
                      columns)
-    return dataclasses.replace(result, eta=motion.eta)
+    return dataclasses.replace(result, eta=motion.eta, post_actuation=post)
 
 
 def _chain(robot: Any, link_model: dict[str, Any] | None) -> tuple[FlexibleLinkChain, ElasticRobot | None]:

@@ -15,3 +15,7 @@ QUANTITIES = ("q", "qd", "qdd", "q3", "q4", "tau", "dtau", "ddtau", "q_m", "qd_m
 TARGET_SPACES = ("joint", "tool")
 #: Methods that invert tool-space targets: seed 002's inverse DAE.
 TOOL_METHODS = ("dae",)
+#: A rest-to-rest motion is at rest when its deformation energy is at most this fraction of its peak over the motion
+#: (vibration amplitudes 1e-3 of the motion's), and the final pose may be held that long [s] after the motion to get
+#: there (:mod:`flexrobot_ros.dynamics.post_actuation`).
+REST_ENERGY_FRACTION, MAX_POST_ACTUATION_S = 1e-6, 60.0

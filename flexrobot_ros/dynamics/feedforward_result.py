@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from flexrobot_ros.dynamics.feedforward_names import QUANTITIES
+from flexrobot_ros.dynamics.post_actuation import PostActuation
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,8 @@ class FeedforwardResult:
     also report the ``solver`` that ran ('bdf' or 'optimization'), ``solver_reason`` (why: the zeros of the tool
     output along the path), the ``unstable_zeros`` [rad/s] (complex, all path poses; empty when minimum phase) and
     ``converged`` (False when the solver stopped early or hit its iteration limit: ``solver_reason`` says how).
+    ``post_actuation``: how a rest-to-rest motion of method 'prescribed' came to rest (``feedforward(..., rest=)``:
+    the final pose held that long after the motion, :mod:`.post_actuation`), None otherwise.
     """
 
     t: np.ndarray
@@ -48,6 +51,7 @@ class FeedforwardResult:
     solver_reason: str = ""
     unstable_zeros: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=complex))
     converged: bool = True
+    post_actuation: PostActuation | None = None
 
     def columns(self) -> dict[str, np.ndarray]:
         """Columns ``<quantity>.<joint>`` (samples,), then the ``deflections``, for :func:`flexrobot_ros.timeseries.write_timeseries`."""

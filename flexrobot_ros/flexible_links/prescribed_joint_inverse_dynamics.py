@@ -124,6 +124,9 @@ class PrescribedJointInverseDynamics:
         self._batches: list | None = None
         at_rest = ca.substitute(residual[F], ca.vertcat(yd, ydd), ca.SX.zeros(2 * size))
         self._static = ca.Function("prescribed_static", [y], [at_rest, ca.jacobian(at_rest, y[F])])
+        # the free rows' inertia and damping at rest (the joints locked): built on first use (rest-to-rest motions)
+        self._locked_rows = (residual[F], inertia[F, F], y, yd, ydd)
+        self._locked: ca.Function | None = None
         # the deformation dynamics x' = [e'; e''] of x = [e; e'] with the joints' [q; q'; q''], as generated C: the
         # integrator calls it tens of thousands of times (CasADi's own evaluation of the Lagrangian takes ~1 ms per
         # call)
@@ -179,14 +182,36 @@ class PrescribedJointInverseDynamics:
                              f"{solution.message}")
         return solution.x
 
-    def integrate(self, t: np.ndarray, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, q3: np.ndarray,
-                  q4: np.ndarray, rtol: float = RTOL, atol: float = ATOL) -> tuple[np.ndarray, np.ndarray, int]:
-        """(e, e_dot) (samples, ne + m), e = [q_e; eta], at the sample times ``t`` [s] and the number of evaluations:
-        the deformation dynamics along the joint samples (samples, n), from the static deflection at q(t0) at rest.
-        Between the samples, q, q' and q'' are each the quintic Hermite interpolant of their value and two
-        derivatives."""
+    def locked_linearization(self, q0: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(e_s, M, D, K) of the deformation with the joints locked at ``q0`` (n,): e_s (ne + m,) the static
+        deflection there (:meth:`static_deflection`), and about it the free rows' inertia I_ee, damping
+        dR_e/de' and stiffness dR_e/de (ne + m, ne + m) at rest: ``M e'' + D e' + K e = 0`` are the small
+        vibrations of the deformation about e_s while the joints hold q0 (K includes gravity's geometric terms)."""
         k = len(self.free)
-        start = np.r_[self.static_deflection(q[0]), np.zeros(k)]
+        if k == 0:
+            empty = np.zeros((0, 0))
+            return np.zeros(0), empty, empty, empty
+        if self._locked is None:
+            rows, inertia, y, yd, ydd = self._locked_rows
+            F, size = self.free.tolist(), self.chain.size
+            rest = [ca.SX.zeros(size), ca.SX.zeros(size)]
+            outputs = [ca.substitute(value, ca.vertcat(yd, ydd), ca.vertcat(*rest))
+                       for value in (inertia, ca.jacobian(rows, yd[F]), ca.jacobian(rows, y[F]))]
+            self._locked = ca.Function("prescribed_locked", [y], outputs)
+        e_s = self.static_deflection(q0)
+        M, D, K = (np.array(value) for value in self._locked(self._chain_coordinates(q0, e_s)))
+        return e_s, M, D, K
+
+    def integrate(self, t: np.ndarray, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, q3: np.ndarray,
+                  q4: np.ndarray, rtol: float = RTOL, atol: float = ATOL,
+                  start: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray, int]:
+        """(e, e_dot) (samples, ne + m), e = [q_e; eta], at the sample times ``t`` [s] and the number of evaluations:
+        the deformation dynamics along the joint samples (samples, n), from ``start`` = (e, e_dot) at t[0] (default:
+        the static deflection at q(t0), at rest). Between the samples, q, q' and q'' are each the quintic Hermite
+        interpolant of their value and two derivatives."""
+        k = len(self.free)
+        start = np.r_[self.static_deflection(q[0]), np.zeros(k)] if start is None else \
+            np.concatenate([np.asarray(start[0], dtype=float), np.asarray(start[1], dtype=float)])
         if len(t) < 2 or k == 0:
             return np.repeat(start[None, :k], len(t), axis=0), np.zeros((len(t), k)), 0
         joints = BPoly.from_derivatives(t, np.stack([np.c_[q, qd, qdd], np.c_[qd, qdd, q3], np.c_[qdd, q3, q4]],
@@ -204,10 +229,12 @@ class PrescribedJointInverseDynamics:
 
     # ------------------------------------------------------------------ joint forces
     def __call__(self, t: np.ndarray, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, q3: np.ndarray,
-                 q4: np.ndarray, rtol: float = RTOL, atol: float = ATOL) -> PrescribedJointMotion:
-        """The joint forces and deformations along joint samples (samples, n) at times ``t`` (samples,) [s]."""
+                 q4: np.ndarray, rtol: float = RTOL, atol: float = ATOL,
+                 start: tuple[np.ndarray, np.ndarray] | None = None) -> PrescribedJointMotion:
+        """The joint forces and deformations along joint samples (samples, n) at times ``t`` (samples,) [s], the
+        deformation started at ``start`` = (e, e_dot) (default: at rest in the static deflection at q(t0))."""
         P, F = self.prescribed, self.free
-        e, e_dot, evaluations = self.integrate(t, q, qd, qdd, q3, q4, rtol, atol)
+        e, e_dot, evaluations = self.integrate(t, q, qd, qdd, q3, q4, rtol, atol, start)
         count, k = len(t), len(F)
         zeros = np.zeros((k, count))
         y, yd = self._chain_coordinates(q.T, e.T), self._chain_coordinates(qd.T, e_dot.T)

@@ -153,13 +153,16 @@ class FeedforwardPD:
         tau_m(t) = tau_ff(t) + K_P (q_m^ref(t) - q_m) + K_D (qd_m^ref(t) - qd_m)
 
     ``tau_ff``, ``q_m_ref``, ``qd_m_ref``: callables of t or samples (samples, n) at ``times`` (samples,) [s]
-    (e.g. the motor torques and motor trajectory of :mod:`flexrobot_ros.dynamics.feedforward`).
+    (e.g. the motor torques and motor trajectory of :mod:`flexrobot_ros.dynamics.feedforward`). ``hold``:
+    (tau_hold, q_m_hold) (n,) each [N m | N], [rad | m]: after the last sample time the law holds that pose,
+    ``tau_m = tau_hold + K_P (q_m_hold - q_m) - K_D qd_m`` (e.g. the final pose with its static torque); None:
+    the samples' last values (a callable's values) go on.
     """
 
     time_varying = True
 
     def __init__(self, robot: FlexibleRobot, tau_ff: Any, q_m_ref: Any, qd_m_ref: Any, times: Any = None,
-                 kp: Any = None, kd: Any = None):
+                 kp: Any = None, kd: Any = None, hold: tuple[Any, Any] | None = None):
         n = robot.n
         self.robot = robot
         self.tau_ff = Signal(tau_ff, n, f"robot {robot.name}: tau_ff", times)
@@ -167,6 +170,14 @@ class FeedforwardPD:
         self.qd_m_ref = Signal(qd_m_ref, n, f"robot {robot.name}: qd_m_ref", times)
         self.kp = _gains(robot, kp, robot.kp, "kp")
         self.kd = _gains(robot, kd, robot.kd, "kd")
+        self.end, self.hold = None, None
+        if hold is not None:
+            if times is None:
+                raise SimulationError(f"robot {robot.name}: hold: a pose held after the last sample needs sampled "
+                                      "references with their times")
+            self.end = float(np.asarray(times, dtype=float)[-1])
+            self.hold = tuple(Signal(value, n, f"robot {robot.name}: hold {what}")(0.0)
+                              for value, what in zip(hold, ("torque", "motor position")))
 
     def with_gains(self, kp: Any = None, kd: Any = None) -> "FeedforwardPD":
         """The same feedforward and references with new gains (None keeps a gain)."""
@@ -176,6 +187,8 @@ class FeedforwardPD:
         return law
 
     def motor_torque(self, t, q, qd, q_m, qd_m):
+        if self.end is not None and t > self.end:
+            return self.hold[0] + self.kp * (self.hold[1] - q_m) - self.kd * qd_m
         return self.tau_ff(t) + self.kp * (self.q_m_ref(t) - q_m) + self.kd * (self.qd_m_ref(t) - qd_m)
 
 

@@ -161,13 +161,22 @@ class ElasticRobotPlant:
         qd = np.zeros(self.n) if qd is None else robot.check_q(qd, "qd")
         qd_m = np.zeros(self.n) if qd_m is None else robot.check_q(qd_m, "qd_m").copy()
         q_m[self._rigid], qd_m[self._rigid] = q[self._rigid], qd[self._rigid]
-        x = np.zeros(self.layout.size)
-        x[self._pos] = y
+        x = self.rest_state(y)
         lay = self.layout
         x[lay["q"]], x[lay["q_m"]], x[lay["qd"]], x[lay["qd_m"]] = q, q_m, qd, qd_m
+        return x
+
+    def rest_state(self, y: np.ndarray) -> np.ndarray:
+        """The state at rest at the model's coordinates ``y`` (:class:`ElasticRobot`: joints, motors, q_e, eta;
+        every rate and energy integral zero, a rigid joint's motor entry its joint's, integrated roots on eq. 38's
+        roots at the free lengths)."""
+        y = np.asarray(y, dtype=float)
+        x = np.zeros(self.layout.size)
+        x[self._pos] = y
+        x[self.layout["q_m"].start + self._rigid] = y[self.model.q_index[self._rigid]]
         if self.roots:  # started on eq. 38's roots at the free lengths
             lagrangian = self.model.chain_dynamics.lagrangian
-            x[lay["beta"]] = lagrangian.evaluate("explicit_roots", y[:self.model.chain.size])[0].ravel()
+            x[self.layout["beta"]] = lagrangian.evaluate("explicit_roots", y[:self.model.chain.size])[0].ravel()
         return x
 
     def static_motor_position(self, q: np.ndarray) -> np.ndarray:

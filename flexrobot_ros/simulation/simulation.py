@@ -122,7 +122,9 @@ class Simulation:
     :class:`~flexrobot_ros.simulation.elastic_robot_plant.ElasticRobotPlant`) or a plant. ``controller``: see
     :mod:`flexrobot_ros.simulation.controllers`. Initial state: ``q0`` [rad | m] defaults to the controller's set
     point ``q_d``; ``q_m0`` to its ``q_m_d`` or else to the static motor position of ``q0`` (eq. 2.3, springs
-    carrying gravity); rates default to zero. ``rate`` [Hz] output sample rate; ``mode`` 'fixed' or 'accurate' with
+    carrying gravity); rates default to zero; ``x0``: a whole initial state in the plant's layout instead (e.g. the
+    law's rest state, :func:`~flexrobot_ros.simulation.law_equilibrium.law_equilibrium`). ``rate`` [Hz] output sample
+    rate; ``mode`` 'fixed' or 'accurate' with
     options ``fixed``/``accurate``; ``sensors`` sensor models; ``seed`` their noise seed; ``excitations`` initial
     excitations. ``max_speed`` [rad/s | m/s] and ``max_position`` [rad | m] bound the state: beyond them (or on a
     non-finite value) the chunk stops with a :class:`SimulationError` saying where and when, and the simulation
@@ -133,7 +135,7 @@ class Simulation:
                  qd0: Any = None, qd_m0: Any = None, rate: float = 1000.0, mode: str = "fixed",
                  fixed: FixedStepIntegration | None = None, accurate: AccurateIntegration | None = None,
                  sensors: Iterable[Any] = (), seed: int = 0, excitations: Iterable[Any] = (),
-                 max_speed: float = 1.0e3, max_position: float = 1.0e3):
+                 max_speed: float = 1.0e3, max_position: float = 1.0e3, x0: Any = None):
         if isinstance(robot, FlexibleRobot):
             self.plant: Plant = plant_for(robot)
         else:
@@ -158,7 +160,13 @@ class Simulation:
         self._excitations: list[tuple[int, Any]] = []
         self.controller = controller
         self._check_controller(controller)
-        self._initial = self._initial_state(q0, q_m0, qd0, qd_m0)
+        if x0 is None:
+            self._initial = self._initial_state(q0, q_m0, qd0, qd_m0)
+        else:
+            self._initial = np.array(x0, dtype=float)
+            if self._initial.shape != (layout.size,) or not np.all(np.isfinite(self._initial)):
+                raise SimulationError(f"robot {self.robot.name}: x0: expected {layout.size} finite values (the "
+                                      f"plant's state), got shape {self._initial.shape}")
         for excitation in excitations:
             self.apply(excitation)
         self.reset()
