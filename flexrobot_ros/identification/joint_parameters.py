@@ -100,7 +100,9 @@ class IdentifiedParameter:
     ``at_bound``; ``std`` its standard deviation for the stated data uncertainty (0 at a bound);
     ``damping_bias`` its shift per +1 percentage point on every damping ratio and ``frequency_bias`` per +1 %
     on every frequency (first order); ``unit`` SI. A flexible-link parameter (:mod:`.link_parameters`) has its link
-    in ``joint`` and its ``flexible_links.<link>`` field in ``field`` ('' for joint parameters)."""
+    in ``joint`` and its ``flexible_links.<link>`` field in ``field`` ('' for joint parameters). ``deletion_std``:
+    its largest standard deviation with one measured mode left out, ``carried_by`` the index of that mode in
+    ``IdentificationResult.comparisons`` (inf and a mode: that mode alone carries it; identifiability.Sensitivity)."""
 
     name: str
     kind: str
@@ -115,6 +117,8 @@ class IdentifiedParameter:
     damping_bias: float
     frequency_bias: float
     field: str = ""
+    deletion_std: float = float("nan")
+    carried_by: int = -1
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)
@@ -325,7 +329,8 @@ def _linearize_poses(robot: FlexibleRobot, data: ModalData) -> list:
 
 
 def compare_modes(robot: FlexibleRobot, data: ModalData, frequency_tolerance: float,
-                  mac_threshold: float) -> tuple[list[ModeComparison], list[str]]:
+                  mac_threshold: float, damping_tolerance: float | None = None
+                  ) -> tuple[list[ModeComparison], list[str]]:
     """Each measured mode beside the mode of ``robot`` (the identified model) matched to it at its pose, and the
     problems found (an unstable model, a measured mode no model mode matches)."""
     comparisons, problems = [], []
@@ -333,7 +338,8 @@ def compare_modes(robot: FlexibleRobot, data: ModalData, frequency_tolerance: fl
         model = pose_modes(robot, pose.q, pose.motor_friction_damping)
         if not model.stable:
             problems.append(f"the identified model is {model.verdict} at poses[{i}]")
-        match = match_modes(model, pose, i, data.shape_coordinates, frequency_tolerance, mac_threshold, data.source)
+        match = match_modes(model, pose, i, data.shape_coordinates, frequency_tolerance, mac_threshold, data.source,
+                            damping_tolerance)
         for k, mode in enumerate(pose.modes):
             j = int(match.model_mode[k])
             if j < 0:
@@ -349,12 +355,14 @@ def compare_modes(robot: FlexibleRobot, data: ModalData, frequency_tolerance: fl
 
 
 def matched_data(robot: FlexibleRobot, data: ModalData, frequency_tolerance: float, mac_threshold: float,
-                 drop_unmatched: bool) -> tuple[list[PoseMatch], ModalData, list[str]]:
+                 drop_unmatched: bool, damping_tolerance: float | None = None
+                 ) -> tuple[list[PoseMatch], ModalData, list[str]]:
     """(matches at the robot's values, the data, the dropped modes): measured modes matched to ``robot``'s modes at
     each pose (:mod:`.matching`); those matching none are left out (``drop_unmatched``, each described in the
     list) or refused (IdentificationError)."""
     matches = [match_modes(pose_modes(robot, pose.q, pose.motor_friction_damping), pose, i, data.shape_coordinates,
-                           frequency_tolerance, mac_threshold, data.source) for i, pose in enumerate(data.poses)]
+                           frequency_tolerance, mac_threshold, data.source, damping_tolerance)
+               for i, pose in enumerate(data.poses)]
     dropped: list[str] = []
     if not drop_unmatched:
         require_matched(matches, data.source)
@@ -394,30 +402,33 @@ def undetermined_joint_parameters(
         robot: FlexibleRobot, data: ModalData, parameters: str | Sequence[str], fraction: float, *,
         bounds: Mapping[str, Any] | None = None, frequency_tolerance: float = FREQUENCY_TOLERANCE,
         mac_threshold: float = MAC_THRESHOLD, frequency_std: float = 0.005, damping_std: float = 0.005,
-        ) -> tuple[tuple[JointParameter, Undetermined], ...]:
+        damping_match_tolerance: float | None = None,
+        ) -> tuple[tuple[JointParameter, Undetermined, tuple[int, Any] | None], ...]:
     """The unknowns of ``parameters`` that the measured modes of ``data`` (those matching a mode of ``robot``) do
     not determine at the robot's own values, before any solve: backward elimination on the sensitivity matrix of the
     eigenvalue residuals (:func:`~flexrobot_ros.identification.identifiability.undetermined_parameters`: a standard
     deviation above ``fraction`` of the magnitude for the stated data uncertainty, inf in its null space; then the
     least determined ones until the distinct measured eigenvalues outnumber the rest, eq. 3.32), in the order they
-    were set aside. Settings as in :func:`identify_joint_parameters`."""
+    were set aside, each with (pose index, MeasuredMode) of the measured mode that alone carries it (None when
+    none does). Settings as in :func:`identify_joint_parameters`."""
     check_joint_model(robot)
     unknowns = parse_parameters(robot, parameters)
     check_pose_lengths(robot, data)
     lower, upper = resolve_bounds(robot, unknowns, bounds)
     nominal = np.array([p.value_in(robot) for p in unknowns])
     linearized = _linearize_poses(robot, data)
-    _, data, _ = matched_data(robot, data, frequency_tolerance, mac_threshold, True)
+    _, data, _ = matched_data(robot, data, frequency_tolerance, mac_threshold, True, damping_match_tolerance)
     eigenvalues = [np.array([mode.eigenvalue for mode in pose.modes]) for pose in data.poses]
     if not sum(len(e) for e in eigenvalues):
-        return tuple((p, Undetermined(j, float("inf"))) for j, p in enumerate(unknowns))
+        return tuple((p, Undetermined(j, float("inf")), None) for j, p in enumerate(unknowns))
     fit = EigenvalueResiduals(AffineModel(linearized, unknowns, nominal, robot.transmission), eigenvalues)
     frequencies = np.concatenate([[m.frequency_hz for m in pose.modes] for pose in data.poses])
     n_eigenvalues, _ = distinct_counts(data)
     removed = undetermined_parameters(fit, nominal, np.ones(len(unknowns), dtype=bool),
                                       column_scale(nominal, nominal, upper), frequencies, frequency_std, damping_std,
                                       fraction, max_free=n_eigenvalues - 1)
-    return tuple((unknowns[u.index], u) for u in removed)
+    modes = [(i, mode) for i, pose in enumerate(data.poses) for mode in pose.modes]
+    return tuple((unknowns[u.index], u, modes[u.single_mode] if u.single_mode >= 0 else None) for u in removed)
 
 
 def identify_joint_parameters(
@@ -426,7 +437,8 @@ def identify_joint_parameters(
         residual: str = "determinant", workers: int | str = 1, tolerance: float = 1e-12, max_evaluations: int = 500,
         frequency_tolerance: float = FREQUENCY_TOLERANCE, mac_threshold: float = MAC_THRESHOLD,
         frequency_std: float = 0.005, damping_std: float = 0.005, drop_unmatched: bool = False,
-        progress: Progress | None = None, parameters_setting: str = "--params") -> IdentificationResult:
+        progress: Progress | None = None, parameters_setting: str = "--params",
+        damping_match_tolerance: float | None = None) -> IdentificationResult:
     """Identify joint stiffness/damping of ``robot`` from modal ``data`` (see the module docstring).
 
     ``parameters``: selection as in :func:`flexrobot_ros.identification.parameters.parse_parameters`;
@@ -443,7 +455,8 @@ def identify_joint_parameters(
     match no model mode (e.g. spurious OMA modes) with a warning, instead of refusing the data (the comparisons
     then index the remaining modes); ``progress(done, total, best_F)`` after each start; ``parameters_setting``:
     the name of the setting that chose ``parameters``, for the messages (``--params`` of ``flexrobot identify``,
-    ``identification.parameters`` of calibration_node). A pose's ``motor_friction_damping`` (the record's motor
+    ``identification.parameters`` of calibration_node); ``damping_match_tolerance``: the matching's damping
+    plausibility (:func:`~flexrobot_ros.identification.matching.match_modes`, None: off). A pose's ``motor_friction_damping`` (the record's motor
     Coulomb friction, :mod:`.motor_friction`) is added to the motor damping of the model at that pose.
 
     Raises :class:`IdentificationError` for under-determined requests (eq. 3.32, a single pose), poses of the
@@ -463,7 +476,8 @@ def identify_joint_parameters(
     nominal = np.array([p.value_in(robot) for p in unknowns])
 
     linearized = _linearize_poses(robot, data)
-    matches, data, dropped = matched_data(robot, data, frequency_tolerance, mac_threshold, drop_unmatched)
+    matches, data, dropped = matched_data(robot, data, frequency_tolerance, mac_threshold, drop_unmatched,
+                                          damping_match_tolerance)
     check_counting(data, unknowns, parameters_setting)
 
     eigenvalues = [np.array([mode.eigenvalue for mode in pose.modes]) for pose in data.poses]
@@ -491,13 +505,15 @@ def identify_joint_parameters(
                              n_eigenvalues, n_poses)
     frequencies = np.concatenate([[m.frequency_hz for m in pose.modes] for pose in data.poses])
     sensitivity = data_sensitivity(problem, estimate, ~at_bound, frequencies, frequency_std, damping_std)
-    comparisons, problems = compare_modes(identified, data, frequency_tolerance, mac_threshold)
+    comparisons, problems = compare_modes(identified, data, frequency_tolerance, mac_threshold,
+                                          damping_match_tolerance)
 
     table = tuple(IdentifiedParameter(
         name=p.name, kind=p.kind, joint=p.joint_name, unit=p.unit(robot), value=float(estimate[j]),
         nominal=float(nominal[j]), lower=float(lower[j]), upper=float(upper[j]), at_bound=bool(at_bound[j]),
         std=float(sensitivity.std[j]), damping_bias=float(0.01 * sensitivity.damping_bias[j]),
-        frequency_bias=float(0.01 * sensitivity.frequency_bias[j])) for j, p in enumerate(unknowns))
+        frequency_bias=float(0.01 * sensitivity.frequency_bias[j]), deletion_std=float(sensitivity.deletion_std[j]),
+        carried_by=int(sensitivity.deletion_mode[j])) for j, p in enumerate(unknowns))
     warnings = identification_warnings(table, report, minima, problems)
     if dropped:
         warnings.insert(0, f"{len(dropped)} measured mode(s) matching no model mode were left out: "
