@@ -38,8 +38,8 @@ from flexrobot_ros.identification.affine_model import AffineModel, Residuals
 from flexrobot_ros.identification.characteristic_determinant import CharacteristicDeterminant
 from flexrobot_ros.identification.eigenvalue_residuals import EigenvalueResiduals
 from flexrobot_ros.identification.identifiability import (
-    Identifiability, Sensitivity, Undetermined, check_counting, column_scale, data_sensitivity, distinct_counts,
-    jacobian_report, undetermined_parameters)
+    Identifiability, Sensitivity, Undetermined, _response as _pseudo_response, check_counting, column_scale,
+    data_sensitivity, distinct_counts, jacobian_report, undetermined_parameters)
 from flexrobot_ros.identification.matching import (
     FREQUENCY_TOLERANCE, MAC_THRESHOLD, PoseMatch, match_modes, require_matched)
 from flexrobot_ros.identification.modal_data import ModalData
@@ -456,8 +456,9 @@ def identify_joint_parameters(
     then index the remaining modes); ``progress(done, total, best_F)`` after each start; ``parameters_setting``:
     the name of the setting that chose ``parameters``, for the messages (``--params`` of ``flexrobot identify``,
     ``identification.parameters`` of calibration_node); ``damping_match_tolerance``: the matching's damping
-    plausibility (:func:`~flexrobot_ros.identification.matching.match_modes`, None: off). A pose's ``motor_friction_damping`` (the record's motor
-    Coulomb friction, :mod:`.motor_friction`) is added to the motor damping of the model at that pose.
+    plausibility (:func:`~flexrobot_ros.identification.matching.match_modes`, None: off). A pose's
+    ``motor_friction_damping`` (the record's motor Coulomb friction, :mod:`.motor_friction`) is added to the motor
+    damping of the model at that pose.
 
     Raises :class:`IdentificationError` for under-determined requests (eq. 3.32, a single pose), poses of the
     wrong length, and measured modes that match no model mode. Weakly determined parameters are reported
@@ -562,4 +563,25 @@ def identification_warnings(table: Sequence[IdentifiedParameter], report: Identi
 __all__ = ["identify_joint_parameters", "IdentificationResult", "IdentifiedParameter", "LocalMinimum",
            "StartResult", "ModeComparison", "LocalSolver", "cluster_minima", "compare_modes", "identified_links",
            "identification_warnings", "matched_data", "snap_to_bounds", "check_joint_model",
-           "undetermined_joint_parameters"]
+           "undetermined_joint_parameters", "kept_coupling"]
+
+
+def kept_coupling(robot: FlexibleRobot, estimate: FlexibleRobot, data: ModalData, free: Sequence[str],
+                  kept: Sequence[str], *, frequency_tolerance: float = FREQUENCY_TOLERANCE,
+                  mac_threshold: float = MAC_THRESHOLD, damping_match_tolerance: float | None = None
+                  ) -> tuple[tuple[JointParameter, ...], tuple[JointParameter, ...], np.ndarray]:
+    """(free unknowns, kept unknowns, C (free, kept)): how far each free parameter's estimate moves, relative to its
+    value, per relative change of each kept parameter (held at its nominal value in the solve), at ``estimate`` (the
+    identified robot), from the measured modes of ``data`` that match ``robot``'s (the nominal's) as the
+    identification used them: ``C = -J_free^+ J_kept`` of the eigenvalue residuals, columns scaled by the values."""
+    free_unknowns, kept_unknowns = parse_parameters(robot, free), parse_parameters(robot, kept)
+    unknowns = free_unknowns + kept_unknowns
+    linearized = _linearize_poses(estimate, data)
+    _, data, _ = matched_data(robot, data, frequency_tolerance, mac_threshold, True, damping_match_tolerance)
+    eigenvalues = [np.array([mode.eigenvalue for mode in pose.modes]) for pose in data.poses]
+    values = np.array([p.value_in(estimate) for p in unknowns])
+    jacobian = EigenvalueResiduals(AffineModel(linearized, unknowns, values, estimate.transmission),
+                                   eigenvalues).jacobian(values) * values[None, :]
+    count = len(free_unknowns)
+    coupling, _, _ = _pseudo_response(jacobian[:, :count], jacobian[:, count:])
+    return free_unknowns, kept_unknowns, np.nan_to_num(coupling, nan=np.inf)

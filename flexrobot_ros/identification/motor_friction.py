@@ -174,5 +174,6 @@ def pose_modes(robot: FlexibleRobot, q: Any, friction_damping: Any = None) -> Mo
     return modes_of(pose_linearization(robot, q, friction_damping))
 
 
-__all__ = ["HELD_FRACTION", "LINEAR_REGIMES", "NEGLIGIBLE_FRACTION", "WINDOWS", "MotorFriction", "friction_damping_matrix", "has_motor_coulomb", "pose_linearization",
+__all__ = ["HELD_FRACTION", "LINEAR_REGIMES", "NEGLIGIBLE_FRACTION", "WINDOWS", "MotorFriction",
+           "friction_damping_matrix", "has_motor_coulomb", "pose_linearization",
            "pose_modes", "record_friction"]

@@ -27,7 +27,9 @@ of ``poses`` (n values per pose, link side [rad | m]):
    through the wrist axis leaves joint 6's motor mode, whose damping carries d_f6, unexcited; see
    config/scompi_simulation.yaml);
 3. record ``record_s`` seconds of ``motor_states`` (sensor_msgs/JointState, motor encoder positions [rad] at
-   ``sample_rate_hz``) from the excitation on and identify the modes (``oma.method``, ``oma.orders``).
+   ``sample_rate_hz``) from the excitation on (``service``: from the blow's onset in the samples, which lands after
+   the request by its latency) and identify the modes (``oma.method``, ``oma.orders``) of the record without its
+   mean and linear trend (motors creeping against their friction after the move).
 
 On a robot with motor Coulomb friction each record's friction is modelled from its ``motor_states`` velocities
 (the positions differentiated where a message carries none): an equivalent motor damping per joint and pose
@@ -62,6 +64,7 @@ import traceback
 from typing import Any, Sequence
 
 import numpy as np
+from scipy.signal import detrend
 
 from flexrobot_ros.errors import CalibrationError, FlexrobotError
 from flexrobot_ros.identification.calibration import (CalibrationOptions, CalibrationResult, calibrate,
@@ -75,6 +78,7 @@ from flexrobot_ros.nodes.live_parameters import LiveParameters, checked
 from flexrobot_ros.nodes.output_files import keep_previous, output_path
 from flexrobot_ros.oma import identify_modes
 from flexrobot_ros.oma.identify import parse_orders
+from flexrobot_ros.oma.onset import impulse_onset
 from flexrobot_ros.runtime import QOS_DEFAULT, QOS_LATCHED, ParameterSpec, run_node
 from flexrobot_ros.runtime.remote_parameters import get_remote_parameters, set_remote_parameters
 
@@ -396,31 +400,45 @@ class CalibrationNode:
                                        f"{'no answer' if response is None else response.message}")
 
     def measure_modes(self) -> list[MeasuredMode]:
-        """The modes of ``record_s`` seconds of encoder samples from the excitation on."""
+        """The modes of ``record_s`` seconds of encoder samples from the excitation on (with ``excitation.type``
+        'service', from the blow's onset found in the samples: :func:`~flexrobot_ros.oma.onset.impulse_onset`; the
+        blow lands when the request reaches the exciter, after the record began), their mean and linear trend
+        removed: after a move the motors creep toward the set point against their Coulomb friction, and with the
+        mean alone removed that creep hid the LWR4's 2.7 and 2.9 Hz modes from SSI-cov."""
         p, rate = self.settings, self.p["sample_rate_hz"]
-        deadline = time.monotonic() + p["timeout_s"]
-        end = None
-        while time.monotonic() < deadline:
-            with self.lock:
-                if self.samples and self.samples[-1][0] >= self.record_from + p["record_s"]:
-                    end, record = self.record_from + p["record_s"], list(self.samples)
-                    break
-            time.sleep(0.02)
-        if end is None:
-            raise CalibrationError(f"{self.node.resolve_name('motor_states')}: {len(self.samples)} samples of the "
-                                   f"{p['record_s']:g} s record arrived within {p['timeout_s']:g} s")
-        inside = np.array([s for s, _, _ in record]) <= end + 0.5 / rate
-        record = [sample for sample, keep in zip(record, inside) if keep]
+        begin = self.record_from
+        record = self._collect(begin + p["record_s"], p)
+        if p["excitation.type"] == "service":
+            onset = impulse_onset(np.array([q for _, q, _ in record]))
+            if onset is not None and record[onset][0] > begin:
+                begin = record[onset][0]
+                record = self._collect(begin + p["record_s"], p)
+        record = [sample for sample in record if begin <= sample[0] <= begin + p["record_s"] + 0.5 / rate]
         data = np.array([v for _, v, _ in record])
         expected = int(round(p["record_s"] * rate))
         if len(data) < 0.95 * expected:
             raise CalibrationError(f"{self.node.resolve_name('motor_states')}: {len(data)} samples in the "
                                    f"{p['record_s']:g} s record, expected {expected} at {rate:g} Hz (samples lost)")
         self.record = record
-        result = identify_modes(data - data.mean(axis=0), rate, p["oma.method"], p["oma.orders"] or None,
-                                channels=self.robot.joint_names)
+        result = identify_modes(detrend(data, axis=0, type="linear"), rate, p["oma.method"],
+                                p["oma.orders"] or None, channels=self.robot.joint_names)
         return [MeasuredMode(m.frequency_hz, m.damping_ratio, np.asarray(m.shape)) for m in result.modes
                 if m.frequency_hz > 0 and 0.0 <= m.damping_ratio < 1.0]
+
+    def _collect(self, until: float, p: dict[str, Any]) -> list[tuple[float, np.ndarray, np.ndarray | None]]:
+        """The samples recorded so far once one is stamped at ``until`` [s] or later (at most ``timeout_s``).
+
+        Raises:
+            CalibrationError: the samples did not reach ``until`` in time.
+        """
+        deadline = time.monotonic() + p["timeout_s"]
+        while time.monotonic() < deadline:
+            with self.lock:
+                if self.samples and self.samples[-1][0] >= until:
+                    return list(self.samples)
+            time.sleep(0.02)
+        raise CalibrationError(f"{self.node.resolve_name('motor_states')}: {len(self.samples)} samples of the "
+                               f"{p['record_s']:g} s record arrived within {p['timeout_s']:g} s")
 
     def motor_velocities(self) -> np.ndarray:
         """The motor velocities [rad/s] of the record :meth:`measure_modes` analysed: ``motor_states`` velocities,
