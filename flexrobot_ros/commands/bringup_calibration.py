@@ -83,8 +83,8 @@ def format_calibration(report: dict[str, Any] | None) -> list[str]:
         lines.append(f"  {'parameter':<16}{'nominal':>13}{'calibrated':>15}{'change [%]':>12}{'std':>11}  unit")
         for p in report["parameters"]:
             change = f"{100 * (p['value'] / p['nominal'] - 1):>12.2f}" if p["nominal"] else f"{'-':>12}"
-            lines.append(f"  {p['name']:<16}{p['nominal']:>13.6g}{p['value']:>15.8g}{change}{p['std']:>11.3g}  "
-                         f"{p['unit']}")
+            std = f"{'-':>11}" if p["std"] is None else f"{p['std']:>11.3g}"
+            lines.append(f"  {p['name']:<16}{p['nominal']:>13.6g}{p['value']:>15.8g}{change}{std}  {p['unit']}")
     lines += [f"  {name}: kept at its nominal value ({why})" for name, why in report.get("kept_nominal", {}).items()]
     for i, friction in enumerate(report.get("motor_friction") or []):
         if friction is not None:

@@ -121,7 +121,8 @@ class IdentifiedParameter:
     carried_by: int = -1
 
     def to_dict(self) -> dict:
-        return dict(self.__dict__)
+        """JSON-ready (strict JSON: an infinite or undefined standard deviation or bias as None)."""
+        return {k: (None if isinstance(v, float) and not np.isfinite(v) else v) for k, v in self.__dict__.items()}
 
 
 @dataclass(frozen=True)

@@ -28,8 +28,7 @@ of ``poses`` (n values per pose, link side [rad | m]):
    config/scompi_simulation.yaml);
 3. record ``record_s`` seconds of ``motor_states`` (sensor_msgs/JointState, motor encoder positions [rad] at
    ``sample_rate_hz``) from the excitation on (``service``: from the blow's onset in the samples, which lands after
-   the request by its latency) and identify the modes (``oma.method``, ``oma.orders``) of the record without its
-   mean and linear trend (motors creeping against their friction after the move).
+   the request by its latency) and identify the modes (``oma.method``, ``oma.orders``).
 
 On a robot with motor Coulomb friction each record's friction is modelled from its ``motor_states`` velocities
 (the positions differentiated where a message carries none): an equivalent motor damping per joint and pose
@@ -64,7 +63,6 @@ import traceback
 from typing import Any, Sequence
 
 import numpy as np
-from scipy.signal import detrend
 
 from flexrobot_ros.errors import CalibrationError, FlexrobotError
 from flexrobot_ros.identification.calibration import (CalibrationOptions, CalibrationResult, calibrate,
@@ -400,11 +398,11 @@ class CalibrationNode:
                                        f"{'no answer' if response is None else response.message}")
 
     def measure_modes(self) -> list[MeasuredMode]:
-        """The modes of ``record_s`` seconds of encoder samples from the excitation on (with ``excitation.type``
-        'service', from the blow's onset found in the samples: :func:`~flexrobot_ros.oma.onset.impulse_onset`; the
-        blow lands when the request reaches the exciter, after the record began), their mean and linear trend
-        removed: after a move the motors creep toward the set point against their Coulomb friction, and with the
-        mean alone removed that creep hid the LWR4's 2.7 and 2.9 Hz modes from SSI-cov."""
+        """The modes of ``record_s`` seconds of encoder samples from the excitation on, their mean removed; with
+        ``excitation.type`` 'service' from the blow's onset found in the samples
+        (:func:`~flexrobot_ros.oma.onset.impulse_onset`): the blow lands when the request reaches the exciter, after
+        the record began, and the motors' creep toward their set point ahead of it hid the LWR4's 2.7 and 2.9 Hz
+        modes from SSI-cov."""
         p, rate = self.settings, self.p["sample_rate_hz"]
         begin = self.record_from
         record = self._collect(begin + p["record_s"], p)
@@ -420,8 +418,8 @@ class CalibrationNode:
             raise CalibrationError(f"{self.node.resolve_name('motor_states')}: {len(data)} samples in the "
                                    f"{p['record_s']:g} s record, expected {expected} at {rate:g} Hz (samples lost)")
         self.record = record
-        result = identify_modes(detrend(data, axis=0, type="linear"), rate, p["oma.method"],
-                                p["oma.orders"] or None, channels=self.robot.joint_names)
+        result = identify_modes(data - data.mean(axis=0), rate, p["oma.method"], p["oma.orders"] or None,
+                                channels=self.robot.joint_names)
         return [MeasuredMode(m.frequency_hz, m.damping_ratio, np.asarray(m.shape)) for m in result.modes
                 if m.frequency_hz > 0 and 0.0 <= m.damping_ratio < 1.0]
 
