@@ -4,10 +4,10 @@ report k1 47 % low as a success and push it.
 
 The simulator runs a true YAML with the LWR4's stiffnesses scaled by seeded factors in [0.77, 1.21] (seed 1: 0.995,
 1.188, 0.833, 1.187, 0.907, 0.956, 1.134); the other nodes run the nominal YAML. The parameter file is the shipped
-config/simulation.yaml with four calibration poses, a rest wait before each blow and real-time factor 2 (the simulator's default impact,
-50 N along y0 for 6 ms). Every run either succeeds with every identified stiffness within 3 % of the truth, pushed to
-both model nodes and written, or is refused with nothing written and nothing pushed. The repeated-seeds part is on
-the identification core (test_calibration_friction.py); this is the one bring-up run.
+config/simulation.yaml with four calibration poses, a rest wait before each blow (the simulator's default impact,
+50 N along y0 for 6 ms) and real-time factor 2. Every run either succeeds with every identified stiffness within 3 %
+of the truth, pushed to both model nodes and written, or is refused with nothing written and nothing pushed. The
+repeated-seeds part is on the identification core (test_calibration_friction.py); this is the one bring-up run.
 """
 from __future__ import annotations
 

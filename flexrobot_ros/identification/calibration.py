@@ -501,7 +501,7 @@ def identify_determined(robot: FlexibleRobot, data: ModalData, options: Calibrat
                 frequency_tolerance=options.frequency_tolerance, mac_threshold=options.mac_threshold,
                 frequency_std=options.frequency_std, damping_std=options.damping_std,
                 damping_match_tolerance=options.damping_match_tolerance):
-            kept[p.name] = why.reason(options.determined_fraction) + " at the nominal values"
+            kept[p.name] = "at the nominal values: " + why.reason(options.determined_fraction)
             if single is not None:
                 leave_out(single[0], single[1].frequency_hz, p.name)
         if kept:

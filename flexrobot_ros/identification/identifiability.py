@@ -152,7 +152,7 @@ class Sensitivity:
 NULL_SHARE = 1e-12
 
 
-def _response(jacobian: np.ndarray, data_jac: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def pseudo_response(jacobian: np.ndarray, data_jac: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(``-J^+ (dr/dy)`` (P, columns of ``data_jac``) with NaN rows for the unobservable parameters, the
     unobservable mask (P,), their null-space weights (P,)): the pseudo-inverse of ``jacobian`` with its columns
     equilibrated (unit norm) and its singular values below RANK_TOLERANCE of the largest dropped."""
@@ -170,7 +170,8 @@ def _response(jacobian: np.ndarray, data_jac: np.ndarray) -> tuple[np.ndarray, n
 
 def _spread(solution: np.ndarray, null: np.ndarray, frequencies_hz: np.ndarray, frequency_std: float,
             damping_std: float) -> np.ndarray:
-    """Standard deviations (P,) of a :func:`_response` (columns f_1, zeta_1, f_2, ...) for the data uncertainty."""
+    """Standard deviations (P,) of a :func:`pseudo_response` (columns f_1, zeta_1, f_2, ...) for the data
+    uncertainty."""
     variance = ((solution[:, 0::2] * frequency_std * frequencies_hz[None, :]) ** 2
                 + (solution[:, 1::2] * damping_std) ** 2)
     return np.where(null, np.inf, np.sqrt(variance.sum(axis=1)))
@@ -180,7 +181,7 @@ def data_sensitivity(problem: Residuals, estimate: np.ndarray, free: np.ndarray,
                      frequencies_hz: np.ndarray, frequency_std: float, damping_std: float) -> Sensitivity:
     """Gauss-Newton sensitivity of the free parameters (mask ``free``) to the measured data at ``estimate``.
 
-    ``dp = -J^+ (dr/dy) dy`` with ``J^+`` the pseudo-inverse of the free parameters' Jacobian (:func:`_response`);
+    ``dp = -J^+ (dr/dy) dy`` with ``J^+`` the pseudo-inverse of the free parameters' Jacobian (:func:`pseudo_response`);
     a parameter with a share of the dropped (null) directions is unobservable: standard deviation inf, not the zero
     a minimum-norm solution would give it. The same with each measured mode left out in turn gives
     ``deletion_std``: a parameter one mode alone carries is fitted to that mode exactly, whatever its error (a
@@ -199,7 +200,7 @@ def data_sensitivity(problem: Residuals, estimate: np.ndarray, free: np.ndarray,
         data_jac = np.zeros((2 * modes, 2 * modes))           # columns: f_1, zeta_1, f_2, zeta_2, ...
         for k in range(modes):
             data_jac[2 * k:2 * k + 2, 2 * k:2 * k + 2] = blocks[k]
-        solution, null, weight = _response(jacobian, data_jac)
+        solution, null, weight = pseudo_response(jacobian, data_jac)
         d_frequency[free] = solution[:, 0::2]
         d_damping[free] = solution[:, 1::2]
         unobservable[free], null_weight[free] = null, weight
@@ -207,7 +208,7 @@ def data_sensitivity(problem: Residuals, estimate: np.ndarray, free: np.ndarray,
         for k in range(modes):
             rows = np.ones(2 * modes, dtype=bool)
             rows[2 * k:2 * k + 2] = False
-            left, left_null, _ = _response(jacobian[rows], data_jac[np.ix_(rows, rows)])
+            left, left_null, _ = pseudo_response(jacobian[rows], data_jac[np.ix_(rows, rows)])
             spread = _spread(left, left_null, np.delete(frequencies_hz, k), frequency_std, damping_std)
             larger = spread > worst
             worst, worst_mode = np.where(larger, spread, worst), np.where(larger, k, worst_mode)
@@ -278,4 +279,4 @@ def undetermined_parameters(problem: Residuals, values: np.ndarray, free: np.nda
 
 __all__ = ["Identifiability", "Sensitivity", "distinct_counts", "check_counting", "column_scale",
            "jacobian_report", "data_sensitivity", "RANK_TOLERANCE", "NULL_SHARE", "Undetermined",
-           "undetermined_parameters"]
+           "undetermined_parameters", "pseudo_response"]

@@ -38,8 +38,8 @@ from flexrobot_ros.identification.affine_model import AffineModel, Residuals
 from flexrobot_ros.identification.characteristic_determinant import CharacteristicDeterminant
 from flexrobot_ros.identification.eigenvalue_residuals import EigenvalueResiduals
 from flexrobot_ros.identification.identifiability import (
-    Identifiability, Sensitivity, Undetermined, _response as _pseudo_response, check_counting, column_scale,
-    data_sensitivity, distinct_counts, jacobian_report, undetermined_parameters)
+    Identifiability, Sensitivity, Undetermined, check_counting, column_scale, data_sensitivity, distinct_counts,
+    jacobian_report, pseudo_response, undetermined_parameters)
 from flexrobot_ros.identification.matching import (
     FREQUENCY_TOLERANCE, MAC_THRESHOLD, PoseMatch, match_modes, require_matched)
 from flexrobot_ros.identification.modal_data import ModalData
@@ -584,5 +584,5 @@ def kept_coupling(robot: FlexibleRobot, estimate: FlexibleRobot, data: ModalData
     jacobian = EigenvalueResiduals(AffineModel(linearized, unknowns, values, estimate.transmission),
                                    eigenvalues).jacobian(values) * values[None, :]
     count = len(free_unknowns)
-    coupling, _, _ = _pseudo_response(jacobian[:, :count], jacobian[:, count:])
+    coupling, _, _ = pseudo_response(jacobian[:, :count], jacobian[:, count:])
     return free_unknowns, kept_unknowns, np.nan_to_num(coupling, nan=np.inf)

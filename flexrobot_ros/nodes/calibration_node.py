@@ -115,8 +115,9 @@ PARAMETERS = (
     ParameterSpec("identification.seed", 0, "seed of the random starts", range=(0, 2**31 - 1)),
     ParameterSpec("acceptance.frequency", 0.01, "accept the calibration only when the calibrated model gives every "
                   "used measured mode's frequency within this fraction (0.01 = 1 %)", range=(1e-6, 1.0)),
-    ParameterSpec("acceptance.damping", 0.01, "... and its damping ratio within this (absolute fraction: 0.01 = 1 "
-                  "percentage point)", range=(1e-6, 1.0)),
+    ParameterSpec("acceptance.damping", 0.01, "accept the calibration only when the calibrated model gives every "
+                  "used measured mode's damping ratio within this (absolute: 0.01 = 1 percentage point)",
+                  range=(1e-6, 1.0)),
     ParameterSpec("push.nodes", ["/modal_monitor_node", "/feedforward_node"], "nodes whose model.* parameters "
                   "(joint, flexible-link) receive the calibrated values (empty list entry: none)", type="string_array"),
     ParameterSpec("push.timeout_s", 120.0, "longest wait for each node to accept the values [s] (a feedforward "
