@@ -496,14 +496,19 @@ def identify_determined(robot: FlexibleRobot, data: ModalData, options: Calibrat
 
     if identify is identify_joint_parameters:
         unknowns = parse_parameters(robot, options.parameters)
-        for p, why, single in undetermined_joint_parameters(
-                robot, data, options.parameters, options.determined_fraction,
-                frequency_tolerance=options.frequency_tolerance, mac_threshold=options.mac_threshold,
-                frequency_std=options.frequency_std, damping_std=options.damping_std,
-                damping_match_tolerance=options.damping_match_tolerance):
-            kept[p.name] = "at the nominal values: " + why.reason(options.determined_fraction)
-            if single is not None:
-                leave_out(single[0], single[1].frequency_hz, p.name)
+        left = [_selection(p) for p in unknowns]
+        while left:    # again after a mode is left out: the count of eq. 3.32 and what the rest carry change
+            found = undetermined_joint_parameters(
+                robot, data, left, options.determined_fraction, frequency_tolerance=options.frequency_tolerance,
+                mac_threshold=options.mac_threshold, frequency_std=options.frequency_std,
+                damping_std=options.damping_std, damping_match_tolerance=options.damping_match_tolerance)
+            for p, why, single in found:
+                kept[p.name] = "at the nominal values: " + why.reason(options.determined_fraction)
+                if single is not None:
+                    leave_out(single[0], single[1].frequency_hz, p.name)
+            left = [_selection(p) for p in unknowns if p.name not in kept]
+            if not any(single is not None for _, _, single in found):
+                break
         if kept:
             say("kept at nominal (not determined by these modes at the nominal values): " + ", ".join(kept))
     else:
