@@ -21,6 +21,8 @@ import numpy as np
 import pytest
 from scipy.integrate import quad
 
+from flexrobot_ros.errors import IdentificationError
+from flexrobot_ros.identification import identify_joint_parameters, modal_data_from_model
 from flexrobot_ros.identification.affine_model import Residuals
 from flexrobot_ros.identification.calibration import CalibrationOptions, calibrate
 from flexrobot_ros.identification.flexibility_update import write_identified_yaml
@@ -335,3 +337,14 @@ def test_a_parameter_in_the_null_space_has_an_infinite_standard_deviation():
     assert sensitivity.unobservable.tolist() == [False, False, True]
     np.testing.assert_allclose(sensitivity.std[:2], [0.5 * 0.01 * 10.0, 0.25 * 0.02], rtol=1e-12)
     assert np.isinf(sensitivity.std[2]) and sensitivity.null_weight[2] == pytest.approx(1.0)
+
+
+def test_the_counting_refusal_names_the_callers_setting():
+    """Too few measured eigenvalues for the unknowns (seed 000 eq. 3.32): ``flexrobot identify`` is told to ask
+    fewer with --params, calibration_node with identification.parameters."""
+    robot = load_robot("kr90")
+    data = modal_data_from_model(robot, POSES["kr90"][:2], mode_indices=[0])
+    with pytest.raises(IdentificationError, match=r"identify fewer parameters \(--params\)"):
+        identify_joint_parameters(robot, data, "k,d_f")
+    with pytest.raises(IdentificationError, match=r"identify fewer parameters \(identification\.parameters\)"):
+        identify_joint_parameters(robot, data, "k,d_f", parameters_setting="identification.parameters")
