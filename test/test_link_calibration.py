@@ -203,12 +203,12 @@ def test_link_damping_identified_where_observable():
 
 
 def test_bad_requests_are_refused_by_name():
-    """Mixed joint and link parameters, joint parameters on a robot with flexible links, an unknown link, and bad
-    replacement values are refused with messages naming them."""
+    """Mixed joint and link parameters, joint parameters on a robot with flexible links (before anything moves), an
+    unknown link, and bad replacement values are refused with messages naming them."""
     nominal = load_robot("canadarm")
     with pytest.raises(IdentificationError, match="separate runs"):
         calibrate(nominal, CALIBRATION_POSES, ModelModes(nominal, 50.0), CalibrationOptions(parameters="k,EI"))
-    with pytest.raises(IdentificationError, match="no flexible links or rigid joints"):
+    with pytest.raises(IdentificationError, match="has flexible links or rigid joints: calibrate its links' EI"):
         calibrate(nominal, CALIBRATION_POSES, ModelModes(nominal, 50.0), CalibrationOptions(parameters="k"))
     data = ModalData((PoseModes(np.zeros(3), (MeasuredMode(1.0, 0.1),)),), "motor", "test", "canadarm")
     with pytest.raises(IdentificationError, match="unknown flexible link 'link7'"):

@@ -7,7 +7,9 @@ simulator's own periodic excitation is off (the calibration strikes it at each p
 ``/calibration_node/calibrate`` once, echoes ``calibration/progress`` on stderr, waits for the latched
 ``calibration/report`` (the node times out each pose itself; Ctrl-C stops the wait) and the summary prints it:
 identified parameters (nominal, calibrated, change, standard deviation), those kept at nominal and why, and per pose
-and measured mode the frequency and damping ratio measured, predicted before (nominal) and after (calibrated).
+and measured mode the frequency and damping ratio measured, predicted before (nominal) and after (calibrated); a
+refused calibration (the calibrated model misses a measured mode it was fitted to: nothing written or pushed) says
+so with each mode missed, and the poses left out (a motor friction no linear model holds) with the reason.
 """
 from __future__ import annotations
 
@@ -69,13 +71,30 @@ def format_calibration(report: dict[str, Any] | None) -> list[str]:
         lines.append(f"  error: {report['error']}")
     if report.get("failure"):
         lines.append(f"  stopped at {report['failure']}")
+    tolerances = report.get("tolerances") or {}
+    if report.get("refusal"):
+        limits = (f" (tolerance {100 * tolerances['frequency_relative']:.3g} % in frequency, "
+                  f"{100 * tolerances['damping_ratio_absolute']:.3g} points in damping)") if tolerances else ""
+        lines.append(f"  REFUSED{limits}: nothing written, nothing pushed")
+        lines += [f"    {reason}" for reason in report["refusal"]]
+    for pose, why in (report.get("poses_left_out") or {}).items():
+        lines.append(f"  pose {pose} left out: {why}")
     if report.get("parameters"):
+        if not report.get("accepted", True):
+            lines.append("  the estimate (not applied):")
         lines += table([Column("parameter", align="<"), Column("nominal"), Column("calibrated"),
                         Column("change [%]"), Column("std"), Column("unit", align="<")],
                        [[p["name"], f"{p['nominal']:.6g}", f"{p['value']:.8g}",
                          f"{100 * (p['value'] / p['nominal'] - 1):.2f}" if p["nominal"] else MISSING,
-                         f"{p['std']:.3g}", p["unit"]] for p in report["parameters"]], indent="  ")
+                         MISSING if p["std"] is None else f"{p['std']:.3g}", p["unit"]]
+                        for p in report["parameters"]], indent="  ")
     lines += [f"  {name}: kept at its nominal value ({why})" for name, why in report.get("kept_nominal", {}).items()]
+    for i, friction in enumerate(report.get("motor_friction") or []):
+        if friction is not None:
+            lines.append(f"  pose {i + 1}: motor friction " + ", ".join(
+                f"{regime} {100 * inside:.0f} %" for regime, inside in zip(friction["regime"],
+                                                                         friction["inside_fraction"]))
+                + f" inside |qd_m| < {friction['width']:g} rad/s (joint order)")
     if report.get("modes"):
         lines.append("  pose  mode  f meas [Hz]  f before [Hz]  err [%]  f after [Hz]  err [%]  zeta meas [%]  "
                      "before [%]  after [%]")

@@ -38,13 +38,15 @@ from flexrobot_ros.identification.affine_model import AffineModel, Residuals
 from flexrobot_ros.identification.characteristic_determinant import CharacteristicDeterminant
 from flexrobot_ros.identification.eigenvalue_residuals import EigenvalueResiduals
 from flexrobot_ros.identification.identifiability import (
-    Identifiability, Sensitivity, check_counting, column_scale, data_sensitivity, jacobian_report)
+    Identifiability, Sensitivity, Undetermined, check_counting, column_scale, data_sensitivity, distinct_counts,
+    jacobian_report, pseudo_response, undetermined_parameters)
 from flexrobot_ros.identification.matching import (
     FREQUENCY_TOLERANCE, MAC_THRESHOLD, PoseMatch, match_modes, require_matched)
-from flexrobot_ros.identification.modal_data import ModalData, PoseModes
-from flexrobot_ros.identification.parameters import KIND_FIELDS, parse_parameters, resolve_bounds
+from flexrobot_ros.identification.modal_data import ModalData
+from flexrobot_ros.identification.motor_friction import pose_linearization, pose_modes
+from flexrobot_ros.identification.parameters import KIND_FIELDS, JointParameter, parse_parameters, resolve_bounds
 from flexrobot_ros.flexible_links.elastic_robot import elastic_joints_only
-from flexrobot_ros.modal.held_modes import has_link_layer, held_linearization, held_modes
+from flexrobot_ros.modal.held_modes import has_link_layer
 from flexrobot_ros.model import FlexibleRobot
 
 #: Two local solutions are the same minimum when they differ by less than this fraction of the bound widths.
@@ -98,7 +100,9 @@ class IdentifiedParameter:
     ``at_bound``; ``std`` its standard deviation for the stated data uncertainty (0 at a bound);
     ``damping_bias`` its shift per +1 percentage point on every damping ratio and ``frequency_bias`` per +1 %
     on every frequency (first order); ``unit`` SI. A flexible-link parameter (:mod:`.link_parameters`) has its link
-    in ``joint`` and its ``flexible_links.<link>`` field in ``field`` ('' for joint parameters)."""
+    in ``joint`` and its ``flexible_links.<link>`` field in ``field`` ('' for joint parameters). ``deletion_std``:
+    its largest standard deviation with one measured mode left out, ``carried_by`` the index of that mode in
+    ``IdentificationResult.comparisons`` (inf and a mode: that mode alone carries it; identifiability.Sensitivity)."""
 
     name: str
     kind: str
@@ -113,9 +117,12 @@ class IdentifiedParameter:
     damping_bias: float
     frequency_bias: float
     field: str = ""
+    deletion_std: float = float("nan")
+    carried_by: int = -1
 
     def to_dict(self) -> dict:
-        return dict(self.__dict__)
+        """JSON-ready (strict JSON: an infinite or undefined standard deviation or bias as None)."""
+        return {k: (None if isinstance(v, float) and not np.isfinite(v) else v) for k, v in self.__dict__.items()}
 
 
 @dataclass(frozen=True)
@@ -315,7 +322,7 @@ def _linearize_poses(robot: FlexibleRobot, data: ModalData) -> list:
             raise IdentificationError(f"{data.source}: poses[{i}].q: expected {robot.n} joint positions for "
                                       f"{list(robot.joint_names)}, got {pose.q.shape[0]}")
         try:
-            linearized.append(held_linearization(robot, pose.q))
+            linearized.append(pose_linearization(robot, pose.q, pose.motor_friction_damping))
         except (ModalError, ModelError) as error:
             raise IdentificationError(f"{data.source}: poses[{i}]: cannot linearize {robot.name} there: {error}") \
                 from None
@@ -323,15 +330,17 @@ def _linearize_poses(robot: FlexibleRobot, data: ModalData) -> list:
 
 
 def compare_modes(robot: FlexibleRobot, data: ModalData, frequency_tolerance: float,
-                  mac_threshold: float) -> tuple[list[ModeComparison], list[str]]:
+                  mac_threshold: float, damping_tolerance: float | None = None
+                  ) -> tuple[list[ModeComparison], list[str]]:
     """Each measured mode beside the mode of ``robot`` (the identified model) matched to it at its pose, and the
     problems found (an unstable model, a measured mode no model mode matches)."""
     comparisons, problems = [], []
     for i, pose in enumerate(data.poses):
-        model = held_modes(robot, pose.q)
+        model = pose_modes(robot, pose.q, pose.motor_friction_damping)
         if not model.stable:
             problems.append(f"the identified model is {model.verdict} at poses[{i}]")
-        match = match_modes(model, pose, i, data.shape_coordinates, frequency_tolerance, mac_threshold, data.source)
+        match = match_modes(model, pose, i, data.shape_coordinates, frequency_tolerance, mac_threshold, data.source,
+                            damping_tolerance)
         for k, mode in enumerate(pose.modes):
             j = int(match.model_mode[k])
             if j < 0:
@@ -347,12 +356,14 @@ def compare_modes(robot: FlexibleRobot, data: ModalData, frequency_tolerance: fl
 
 
 def matched_data(robot: FlexibleRobot, data: ModalData, frequency_tolerance: float, mac_threshold: float,
-                 drop_unmatched: bool) -> tuple[list[PoseMatch], ModalData, list[str]]:
+                 drop_unmatched: bool, damping_tolerance: float | None = None
+                 ) -> tuple[list[PoseMatch], ModalData, list[str]]:
     """(matches at the robot's values, the data, the dropped modes): measured modes matched to ``robot``'s modes at
     each pose (:mod:`.matching`); those matching none are left out (``drop_unmatched``, each described in the
     list) or refused (IdentificationError)."""
-    matches = [match_modes(held_modes(robot, pose.q), pose, i, data.shape_coordinates, frequency_tolerance,
-                           mac_threshold, data.source) for i, pose in enumerate(data.poses)]
+    matches = [match_modes(pose_modes(robot, pose.q, pose.motor_friction_damping), pose, i, data.shape_coordinates,
+                           frequency_tolerance, mac_threshold, data.source, damping_tolerance)
+               for i, pose in enumerate(data.poses)]
     dropped: list[str] = []
     if not drop_unmatched:
         require_matched(matches, data.source)
@@ -360,7 +371,7 @@ def matched_data(robot: FlexibleRobot, data: ModalData, frequency_tolerance: flo
     kept = []
     for match, pose in zip(matches, data.poses):
         dropped += [f"poses[{match.pose}].modes[{k}] ({reason})" for k, reason in enumerate(match.reasons) if reason]
-        kept.append(PoseModes(pose.q, tuple(m for m, j in zip(pose.modes, match.model_mode) if j >= 0)))
+        kept.append(dataclasses.replace(pose, modes=tuple(m for m, j in zip(pose.modes, match.model_mode) if j >= 0)))
     return matches, dataclasses.replace(data, poses=tuple(kept)), dropped
 
 
@@ -374,13 +385,61 @@ def check_pose_lengths(robot: FlexibleRobot, data: ModalData) -> None:
                 "data of another robot, or a pose written with the wrong length)")
 
 
+def check_joint_model(robot: FlexibleRobot) -> None:
+    """Refuse (IdentificationError) a robot whose modes the flexible-joint model of seed 000 does not hold."""
+    if has_link_layer(robot):
+        raise IdentificationError(
+            f"robot {robot.name}: k, d_f, d_fm are identified on the flexible-joint model (seed 000), which has no "
+            "flexible links or rigid joints; this robot's flexible links are identified by EI, zeta "
+            "(identify_link_parameters)")
+    if not elastic_joints_only(robot):
+        raise IdentificationError(
+            f"robot {robot.name}: k, d_f, d_fm are identified on the flexible-joint model (seed 000: elastic joints on "
+            "rigid links, coordinates [q; q_m]); this robot has extra elasticities or gear dampers, whose modes the "
+            "joint model does not hold")
+
+
+def undetermined_joint_parameters(
+        robot: FlexibleRobot, data: ModalData, parameters: str | Sequence[str], fraction: float, *,
+        bounds: Mapping[str, Any] | None = None, frequency_tolerance: float = FREQUENCY_TOLERANCE,
+        mac_threshold: float = MAC_THRESHOLD, frequency_std: float = 0.005, damping_std: float = 0.005,
+        damping_match_tolerance: float | None = None,
+        ) -> tuple[tuple[JointParameter, Undetermined, tuple[int, Any] | None], ...]:
+    """The unknowns of ``parameters`` that the measured modes of ``data`` (those matching a mode of ``robot``) do
+    not determine at the robot's own values, before any solve: backward elimination on the sensitivity matrix of the
+    eigenvalue residuals (:func:`~flexrobot_ros.identification.identifiability.undetermined_parameters`: a standard
+    deviation above ``fraction`` of the magnitude for the stated data uncertainty, inf in its null space; then the
+    least determined ones until the distinct measured eigenvalues outnumber the rest, eq. 3.32), in the order they
+    were set aside, each with (pose index, MeasuredMode) of the measured mode that alone carries it (None when
+    none does). Settings as in :func:`identify_joint_parameters`."""
+    check_joint_model(robot)
+    unknowns = parse_parameters(robot, parameters)
+    check_pose_lengths(robot, data)
+    lower, upper = resolve_bounds(robot, unknowns, bounds)
+    nominal = np.array([p.value_in(robot) for p in unknowns])
+    linearized = _linearize_poses(robot, data)
+    _, data, _ = matched_data(robot, data, frequency_tolerance, mac_threshold, True, damping_match_tolerance)
+    eigenvalues = [np.array([mode.eigenvalue for mode in pose.modes]) for pose in data.poses]
+    if not sum(len(e) for e in eigenvalues):
+        return tuple((p, Undetermined(j, float("inf")), None) for j, p in enumerate(unknowns))
+    fit = EigenvalueResiduals(AffineModel(linearized, unknowns, nominal, robot.transmission), eigenvalues)
+    frequencies = np.concatenate([[m.frequency_hz for m in pose.modes] for pose in data.poses])
+    n_eigenvalues, _ = distinct_counts(data)
+    removed = undetermined_parameters(fit, nominal, np.ones(len(unknowns), dtype=bool),
+                                      column_scale(nominal, nominal, upper), frequencies, frequency_std, damping_std,
+                                      fraction, max_free=n_eigenvalues - 1)
+    modes = [(i, mode) for i, pose in enumerate(data.poses) for mode in pose.modes]
+    return tuple((unknowns[u.index], u, modes[u.single_mode] if u.single_mode >= 0 else None) for u in removed)
+
+
 def identify_joint_parameters(
         robot: FlexibleRobot, data: ModalData, parameters: str | Sequence[str] = "k,d_f,d_fm", *,
         bounds: Mapping[str, Any] | None = None, starts: int = 40, seed: int = 0, include_nominal: bool = True,
         residual: str = "determinant", workers: int | str = 1, tolerance: float = 1e-12, max_evaluations: int = 500,
         frequency_tolerance: float = FREQUENCY_TOLERANCE, mac_threshold: float = MAC_THRESHOLD,
         frequency_std: float = 0.005, damping_std: float = 0.005, drop_unmatched: bool = False,
-        progress: Progress | None = None) -> IdentificationResult:
+        progress: Progress | None = None, parameters_setting: str = "--params",
+        damping_match_tolerance: float | None = None) -> IdentificationResult:
     """Identify joint stiffness/damping of ``robot`` from modal ``data`` (see the module docstring).
 
     ``parameters``: selection as in :func:`flexrobot_ros.identification.parameters.parse_parameters`;
@@ -395,7 +454,12 @@ def identify_joint_parameters(
     matching (:mod:`.matching`); ``frequency_std`` (relative) and ``damping_std`` (absolute fraction): data
     uncertainty used for the parameters' standard deviations; ``drop_unmatched``: leave out measured modes that
     match no model mode (e.g. spurious OMA modes) with a warning, instead of refusing the data (the comparisons
-    then index the remaining modes); ``progress(done, total, best_F)`` after each start.
+    then index the remaining modes); ``progress(done, total, best_F)`` after each start; ``parameters_setting``:
+    the name of the setting that chose ``parameters``, for the messages (``--params`` of ``flexrobot identify``,
+    ``identification.parameters`` of calibration_node); ``damping_match_tolerance``: the matching's damping
+    plausibility (:func:`~flexrobot_ros.identification.matching.match_modes`, None: off). A pose's
+    ``motor_friction_damping`` (the record's motor Coulomb friction, :mod:`.motor_friction`) is added to the motor
+    damping of the model at that pose.
 
     Raises :class:`IdentificationError` for under-determined requests (eq. 3.32, a single pose), poses of the
     wrong length, and measured modes that match no model mode. Weakly determined parameters are reported
@@ -406,25 +470,17 @@ def identify_joint_parameters(
         raise IdentificationError(f"starts: expected at least 1 local solve, got {starts}")
     if residual not in RESIDUALS:
         raise IdentificationError(f"residual: expected one of {RESIDUALS}, got {residual!r}")
-    if has_link_layer(robot):
-        raise IdentificationError(
-            f"robot {robot.name}: k, d_f, d_fm are identified on the flexible-joint model (seed 000), which has no "
-            "flexible links or rigid joints; this robot's flexible links are identified by EI, zeta "
-            "(identify_link_parameters)")
-    if not elastic_joints_only(robot):
-        raise IdentificationError(
-            f"robot {robot.name}: k, d_f, d_fm are identified on the flexible-joint model (seed 000: elastic joints on "
-            "rigid links, coordinates [q; q_m]); this robot has extra elasticities or gear dampers, whose modes the "
-            "joint model does not hold")
+    check_joint_model(robot)
     unknowns = parse_parameters(robot, parameters)
     check_pose_lengths(robot, data)
-    check_counting(data, unknowns)
+    check_counting(data, unknowns, parameters_setting)
     lower, upper = resolve_bounds(robot, unknowns, bounds)
     nominal = np.array([p.value_in(robot) for p in unknowns])
 
     linearized = _linearize_poses(robot, data)
-    matches, data, dropped = matched_data(robot, data, frequency_tolerance, mac_threshold, drop_unmatched)
-    check_counting(data, unknowns)
+    matches, data, dropped = matched_data(robot, data, frequency_tolerance, mac_threshold, drop_unmatched,
+                                          damping_match_tolerance)
+    check_counting(data, unknowns, parameters_setting)
 
     eigenvalues = [np.array([mode.eigenvalue for mode in pose.modes]) for pose in data.poses]
     model = AffineModel(linearized, unknowns, nominal, robot.transmission)
@@ -446,18 +502,20 @@ def identify_joint_parameters(
         fields[p.field][p.joint] = value
     identified = robot.with_parameters(**fields)
 
-    n_eigenvalues, n_poses = check_counting(data, unknowns)
+    n_eigenvalues, n_poses = check_counting(data, unknowns, parameters_setting)
     report = jacobian_report(fit.jacobian(estimate), column_scale(nominal, estimate, upper), unknowns,
                              n_eigenvalues, n_poses)
     frequencies = np.concatenate([[m.frequency_hz for m in pose.modes] for pose in data.poses])
     sensitivity = data_sensitivity(problem, estimate, ~at_bound, frequencies, frequency_std, damping_std)
-    comparisons, problems = compare_modes(identified, data, frequency_tolerance, mac_threshold)
+    comparisons, problems = compare_modes(identified, data, frequency_tolerance, mac_threshold,
+                                          damping_match_tolerance)
 
     table = tuple(IdentifiedParameter(
         name=p.name, kind=p.kind, joint=p.joint_name, unit=p.unit(robot), value=float(estimate[j]),
         nominal=float(nominal[j]), lower=float(lower[j]), upper=float(upper[j]), at_bound=bool(at_bound[j]),
         std=float(sensitivity.std[j]), damping_bias=float(0.01 * sensitivity.damping_bias[j]),
-        frequency_bias=float(0.01 * sensitivity.frequency_bias[j])) for j, p in enumerate(unknowns))
+        frequency_bias=float(0.01 * sensitivity.frequency_bias[j]), deletion_std=float(sensitivity.deletion_std[j]),
+        carried_by=int(sensitivity.deletion_mode[j])) for j, p in enumerate(unknowns))
     warnings = identification_warnings(table, report, minima, problems)
     if dropped:
         warnings.insert(0, f"{len(dropped)} measured mode(s) matching no model mode were left out: "
@@ -505,4 +563,26 @@ def identification_warnings(table: Sequence[IdentifiedParameter], report: Identi
 
 __all__ = ["identify_joint_parameters", "IdentificationResult", "IdentifiedParameter", "LocalMinimum",
            "StartResult", "ModeComparison", "LocalSolver", "cluster_minima", "compare_modes", "identified_links",
-           "identification_warnings", "matched_data", "snap_to_bounds"]
+           "identification_warnings", "matched_data", "snap_to_bounds", "check_joint_model",
+           "undetermined_joint_parameters", "kept_coupling"]
+
+
+def kept_coupling(robot: FlexibleRobot, estimate: FlexibleRobot, data: ModalData, free: Sequence[str],
+                  kept: Sequence[str], *, frequency_tolerance: float = FREQUENCY_TOLERANCE,
+                  mac_threshold: float = MAC_THRESHOLD, damping_match_tolerance: float | None = None
+                  ) -> tuple[tuple[JointParameter, ...], tuple[JointParameter, ...], np.ndarray]:
+    """(free unknowns, kept unknowns, C (free, kept)): how far each free parameter's estimate moves, relative to its
+    value, per relative change of each kept parameter (held at its nominal value in the solve), at ``estimate`` (the
+    identified robot), from the measured modes of ``data`` that match ``robot``'s (the nominal's) as the
+    identification used them: ``C = -J_free^+ J_kept`` of the eigenvalue residuals, columns scaled by the values."""
+    free_unknowns, kept_unknowns = parse_parameters(robot, free), parse_parameters(robot, kept)
+    unknowns = free_unknowns + kept_unknowns
+    linearized = _linearize_poses(estimate, data)
+    _, data, _ = matched_data(robot, data, frequency_tolerance, mac_threshold, True, damping_match_tolerance)
+    eigenvalues = [np.array([mode.eigenvalue for mode in pose.modes]) for pose in data.poses]
+    values = np.array([p.value_in(estimate) for p in unknowns])
+    jacobian = EigenvalueResiduals(AffineModel(linearized, unknowns, values, estimate.transmission),
+                                   eigenvalues).jacobian(values) * values[None, :]
+    count = len(free_unknowns)
+    coupling, _, _ = pseudo_response(jacobian[:, :count], jacobian[:, count:])
+    return free_unknowns, kept_unknowns, np.nan_to_num(coupling, nan=np.inf)

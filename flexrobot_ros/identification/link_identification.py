@@ -50,14 +50,16 @@ def identify_link_parameters(
         bounds: Mapping[str, Any] | None = None, starts: int = 1, seed: int = 0, tolerance: float = 1e-12,
         max_evaluations: int = 200, frequency_tolerance: float = FREQUENCY_TOLERANCE,
         mac_threshold: float = MAC_THRESHOLD, frequency_std: float = 0.005, damping_std: float = 0.005,
-        drop_unmatched: bool = False) -> IdentificationResult:
+        drop_unmatched: bool = False, parameters_setting: str = "--params",
+        damping_match_tolerance: float | None = None) -> IdentificationResult:
     """Identify the flexible-link parameters of ``robot`` from modal ``data`` (module docstring).
 
     ``parameters``: :func:`~flexrobot_ros.identification.link_parameters.parse_link_parameters` selection (``EI``,
     ``EI,zeta``, ``EI:link1+link2``); ``bounds`` ``{'EI': (low, high), 'zeta:link3': (low, high)}`` [N m^2 |
     fraction] (defaults :func:`~flexrobot_ros.identification.link_parameters.default_link_bounds`); ``starts``,
     ``seed``, ``tolerance`` (ftol = xtol = gtol), ``max_evaluations`` per start; matching and data uncertainty as in
-    :func:`~flexrobot_ros.identification.joint_parameters.identify_joint_parameters`. The result's
+    :func:`~flexrobot_ros.identification.joint_parameters.identify_joint_parameters`, as are
+    ``parameters_setting``, ``damping_match_tolerance`` and a pose's ``motor_friction_damping``. The result's
     ``IdentifiedParameter.joint`` holds the link, ``field`` its YAML field; ``residual`` is 'eigenvalue'.
 
     Raises :class:`~flexrobot_ros.errors.IdentificationError` for a robot without flexible links, an unknown link or
@@ -67,13 +69,15 @@ def identify_link_parameters(
     started = time.perf_counter()
     unknowns = parse_link_parameters(robot, parameters)
     check_pose_lengths(robot, data)
-    check_counting(data, unknowns)
+    check_counting(data, unknowns, parameters_setting)
     lower, upper = resolve_link_bounds(robot, unknowns, bounds)
     nominal = np.array([p.value_in(robot) for p in unknowns])
-    matches, data, dropped = matched_data(robot, data, frequency_tolerance, mac_threshold, drop_unmatched)
-    n_eigenvalues, n_poses = check_counting(data, unknowns)
+    matches, data, dropped = matched_data(robot, data, frequency_tolerance, mac_threshold, drop_unmatched,
+                                          damping_match_tolerance)
+    n_eigenvalues, n_poses = check_counting(data, unknowns, parameters_setting)
     eigenvalues = [np.array([mode.eigenvalue for mode in pose.modes]) for pose in data.poses]
     poses = [pose.q for pose in data.poses]
+    friction = [pose.motor_friction_damping for pose in data.poses]
     scale = column_scale(nominal, nominal, upper)
 
     rng = np.random.default_rng(seed)
@@ -82,7 +86,7 @@ def identify_link_parameters(
     at, results = robot, []
     gravity = bool(np.any(composed_model(robot).chain.gravity))
     for _ in range(MAX_RELINEARIZATIONS if gravity else 1):
-        problem = LinkEigenvalueResiduals(LinkModel(at, poses, unknowns), eigenvalues, scale)
+        problem = LinkEigenvalueResiduals(LinkModel(at, poses, unknowns, friction), eigenvalues, scale)
         solver = LocalSolver(problem, problem, lower, upper, tolerance, max_evaluations)
         results = solver.solve(range(len(initials)), initials)
         minima = cluster_minima(results, lower, upper)
@@ -99,12 +103,15 @@ def identify_link_parameters(
                              n_eigenvalues, n_poses)
     frequencies = np.concatenate([[m.frequency_hz for m in pose.modes] for pose in data.poses])
     sensitivity = data_sensitivity(problem, estimate, ~at_bound, frequencies, frequency_std, damping_std)
-    comparisons, problems = compare_modes(identified, data, frequency_tolerance, mac_threshold)
+    comparisons, problems = compare_modes(identified, data, frequency_tolerance, mac_threshold,
+                                          damping_match_tolerance)
     table = tuple(IdentifiedParameter(
         name=p.name, kind=p.kind, joint=p.link, unit=p.unit, value=float(estimate[j]), nominal=float(nominal[j]),
         lower=float(lower[j]), upper=float(upper[j]), at_bound=bool(at_bound[j]), std=float(sensitivity.std[j]),
         damping_bias=float(0.01 * sensitivity.damping_bias[j]),
-        frequency_bias=float(0.01 * sensitivity.frequency_bias[j]), field=p.field) for j, p in enumerate(unknowns))
+        frequency_bias=float(0.01 * sensitivity.frequency_bias[j]), field=p.field,
+        deletion_std=float(sensitivity.deletion_std[j]), carried_by=int(sensitivity.deletion_mode[j]))
+        for j, p in enumerate(unknowns))
     warnings = identification_warnings(table, report, minima, problems)
     if dropped:
         warnings.insert(0, f"{len(dropped)} measured mode(s) matching no model mode were left out: "

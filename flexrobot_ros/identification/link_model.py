@@ -34,6 +34,7 @@ import scipy.linalg
 from flexrobot_ros.errors import IdentificationError
 from flexrobot_ros.identification.eigenvalue_residuals import EigenvalueResiduals
 from flexrobot_ros.identification.link_parameters import LinkParameter
+from flexrobot_ros.identification.motor_friction import friction_damping_matrix
 from flexrobot_ros.modal.elastic_robot_linearization import linearize_elastic_robot
 from flexrobot_ros.modal.held_modes import composed_model
 from flexrobot_ros.model import FlexibleRobot
@@ -54,9 +55,11 @@ def modal_damping(stiffness: np.ndarray, mass: np.ndarray, zeta: float) -> np.nd
 class LinkModel:
     """``M_bar`` (poses, s, s), ``D_bar(p)``, ``K_bar(p)`` of ``robot`` held at ``poses`` (each (n,) [rad | m]) by its
     PD law, as functions of the link parameters ``parameters`` (module docstring); ``p`` (P,) in the parameters'
-    units (EI [N m^2], zeta fraction)."""
+    units (EI [N m^2], zeta fraction); ``friction_damping`` per pose: the record's equivalent motor friction damping
+    (n,) [N m s/rad] added on the motor coordinates (:mod:`.motor_friction`), or None."""
 
-    def __init__(self, robot: FlexibleRobot, poses: Sequence[np.ndarray], parameters: Sequence[LinkParameter]):
+    def __init__(self, robot: FlexibleRobot, poses: Sequence[np.ndarray], parameters: Sequence[LinkParameter],
+                 friction_damping: Sequence[np.ndarray | None] | None = None):
         model = composed_model(robot)
         chain = model.chain
         linearized = [linearize_elastic_robot(model, q) for q in poses]
@@ -66,6 +69,9 @@ class LinkModel:
         beams = {body.beam.name: body for body in chain.bodies if body.beam is not None}
         self.links = []                              # (rows in z, beam, indices of its EI_y, EI_z, zeta in p)
         damping_base = np.array([lin.D_bar for lin in linearized])
+        for i, damping in enumerate(friction_damping or ()):
+            if damping is not None:
+                damping_base[i] += friction_damping_matrix(robot, damping, damping_base.shape[-1])
         stiffness_base = np.array([lin.K_bar for lin in linearized])
         for link in dict.fromkeys(p.link for p in parameters):
             body = beams.get(link)

@@ -8,7 +8,8 @@ Hungarian method (``scipy.optimize.linear_sum_assignment``) on the cost::
 
 An assignment is accepted when the relative frequency distance is at most ``frequency_tolerance`` and, with shapes,
 the MAC is at least ``mac_threshold``; every other measured mode is *unmatched*. Damping ratios do not take part
-in the matching (they are the least reliable OMA output, seed 000 section 3.3.2).
+in the matching (they are the least reliable OMA output, seed 000 section 3.3.2) unless a ``damping_tolerance`` is
+given (the self-calibration's: a lightly damped measured pole is not a 67 %-damped model mode).
 """
 from __future__ import annotations
 
@@ -26,6 +27,8 @@ from flexrobot_ros.modal.mac import mac as modal_assurance
 FREQUENCY_TOLERANCE = 0.3
 #: Default smallest accepted MAC when the measured mode has a shape.
 MAC_THRESHOLD = 0.5
+#: Added to the assignment cost of a pair outside the damping tolerance (larger than any frequency + MAC cost).
+IMPLAUSIBLE_COST = 1e6
 
 
 @dataclass(frozen=True)
@@ -101,8 +104,12 @@ def model_shape(result: ModalResult, coordinates: str) -> np.ndarray:
 
 def match_modes(model: ModalResult, measured: PoseModes, pose: int = 0, coordinates: str = "motor",
                 frequency_tolerance: float = FREQUENCY_TOLERANCE, mac_threshold: float = MAC_THRESHOLD,
-                source: str = "modal data") -> PoseMatch:
+                source: str = "modal data", damping_tolerance: float | None = None) -> PoseMatch:
     """Assign the modes measured at one pose to the model's oscillating modes there (see the module docstring).
+
+    ``damping_tolerance`` (absolute damping ratio, None: off): a pair whose damping ratios differ by more is not
+    the same mode (kept out of the assignment, and unmatched when nothing else is left): e.g. a lightly damped
+    spurious OMA pole at 157 Hz beside the KR90's 178 Hz, 67 %-damped motor mode.
 
     Raises :class:`IdentificationError` when a measured shape has the wrong length for ``coordinates``; unmatched
     modes are reported in the result (use :func:`require_matched` to refuse them).
@@ -127,6 +134,9 @@ def match_modes(model: ModalResult, measured: PoseModes, pose: int = 0, coordina
         except ModalError as error:
             raise IdentificationError(f"{source}: poses[{pose}].modes[{a}].shape: {error}") from None
     cost = distance + np.where(np.isnan(mac), 0.0, 1.0 - mac)
+    damping_gap = np.abs(z_meas[:, None] - model.damping_ratios[candidates][None, :])
+    implausible = damping_gap > (np.inf if damping_tolerance is None else damping_tolerance)
+    cost = cost + np.where(implausible, IMPLAUSIBLE_COST, 0.0)
     rows, cols = linear_sum_assignment(cost) if candidates.size else (np.array([], int), np.array([], int))
     model_mode = np.full(count, -1)
     reasons = [""] * count
@@ -139,6 +149,10 @@ def match_modes(model: ModalResult, measured: PoseModes, pose: int = 0, coordina
         elif not np.isnan(mac[a, b]) and mac[a, b] < mac_threshold:
             reasons[a] = (f"{f_meas[a]:.4g} Hz: MAC {mac[a, b]:.2f} with the model mode at {f_model[b]:.4g} Hz is "
                           f"below {mac_threshold:.2f}")
+        elif implausible[a, b]:
+            reasons[a] = (f"{f_meas[a]:.4g} Hz at {100 * z_meas[a]:.3g} % damping: the nearest free model mode "
+                          f"({f_model[b]:.4g} Hz) has {100 * model.damping_ratios[candidates[b]]:.3g} % (tolerance "
+                          f"{100 * damping_tolerance:.3g} points)")
         else:
             model_mode[a] = candidates[b]
     for a in range(count):

@@ -10,6 +10,9 @@ File format (YAML; written by the OMA command and node, read by ``flexrobot iden
           - frequency_hz: 12.3         # undamped natural frequency |lambda| / 2 pi [Hz]
             damping_ratio: 0.021       # -Re(lambda) / |lambda|, a FRACTION (0.021 = 2.1 %)
             shape: [1.0, 0.2, ...]     # optional mode shape: real numbers, or [re, im] pairs for complex shapes
+        motor_friction_damping: [1132.3, ...]   # optional, n values [N m s/rad]: the motor Coulomb friction of the
+                                        # record as equivalent viscous damping (a self-calibration writes it;
+                                        # :mod:`.motor_friction`), added to the motor damping of the model there
 
 ``shape_coordinates``: ``motor`` (n entries, the motor angles q_m measured by the encoders), ``link`` (n entries,
 link coordinates q) or ``full`` (2n entries, ``[q; q_m]``, the state order of :mod:`flexrobot_ros.modal`).
@@ -49,10 +52,13 @@ class MeasuredMode:
 
 @dataclass(frozen=True)
 class PoseModes:
-    """The modes measured at one link-side pose ``q`` (n,) [rad | m]."""
+    """The modes measured at one link-side pose ``q`` (n,) [rad | m]; ``motor_friction_damping`` (n,) [N m s/rad]
+    the equivalent viscous damping of the motor Coulomb friction over the record the modes came from
+    (:mod:`.motor_friction`), None when it is not modelled (the motors slide freely, or the data do not say)."""
 
     q: np.ndarray
     modes: tuple[MeasuredMode, ...]
+    motor_friction_damping: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -76,12 +82,15 @@ class ModalData:
         if self.robot:
             document["robot"] = self.robot
         document["shape_coordinates"] = self.shape_coordinates
-        document["poses"] = [
-            {"q": [float(v) for v in pose.q],
-             "modes": [_mode_document(mode) for mode in pose.modes]}
-            for pose in self.poses
-        ]
+        document["poses"] = [_pose_document(pose) for pose in self.poses]
         return document
+
+
+def _pose_document(pose: PoseModes) -> dict:
+    entry: dict[str, Any] = {"q": [float(v) for v in pose.q], "modes": [_mode_document(mode) for mode in pose.modes]}
+    if pose.motor_friction_damping is not None:
+        entry["motor_friction_damping"] = [float(v) for v in pose.motor_friction_damping]
+    return entry
 
 
 def _mode_document(mode: MeasuredMode) -> dict:
@@ -129,6 +138,21 @@ def measured_mode(frequency_hz: Any, damping_ratio: Any, shape: Any = None, wher
     return MeasuredMode(frequency, damping, None if shape is None else _shape(shape, f"{where}.shape"))
 
 
+def _friction(value: Any, n: int, where: str) -> np.ndarray | None:
+    """The optional ``motor_friction_damping`` of a pose: n finite values >= 0 [N m s/rad], or None."""
+    if value is None:
+        return None
+    if not isinstance(value, (list, tuple)) or len(value) != n:
+        raise IdentificationError(f"{where}.motor_friction_damping: expected {n} values [N m s/rad] (one per joint, "
+                                  f"as q), got {value!r}")
+    damping = np.array([_number(v, f"{where}.motor_friction_damping[{j}]") for j, v in enumerate(value)])
+    if np.any(damping < 0.0):
+        j = int(np.argmax(damping < 0.0))
+        raise IdentificationError(f"{where}.motor_friction_damping[{j}]: expected a damping >= 0 N m s/rad, got "
+                                  f"{damping[j]!r}")
+    return damping
+
+
 def parse_modal_data(document: Any, source: str = "<memory>") -> ModalData:
     """Validate a modal-data document (the module docstring's format); errors name ``source``, pose and mode."""
     if not isinstance(document, Mapping):
@@ -162,7 +186,7 @@ def parse_modal_data(document: Any, source: str = "<memory>") -> ModalData:
                 if key not in mode:
                     raise IdentificationError(f"{at}: missing '{key}'")
             modes.append(measured_mode(mode["frequency_hz"], mode["damping_ratio"], mode.get("shape"), at))
-        poses.append(PoseModes(q, tuple(modes)))
+        poses.append(PoseModes(q, tuple(modes), _friction(raw.get("motor_friction_damping"), q.size, where)))
     extra = {k: v for k, v in document.items() if k not in ("poses", "shape_coordinates", "robot")}
     return ModalData(tuple(poses), coordinates, source, robot, extra)
 

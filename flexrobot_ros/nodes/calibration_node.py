@@ -27,13 +27,22 @@ of ``poses`` (n values per pose, link side [rad | m]):
    through the wrist axis leaves joint 6's motor mode, whose damping carries d_f6, unexcited; see
    config/scompi_simulation.yaml);
 3. record ``record_s`` seconds of ``motor_states`` (sensor_msgs/JointState, motor encoder positions [rad] at
-   ``sample_rate_hz``) from the excitation on and identify the modes (``oma.method``, ``oma.orders``).
+   ``sample_rate_hz``) from the excitation on (``service``: from the blow's onset in the samples, which lands after
+   the request by its latency) and identify the modes (``oma.method``, ``oma.orders``).
 
-Then ``identification.parameters`` (default ``k,d_f``; a robot with flexible links: ``EI`` or ``EI,zeta``, the links'
-bending stiffness and damping ratio) are identified across the poses; parameters the measured modes do not determine
-are kept at their nominal values. Files (inside ``output_directory``, a replaced file kept as
-``<name>.<k>.bak``): ``modal_data_file`` (the measured modes, also after a failure: what was measured is kept) and
-``calibrated_yaml`` (the robot's flexibility YAML with the calibrated values and a header saying when and from what).
+On a robot with motor Coulomb friction each record's friction is modelled from its ``motor_states`` velocities
+(the positions differentiated where a message carries none): an equivalent motor damping per joint and pose
+(:mod:`flexrobot_ros.identification.motor_friction`; the LWR4's friction holds its motors after a 50 N blow, and
+the modes are then those of the held motors); a pose whose motors it holds only part of the time is left out and
+the report says why. Then ``identification.parameters`` (default ``k,d_f``; a robot with flexible links: ``EI`` or
+``EI,zeta``, the links' bending stiffness and damping ratio) are identified across the poses; parameters the
+measured modes do not determine are kept at their nominal values and named with the reason. The result is accepted
+only when the calibrated model reproduces every measured mode the identification used within
+``acceptance.frequency`` (relative) and ``acceptance.damping`` (absolute damping ratio); a refused result (report
+``success`` false, ``refusal`` naming each mode missed) writes no calibrated YAML and pushes nothing. Files (inside
+``output_directory``, a replaced file kept as ``<name>.<k>.bak``): ``modal_data_file`` (the measured modes, also
+after a failure or a refusal: what was measured is kept) and ``calibrated_yaml`` (an accepted calibration: the
+robot's flexibility YAML with the calibrated values and a header saying when and from what).
 The calibrated model is set on each node of ``push.nodes`` in one request (rcl_interfaces/SetParametersAtomically,
 announced on ``/parameter_events``; :mod:`flexrobot_ros.nodes.live_model`): ``model.stiffness``,
 ``model.link_damping``, ``model.motor_damping`` when joint parameters were identified, ``model.link_EI`` and
@@ -67,6 +76,7 @@ from flexrobot_ros.nodes.output_files import keep_previous, output_path
 from flexrobot_ros.nodes.robot_description import PARAMETERS as URDF_PARAMETERS, load_node_robot
 from flexrobot_ros.oma import identify_modes
 from flexrobot_ros.oma.identify import parse_orders
+from flexrobot_ros.oma.onset import impulse_onset
 from flexrobot_ros.runtime import QOS_DEFAULT, QOS_LATCHED, ParameterSpec, run_node
 from flexrobot_ros.runtime.remote_parameters import get_remote_parameters, set_remote_parameters
 
@@ -104,6 +114,11 @@ PARAMETERS = (
                   "links: 'EI', 'EI,zeta'"),
     ParameterSpec("identification.starts", 8, "random starts of the identification", range=(1, 10000)),
     ParameterSpec("identification.seed", 0, "seed of the random starts", range=(0, 2**31 - 1)),
+    ParameterSpec("acceptance.frequency", 0.01, "accept the calibration only when the calibrated model gives every "
+                  "used measured mode's frequency within this fraction (0.01 = 1 %)", range=(1e-6, 1.0)),
+    ParameterSpec("acceptance.damping", 0.01, "accept the calibration only when the calibrated model gives every "
+                  "used measured mode's damping ratio within this (absolute: 0.01 = 1 percentage point)",
+                  range=(1e-6, 1.0)),
     ParameterSpec("push.nodes", ["/modal_monitor_node", "/feedforward_node"], "nodes whose model.* parameters "
                   "(joint, flexible-link) receive the calibrated values (empty list entry: none)", type="string_array"),
     ParameterSpec("push.timeout_s", 120.0, "longest wait for each node to accept the values [s] (a feedforward "
@@ -127,7 +142,7 @@ class CalibrationNode:
         self.robot = load_node_robot(node, p)
         self.lock = threading.Lock()  # between the subscriptions and the worker
         self.pose, self.pose_stamp, self.velocity = None, None, None
-        self.stamp, self.record_from, self.samples = None, None, []
+        self.stamp, self.record_from, self.samples, self.record = None, None, [], []
         self.worker: threading.Thread | None = None
         self.clients: dict[str, Any] = {}
         types = node.types
@@ -150,10 +165,11 @@ class CalibrationNode:
         with reporting(self.node, "motor_states"):
             stamp = ordered_stamp(msg, self.stamp, lambda *_: None)
             sample = joint_values(msg, self.robot.joint_names)
+            velocity = joint_values(msg, self.robot.joint_names, "velocity") if len(msg.velocity) else None
             with self.lock:
                 self.stamp = stamp
                 if self.record_from is not None and stamp >= self.record_from:
-                    self.samples.append((stamp, sample))
+                    self.samples.append((stamp, sample, velocity))
 
     def on_joint_states(self, msg: Any) -> None:
         with reporting(self.node, "joint_states"):
@@ -184,7 +200,10 @@ class CalibrationNode:
                                    f"[fx, fy, fz, mx, my, mz] (N, N m), or none, got {list(wrench)}")
         checked("identification.parameters", check_parameters, self.robot, p["identification.parameters"])
         return poses, CalibrationOptions(parameters=p["identification.parameters"],
-                                         starts=p["identification.starts"], seed=p["identification.seed"])
+                                         starts=p["identification.starts"], seed=p["identification.seed"],
+                                         mode_frequency_tolerance=p["acceptance.frequency"],
+                                         mode_damping_tolerance=p["acceptance.damping"],
+                                         parameters_setting="identification.parameters")
 
     def _start(self) -> str:
         if self.worker is not None and self.worker.is_alive():
@@ -217,7 +236,7 @@ class CalibrationNode:
             values = model_values(result.robot, joints=bool(result.identified), links=bool(result.identified_links))
             report["pushed_values"] = values
             report["pushed"] = self._push(values, p) if values else {}
-            report["success"] = result.failure is None and result.identification is not None and all(
+            report["success"] = result.failure is None and result.accepted and all(
                 ok for ok, _ in report["pushed"].values())
             self.node.logger.info("calibration:\n" + result.text())
             self._say("done" if report["success"] else "finished with problems: see calibration/report")
@@ -267,7 +286,7 @@ class CalibrationNode:
             path.parent.mkdir(parents=True, exist_ok=True)
             keep_previous(path)
             files["modal_data"] = str(write_modal_data(path, result.data))
-        if result.identification is not None:
+        if result.accepted:
             out = output_path(p["output_directory"], p["calibrated_yaml"], "calibrated_yaml")
             out.parent.mkdir(parents=True, exist_ok=True)
             kept = keep_previous(out)
@@ -381,29 +400,54 @@ class CalibrationNode:
                                        f"{'no answer' if response is None else response.message}")
 
     def measure_modes(self) -> list[MeasuredMode]:
-        """The modes of ``record_s`` seconds of encoder samples from the excitation on."""
+        """The modes of ``record_s`` seconds of encoder samples from the excitation on, their mean removed; with
+        ``excitation.type`` 'service' from the blow's onset found in the samples
+        (:func:`~flexrobot_ros.oma.onset.impulse_onset`): the blow lands when the request reaches the exciter, after
+        the record began, and the motors' creep toward their set point ahead of it hid the LWR4's 2.7 and 2.9 Hz
+        modes from SSI-cov."""
         p, rate = self.settings, self.p["sample_rate_hz"]
-        deadline = time.monotonic() + p["timeout_s"]
-        end = None
-        while time.monotonic() < deadline:
-            with self.lock:
-                if self.samples and self.samples[-1][0] >= self.record_from + p["record_s"]:
-                    end, record = self.record_from + p["record_s"], list(self.samples)
-                    break
-            time.sleep(0.02)
-        if end is None:
-            raise CalibrationError(f"{self.node.resolve_name('motor_states')}: {len(self.samples)} samples of the "
-                                   f"{p['record_s']:g} s record arrived within {p['timeout_s']:g} s")
-        stamps = np.array([s for s, _ in record])
-        data = np.array([v for s, v in record])[stamps <= end + 0.5 / rate]
+        begin = self.record_from
+        record = self._collect(begin + p["record_s"], p)
+        if p["excitation.type"] == "service":
+            onset = impulse_onset(np.array([q for _, q, _ in record]))
+            if onset is not None and record[onset][0] > begin:
+                begin = record[onset][0]
+                record = self._collect(begin + p["record_s"], p)
+        record = [sample for sample in record if begin <= sample[0] <= begin + p["record_s"] + 0.5 / rate]
+        data = np.array([v for _, v, _ in record])
         expected = int(round(p["record_s"] * rate))
         if len(data) < 0.95 * expected:
             raise CalibrationError(f"{self.node.resolve_name('motor_states')}: {len(data)} samples in the "
                                    f"{p['record_s']:g} s record, expected {expected} at {rate:g} Hz (samples lost)")
+        self.record = record
         result = identify_modes(data - data.mean(axis=0), rate, p["oma.method"], p["oma.orders"] or None,
                                 channels=self.robot.joint_names)
         return [MeasuredMode(m.frequency_hz, m.damping_ratio, np.asarray(m.shape)) for m in result.modes
                 if m.frequency_hz > 0 and 0.0 <= m.damping_ratio < 1.0]
+
+    def _collect(self, until: float, p: dict[str, Any]) -> list[tuple[float, np.ndarray, np.ndarray | None]]:
+        """The samples recorded so far once one is stamped at ``until`` [s] or later (at most ``timeout_s``).
+
+        Raises:
+            CalibrationError: the samples did not reach ``until`` in time.
+        """
+        deadline = time.monotonic() + p["timeout_s"]
+        while time.monotonic() < deadline:
+            with self.lock:
+                if self.samples and self.samples[-1][0] >= until:
+                    return list(self.samples)
+            time.sleep(0.02)
+        raise CalibrationError(f"{self.node.resolve_name('motor_states')}: {len(self.samples)} samples of the "
+                               f"{p['record_s']:g} s record arrived within {p['timeout_s']:g} s")
+
+    def motor_velocities(self) -> np.ndarray:
+        """The motor velocities [rad/s] of the record :meth:`measure_modes` analysed: ``motor_states`` velocities,
+        or the positions differentiated over their stamps where a message carries none."""
+        stamps = np.array([s for s, _, _ in self.record])
+        if all(v is not None for _, _, v in self.record):
+            return np.array([v for _, _, v in self.record])
+        positions = np.array([q for _, q, _ in self.record])
+        return np.gradient(positions, stamps, axis=0)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -8,6 +8,7 @@ anything above):
   stochastic subspace identification; both return poles per model order (:mod:`.poles`);
 - :mod:`.stabilization` stabilization diagram and physical-pole filters, :mod:`.selection` automatic mode
   selection by clustering, :mod:`.identify` the batch pipeline;
+- :mod:`.onset` the onset of a blow in a record (where a free-decay record for OMA starts);
 - :mod:`.tracker` online tracking with mode identities, :mod:`.plots` figures, :mod:`.synthetic` test
   signals with known modes. Identified modes are saved for joint-parameter identification with
   :mod:`flexrobot_ros.identification.modal_data` (the ``flexrobot oma --modal-data`` option).
