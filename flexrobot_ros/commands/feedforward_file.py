@@ -22,6 +22,9 @@ from flexrobot_ros.timeseries import read_timeseries
 NEEDED = ("q", "q_m", "qd_m", "tau_m")
 #: The rates that are zero at the last sample of a file that ends at rest (a file without them does not).
 RATES = ("qd_m", "qdd_m", "dtau", "ddtau")
+#: A link reference moves at its start when its rate over the first step exceeds this fraction of the peak rate of all joints (a
+#: quintic's first step, 1 ms of a 2 s move, is 1.6e-6 of it; a motion that starts at speed, of the order of 1).
+LINK_START_TOLERANCE = 1e-3
 
 
 @dataclass(frozen=True)
@@ -30,7 +33,9 @@ class FeedforwardFile:
 
     t [s]; q the link reference [rad | m]; q_m [rad | m], qd_m [rad/s | m/s] the motor reference; tau_m [N m | N]
     the motor torque (after the gear); ``ends_at_rest`` whether every rate of :data:`RATES` is zero at the last
-    sample (module docstring)."""
+    sample (module docstring); ``start_warning`` says that the motors move at the first sample while the link
+    reference starts at rest (a motion whose jerk is not zero at its start, such as a quintic, on elastic joints:
+    the simulator starts at rest and the motors catch up), else None."""
 
     path: Path
     t: np.ndarray
@@ -39,6 +44,7 @@ class FeedforwardFile:
     qd_m: np.ndarray
     tau_m: np.ndarray
     ends_at_rest: bool
+    start_warning: str | None = None
 
     @property
     def duration(self) -> float:
@@ -68,14 +74,23 @@ def read_feedforward(path: Path, joint_names: tuple[str, ...] | list[str],
               for quantity in NEEDED}
     rate = arrays["qd_m"]
     moving = np.flatnonzero(np.abs(rate[0]) > REST_TOLERANCE * np.abs(rate).max(axis=0))
+    link_rate = np.diff(arrays["q"], axis=0) / np.diff(t)[:, None]  # the link reference's rate between samples
+    link_moving = np.abs(link_rate[0]) > LINK_START_TOLERANCE * np.abs(link_rate).max()  # peak over all joints
+    start_warning = None
     if moving.size:
         j = int(moving[0])
         unit = (units or ["rad"] * len(joint_names))[j]
-        raise CommandError(f"--feedforward {path}: its first sample moves (qd_m.{joint_names[j]} = {rate[0, j]:.4g} "
-                           f"{unit}/s at t = {t[0]:g} s): a file starts at rest, at the equilibrium of its first "
-                           "sample under the PD; write the feedforward of a motion that starts at rest")
+        sample = f"qd_m.{joint_names[j]} = {rate[0, j]:.4g} {unit}/s at t = {t[0]:g} s"
+        if np.any(link_moving):
+            raise CommandError(f"--feedforward {path}: its first sample moves ({sample}): a file starts at rest, at "
+                               "the equilibrium of its first sample under the PD; write the feedforward of a motion "
+                               "that starts at rest")
+        start_warning = (f"--feedforward {path}: the link reference starts at rest but the motors move at its first "
+                         f"sample ({sample}: the motion's jerk is not zero at its start); the simulation starts at "
+                         "rest, so the motors lag at first (a 9th-order motion, profile poly9, starts smoothly)")
     rates = [np.stack([columns[f"{name}.{joint}"] for joint in joint_names], axis=1) for name in RATES
              if all(f"{name}.{joint}" in columns for joint in joint_names)]
     at_rest = len(rates) == len(RATES) and all(
         np.all(np.abs(value[-1]) <= REST_TOLERANCE * np.abs(value).max(axis=0)) for value in rates)
-    return FeedforwardFile(path=Path(path), t=t - t[0], ends_at_rest=bool(at_rest), **arrays)
+    return FeedforwardFile(path=Path(path), t=t - t[0], ends_at_rest=bool(at_rest), start_warning=start_warning,
+                           **arrays)

@@ -328,6 +328,8 @@ def run(args: argparse.Namespace) -> int:
 
         recorded = read_feedforward(args.feedforward, robot.joint_names,
                                     [angle_or_length(kind) for kind in robot.joint_types])
+        if recorded.start_warning:
+            print(f"flexrobot simulate: warning: {recorded.start_warning}", file=sys.stderr)
     duration = args.duration if args.duration is not None else (recorded.duration if recorded else 3.0)
     if not duration > 0 or not args.rate > 0:
         raise SimulationError(f"--duration {duration:g} s and --rate {args.rate:g} Hz must be positive")
