@@ -17,29 +17,35 @@ Pipeline (:func:`identify_rigid_body`):
    (computed on the filtered full-rate signals, then differentiated); the motor-side terms' difference between
    the motor and the link state, B (qdd_m - qdd) + tau_fm(qd_m) - tau_fm(qd) with the YAML's values, is taken off
    the torques, so that T = Y(q, qd, qdd) phi holds. With ``elasticity=False`` the positions (link positions when
-   the record has them, else motor positions) enter as they are and the deflection is a model error.
+   the record has them, else motor positions) enter as they are and the deflection is a model error; a robot whose
+   joints are all ``rigid: true`` has none (its recorded positions are the link positions).
+   Coupled transmissions (:attr:`FlexibleRobot.coupling` G, rigid joints): the link positions are G^-1 times the
+   motor positions (after the deflection of the elastic joints, which G leaves alone).
 3. Observation matrix A (eq. 7): the base regressor (:mod:`.base_parameters`: inertial base parameters, rotor
-   inertias and viscous/Coulomb friction of every joint) stacked over the kept samples; T the torques.
+   inertias and viscous/Coulomb friction of every joint, and a torque offset per joint with ``torque_offset``)
+   stacked over the kept samples; T the torques. Only the rows of the fitted joints (``fit_joints``) enter, and of
+   those only the samples where the joint's motor moves at ``min_velocity`` or faster (|G qd|_i: near a velocity
+   reversal the Coulomb model sgn(qd) does not describe the friction); the base parameters are those of these rows.
 4. Weighted least squares (Gautier): ordinary LS first, then each joint's rows are divided by the standard
-   deviation of that joint's residual sigma_j = ||r_j|| / sqrt(M - r / n) and the LS is solved again. The
-   covariance of the estimate is sigma_w^2 (A_w^T A_w)^-1 with sigma_w^2 = ||r_w||^2 / (n M - r); the standard
-   deviation of each base parameter is the root of its diagonal entry, and its relative standard deviation is
-   that over |beta| (in %).
+   deviation of that joint's residual sigma_j = ||r_j|| / sqrt(M_j - r M_j / M) (M_j rows of joint j, M in all)
+   and the LS is solved again. The covariance of the estimate is sigma_w^2 (A_w^T A_w)^-1 with
+   sigma_w^2 = ||r_w||^2 / (M - r); the standard deviation of each base parameter is the root of its diagonal
+   entry, and its relative standard deviation is that over |beta| (in %).
 
-Records are CSV/NPZ time series (:mod:`flexrobot_ros.timeseries`) or rosbag2 bags of the package's JointState
-topics, read by :func:`flexrobot_ros.oma.signals.read_signals`.
+Records come from :mod:`.rigid_record` (CSV/NPZ time series, rosbag2 bags, channel mapping, effort scaling, a
+non-uniform clock resampled onto a uniform grid).
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 import scipy.signal
 
 from flexrobot_ros.dynamics.flexible_joint import JointFlexibility
-from flexrobot_ros.errors import IdentificationError, SignalError
+from flexrobot_ros.errors import IdentificationError
 from flexrobot_ros.identification.base_parameters import BaseParameters, base_parameters
 from flexrobot_ros.identification.joint_deflection import link_positions, motor_side_difference
 from flexrobot_ros.identification.rigid_regressor import check_rigid_model, regressor
@@ -56,6 +62,7 @@ ROWS_PER_CUTOFF = 2.0
 LINK_ENCODERS = "link encoders"
 DEFLECTION_COMPENSATED = "motor positions - deflection (tau_m - motor-side terms) / K of the flexibility YAML"
 ELASTICITY_IGNORED = " (joint elasticity ignored)"
+RIGID_JOINTS = " (rigid joints: no deflection)"
 
 
 @dataclass(frozen=True)
@@ -92,10 +99,13 @@ class ConditionedRecord:
 @dataclass(frozen=True)
 class RigidIdentification:
     """Result of :func:`identify_rigid_body`: base parameters ``beta`` (r,), their standard deviations ``std`` and
-    ``covariance`` (r, r), ``base`` (names, expressions), per-joint residual RMS [N m] ``residual_rms`` and torque
-    peaks ``torque_peak`` [N m], ``weights`` sigma_j [N m], ``condition`` cond(A) of the observation matrix, the
-    conditioned record used, the joint names, and ``flexibility`` (the joint stiffness and motor-side terms that
-    compensated the deflection; None when the elasticity was ignored)."""
+    ``covariance`` (r, r), ``base`` (names, expressions), per fitted joint (``joint_names``) the residual RMS
+    ``residual_rms``, the torque peaks ``torque_peak`` and ``weights`` sigma_j [N m | N] and the rows fitted
+    ``rows_per_joint``, ``condition`` cond(A) of the observation matrix, the conditioned record used, and
+    ``flexibility`` (the joint stiffness and motor-side terms that compensated the deflection; None when the
+    elasticity was ignored); ``min_velocity`` (fitted joints,) [rad/s | m/s] the motor speed below which rows were
+    left out, ``torque_offset`` whether the model has a torque offset per joint, ``coupling`` G when the robot has
+    coupled transmissions (else None)."""
 
     beta: np.ndarray
     std: np.ndarray
@@ -108,6 +118,10 @@ class RigidIdentification:
     record: ConditionedRecord = field(repr=False)
     joint_names: tuple[str, ...]
     flexibility: JointFlexibility | None = field(default=None, repr=False)
+    rows_per_joint: np.ndarray | None = None
+    min_velocity: np.ndarray | None = None
+    torque_offset: bool = False
+    coupling: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def relative_std(self) -> np.ndarray:
@@ -115,14 +129,17 @@ class RigidIdentification:
         with np.errstate(divide="ignore"):
             return np.where(self.beta != 0.0, self.std / np.abs(self.beta), np.inf)
 
-    def conditioned(self, record: RigidRecord) -> ConditionedRecord:
-        """``record`` conditioned as the identification's records were (same low-pass, same link side)."""
-        return condition_record(record, self.record.cutoff_hz, self.flexibility)
+    def conditioned(self, record: RigidRecord, decimate: bool = True) -> ConditionedRecord:
+        """``record`` conditioned as the identification's records were (same low-pass, same link side); every
+        sample of the uniform grid between the trimmed ends when not ``decimate``."""
+        return condition_record(record, self.record.cutoff_hz, self.flexibility, self.coupling, decimate)
 
     def predict(self, robot: Any, record: ConditionedRecord) -> np.ndarray:
-        """Motor torques (rows, n) [N m] the identified model gives along a conditioned record."""
-        y = regressor(robot, record.q, record.qd, record.qdd)
-        return (self.base.columns(y) @ self.beta).reshape(len(record.t), -1) + record.motor_difference
+        """Motor torques (rows, fitted joints) [N m | N] the identified model gives along a conditioned record."""
+        fitted = [robot.joint_names.index(joint) for joint in self.joint_names]
+        y = regressor(robot, record.q, record.qd, record.qdd, offsets=self.torque_offset)
+        torques = (self.base.columns(y) @ self.beta).reshape(len(record.t), -1) + record.motor_difference
+        return torques[:, fitted]
 
     def to_dict(self) -> dict[str, Any]:
         names, units, expressions = self.base.base_names(), self.base.base_units(), self.base.expressions()
@@ -135,46 +152,17 @@ class RigidIdentification:
             "residual_rms_nm": self.residual_rms.tolist(), "torque_peak_nm": self.torque_peak.tolist(),
             "residual_sigma_nm": self.weights.tolist(), "condition_number": self.condition,
             "cutoff_hz": self.record.cutoff_hz, "rows_rate_hz": self.record.rate_hz / self.record.decimation,
-            "samples_used": int(len(self.record.t)), "link_side": self.record.link_side}
+            "samples_used": int(len(self.record.t)), "link_side": self.record.link_side,
+            "rows_per_joint": [] if self.rows_per_joint is None else self.rows_per_joint.tolist(),
+            "min_velocity": [] if self.min_velocity is None else self.min_velocity.tolist(),
+            "torque_offset": self.torque_offset}
 
 
-def read_rigid_record(path: str | Path, robot: Any, positions: str = "q_m.*", torques: str = "tau_m.*",
-                      link_positions: str | None = None) -> RigidRecord:
-    """Motor positions, motor torques and optionally link positions of ``robot``'s joints from a CSV/NPZ time
-    series or a rosbag2 bag.
-
-    ``positions``/``torques``/``link_positions`` are channel globs whose last dotted part is the joint name
-    (``q_m.*``, ``motor_states.position.*``, ``motor_states.effort.*``, ``q.*``, ``joint_states.position.*``);
-    every joint must appear in each.
-    """
-    from flexrobot_ros.oma.signals import read_signals
-
-    try:
-        signals = read_signals(path)
-    except SignalError as error:
-        raise IdentificationError(str(error)) from None
-    columns = []
-    for pattern, what in ((positions, "positions"), (torques, "torques"), (link_positions, "link positions")):
-        if pattern is None:
-            columns.append(None)
-            continue
-        try:
-            selected = signals.select([pattern])
-        except SignalError as error:
-            raise IdentificationError(f"{path}: {what}: {error}") from None
-        by_joint = {name.rsplit(".", 1)[-1]: k for k, name in enumerate(selected.channels)}
-        missing = [joint for joint in robot.joint_names if joint not in by_joint]
-        if missing:
-            raise IdentificationError(f"{path}: {what} channels {pattern!r} have no joint(s) {missing}; found "
-                                      f"{list(selected.channels)}")
-        columns.append(selected.data[:, [by_joint[joint] for joint in robot.joint_names]])
-    return RigidRecord(signals.t, columns[0], columns[1], str(path), q_link=columns[2])
-
-
-def condition_record(record: RigidRecord, cutoff_hz: float, flexibility: JointFlexibility | None = None
-                     ) -> ConditionedRecord:
+def condition_record(record: RigidRecord, cutoff_hz: float, flexibility: JointFlexibility | None = None,
+                     coupling: np.ndarray | None = None, decimate: bool = True) -> ConditionedRecord:
     """Steps 1-2 of the module docstring: zero-phase low-pass, link side (the record's link positions, else the
-    deflection through ``flexibility``, else none), central differences, trimmed ends, decimation."""
+    deflection through ``flexibility``, else none; then G^-1 of the ``coupling`` G), central differences, trimmed
+    ends, decimation (every sample kept when not ``decimate``)."""
     t, q_m, tau = (np.asarray(x, dtype=float) for x in (record.t, record.q, record.tau))
     if t.ndim != 1 or q_m.shape != tau.shape or q_m.shape[0] != t.size:
         raise IdentificationError(f"{record.source}: t {t.shape}, positions {q_m.shape} and torques {tau.shape} "
@@ -209,13 +197,15 @@ def condition_record(record: RigidRecord, cutoff_hz: float, flexibility: JointFl
         q, link_side = link_positions(flexibility, q_m_f, qd_m, qdd_m, tau_f), DEFLECTION_COMPENSATED
     else:
         q, link_side = q_m_f, "motor positions"
+    if q_link is None and coupling is not None:
+        q, link_side = q @ np.linalg.inv(coupling).T, link_side + " through the coupled transmissions"
     qd = np.gradient(q, dt, axis=0)
     qdd = np.gradient(qd, dt, axis=0)
     if flexibility is not None:
         difference = motor_side_difference(flexibility, qd, qdd, qd_m, qdd_m)
     else:
         difference, link_side = np.zeros_like(tau_f), link_side + ELASTICITY_IGNORED
-    decimation = max(1, int(rate / (ROWS_PER_CUTOFF * cutoff_hz)))
+    decimation = max(1, int(rate / (ROWS_PER_CUTOFF * cutoff_hz))) if decimate else 1
     trim = int(np.ceil(rate / cutoff_hz))
     keep = np.arange(trim, len(t) - trim, decimation)
     if keep.size < 2:
@@ -226,54 +216,111 @@ def condition_record(record: RigidRecord, cutoff_hz: float, flexibility: JointFl
 
 
 def identify_rigid_body(robot: Any, records: RigidRecord | Sequence[RigidRecord], cutoff_hz: float = 5.0,
-                        base: BaseParameters | None = None, elasticity: bool = True) -> RigidIdentification:
+                        base: BaseParameters | None = None, elasticity: bool = True,
+                        fit_joints: Sequence[str] | None = None, min_velocity: float | Sequence[float] = 0.0,
+                        torque_offset: bool = False) -> RigidIdentification:
     """Base parameters of ``robot``'s rigid model from one or more records (module docstring, steps 1-4).
 
     ``elasticity``: reduce the records to the link side through the robot's stiffness and motor-side terms (step 2);
-    False evaluates the rigid model at the recorded positions as they are."""
+    False evaluates the rigid model at the recorded positions as they are. ``fit_joints``: the joints whose torques
+    are fitted (default all); ``min_velocity`` [rad/s | m/s]: one speed for every joint or one per joint (n,), rows
+    of slower samples left out (step 3); ``torque_offset``: a constant torque offset per joint in the model."""
     check_rigid_model(robot)
-    base = base or base_parameters(robot)
+    n = robot.n
+    fitted = fitted_joints(robot, fit_joints)
+    floor = np.broadcast_to(np.asarray(min_velocity, dtype=float), (n,)) if np.ndim(min_velocity) == 0 else \
+        np.asarray(min_velocity, dtype=float)
+    if floor.shape != (n,) or not np.all(np.isfinite(floor) & (floor >= 0.0)):
+        raise IdentificationError(f"min_velocity: {np.asarray(min_velocity).tolist()}; expected one speed >= 0 "
+                                  f"[rad/s | m/s] or {n} (joints {list(robot.joint_names)})")
+    base = base or base_parameters(robot, joints=fitted, offsets=torque_offset)
+    width = (14 if torque_offset else 13) * n
+    if len(base.names) != width:
+        raise IdentificationError(f"base parameters over {len(base.names)} standard parameters; robot {robot.name} "
+                                  f"has {width} ({'with' if torque_offset else 'without'} torque offsets)")
     records = [records] if isinstance(records, RigidRecord) else list(records)
     if not records:
         raise IdentificationError("no record to identify from")
-    n = robot.n
     for record in records:
         if np.shape(record.q)[1:] != (n,):
             raise IdentificationError(f"{record.source}: {np.shape(record.q)[1:]} position columns; robot "
                                       f"{robot.name} has {n} joints {list(robot.joint_names)}")
-    flexibility = JointFlexibility.from_robot(robot) if elasticity else None
-    conditioned = [condition_record(record, cutoff_hz, flexibility) for record in records]
+    all_rigid = len(robot.rigid_joints) == n
+    if elasticity and robot.rigid_joints and not all_rigid:
+        raise IdentificationError(f"robot {robot.name}: joints {list(robot.rigid_joints)} are rigid and the others "
+                                  "elastic; the deflection compensation needs every joint elastic: ignore the "
+                                  "elasticity (--rigid, elasticity=False)")
+    flexibility = JointFlexibility.from_robot(robot) if elasticity and not all_rigid else None
+    coupling = robot.coupling if robot.coupled_transmissions else None
+    conditioned = [condition_record(record, cutoff_hz, flexibility, coupling) for record in records]
+    if all_rigid:
+        conditioned = [dataclasses.replace(c, link_side=c.link_side.replace(ELASTICITY_IGNORED, RIGID_JOINTS))
+                       for c in conditioned]
     joined = ConditionedRecord(*(np.concatenate([getattr(c, name) for c in conditioned]) for name in
                                  ("t", "q", "qd", "qdd", "tau", "motor_difference")), cutoff_hz=float(cutoff_hz),
                                rate_hz=conditioned[0].rate_hz, decimation=conditioned[0].decimation,
                                link_side="; ".join(dict.fromkeys(c.link_side for c in conditioned)))
-    a = base.columns(regressor(robot, joined.q, joined.qd, joined.qdd))
-    torques = (joined.tau - joined.motor_difference).ravel()
-    rows, r = len(joined.t), base.count
-    if rows * n <= r:
-        raise IdentificationError(f"{rows} samples x {n} joints for {r} base parameters; record longer")
+    keep = np.zeros((len(joined.t), n), dtype=bool)
+    keep[:, fitted] = np.abs(joined.qd @ robot.coupling.T)[:, fitted] >= floor[fitted]
+    counts = keep.sum(axis=0)[fitted]
+    if np.any(counts == 0):
+        slow = [robot.joint_names[j] for j, count in zip(fitted, counts) if count == 0]
+        raise IdentificationError(f"min_velocity: no sample of joint(s) {slow} moves at {floor[fitted].max():g} "
+                                  "rad/s (m/s) or faster; lower it or record a faster excitation")
+    y = regressor(robot, joined.q, joined.qd, joined.qdd, offsets=torque_offset)
+    a = base.columns(y)[keep.ravel()]
+    torques = (joined.tau - joined.motor_difference)[keep]
+    joint_of_row = np.nonzero(keep)[1]
+    rows, r = len(torques), base.count
+    if rows <= r:
+        names = [robot.joint_names[j] for j in fitted]
+        raise IdentificationError(f"{rows} torque rows ({len(joined.t)} samples, joints {names}) for {r} base "
+                                  "parameters; record longer")
     condition = float(np.linalg.cond(a))
     if condition > 1e10:
         raise IdentificationError(f"the observation matrix is rank deficient (cond(A) = {condition:.3g}): the "
                                   "record does not excite every base parameter; use an optimized excitation "
                                   "('flexrobot excite')")
     beta = np.linalg.lstsq(a, torques, rcond=None)[0]
-    residual = (torques - a @ beta).reshape(rows, n)
-    sigma = np.sqrt(np.sum(residual**2, axis=0) / max(rows - r / n, 1.0))
+    residual = torques - a @ beta
+    sigma = np.zeros(n)
+    for j, count in zip(fitted, counts):
+        sigma[j] = np.sqrt(np.sum(residual[joint_of_row == j] ** 2) / max(count - r * count / rows, 1.0))
     sigma = np.where(sigma > 0.0, sigma, np.finfo(float).tiny)
-    row_weights = np.tile(1.0 / sigma, rows)
+    row_weights = 1.0 / sigma[joint_of_row]
     a_w, t_w = a * row_weights[:, None], torques * row_weights
     beta = np.linalg.lstsq(a_w, t_w, rcond=None)[0]
     residual_w = t_w - a_w @ beta
-    covariance = np.sum(residual_w**2) / (rows * n - r) * np.linalg.inv(a_w.T @ a_w)
-    residual = (torques - a @ beta).reshape(rows, n)
+    covariance = np.sum(residual_w**2) / (rows - r) * np.linalg.inv(a_w.T @ a_w)
+    residual = torques - a @ beta
+    rms = np.array([np.sqrt(np.mean(residual[joint_of_row == j] ** 2)) for j in fitted])
     return RigidIdentification(
-        beta=beta, std=np.sqrt(np.diag(covariance)), covariance=covariance, base=base,
-        residual_rms=np.sqrt(np.mean(residual**2, axis=0)), torque_peak=np.abs(joined.tau).max(axis=0),
-        weights=sigma, condition=condition, record=joined, joint_names=tuple(robot.joint_names),
-        flexibility=flexibility)
+        beta=beta, std=np.sqrt(np.diag(covariance)), covariance=covariance, base=base, residual_rms=rms,
+        torque_peak=np.abs(joined.tau[:, fitted]).max(axis=0), weights=sigma[fitted], condition=condition,
+        record=joined, joint_names=tuple(robot.joint_names[j] for j in fitted), flexibility=flexibility,
+        rows_per_joint=counts, min_velocity=floor[fitted].copy(), torque_offset=torque_offset, coupling=coupling)
 
 
-__all__ = ["RigidRecord", "ConditionedRecord", "RigidIdentification", "read_rigid_record", "condition_record",
-           "identify_rigid_body", "FILTER_ORDER", "PADDING_PERIODS", "ROWS_PER_CUTOFF", "LINK_ENCODERS",
-           "DEFLECTION_COMPENSATED", "ELASTICITY_IGNORED"]
+def fitted_joints(robot: Any, names: Sequence[str] | None) -> list[int]:
+    """Indices of the joints ``names`` (all joints when None) in the robot's joint order; an IdentificationError
+    names an unknown, locked or repeated joint."""
+    if names is None:
+        return list(range(robot.n))
+    if not names:
+        raise IdentificationError("fit_joints: empty; name at least one joint whose torque is fitted")
+    out = []
+    for name in names:
+        if name not in robot.joint_names:
+            locked = f" (locked at {robot.locked_joints[name]:g} by the flexibility YAML)" \
+                if name in robot.locked_joints else ""
+            raise IdentificationError(f"fit_joints: {name!r} is not a joint of robot {robot.name}{locked}; joints: "
+                                      f"{list(robot.joint_names)}")
+        if robot.joint_names.index(name) in out:
+            raise IdentificationError(f"fit_joints: {name!r} given twice")
+        out.append(robot.joint_names.index(name))
+    return sorted(out)
+
+
+__all__ = ["RigidRecord", "ConditionedRecord", "RigidIdentification", "condition_record", "identify_rigid_body",
+           "fitted_joints", "FILTER_ORDER", "PADDING_PERIODS", "ROWS_PER_CUTOFF", "LINK_ENCODERS",
+           "DEFLECTION_COMPENSATED", "ELASTICITY_IGNORED", "RIGID_JOINTS"]
