@@ -176,7 +176,8 @@ def condition_record(record: RigidRecord, cutoff_hz: float, flexibility: JointFl
     steps = np.diff(t)
     if steps.size < 10 or np.any(steps <= 0) or steps.max() > 1.01 * steps.min():
         raise IdentificationError(f"{record.source}: expected at least 11 uniformly sampled, increasing times "
-                                  f"(intervals {steps.min(initial=0):.6g}..{steps.max(initial=0):.6g} s)")
+                                  f"(intervals {steps.min(initial=0):.6g}..{steps.max(initial=0):.6g} s; "
+                                  "rigid_record.read_record(...).uniform() resamples a logger's clock)")
     rate = 1.0 / float(np.mean(steps))
     if not (0.0 < cutoff_hz < 0.5 * rate):
         raise IdentificationError(f"cutoff_hz: {cutoff_hz:g} Hz; expected between 0 and the Nyquist frequency "

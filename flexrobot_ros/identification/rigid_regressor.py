@@ -21,7 +21,8 @@ Coupled transmissions (:attr:`FlexibleRobot.coupling` G, ``coupled_transmissions
 rows are the motors, the motor positions after the gear are theta = G q and the motor torques
 tau_m = G^-T tau_joint + B thetadd + F_v thetad + F_c sgn(thetad) (+ tau_0): the link block is G^-T times
 pinocchio's, the joint block is built from the motor velocities and accelerations (each motor's rotor inertia and
-friction act on its own coordinate). With G = 1 this is the model above.
+friction act on its own coordinate: the friction of coupled joints is modelled on the motor side, the nominal
+values of :func:`standard_parameters` taken as the motors'). With G = 1 this is the model above.
 
 Revolute joints with transmission 1 (q_m = q in the rigid model) and rigid prismatic joints are handled: any other
 joint is refused by :func:`check_rigid_model`.
