@@ -18,7 +18,9 @@ constant). Both tools see the torso and the seven arm joints (FIGAROH's active j
   same normalized cutoff at the record's 100 Hz), velocity and acceleration by ``numpy.gradient`` on the recorded
   times, friction (viscous + Coulomb), actuator inertia and offset per joint, decimation by 10, OLS), then the
   setups of :data:`FIGAROH_SETUPS` (other cutoffs, all 8 joints fitted, weighted LS); its held-out figure is its own
-  ``_compute_validation_metrics`` (the prediction at every sample 3856-6790 against the converted efforts).
+  ``_compute_validation_metrics`` (the prediction at every sample 3856-6790 against the converted efforts). The
+  setups were chosen by a search over FIGAROH's options on this record (:data:`FIGAROH_SETUPS`); its best is
+  compared.
 
 Columns, per tool and setup: held-out torque RMSE per joint [N m] against the recorded (converted) efforts, on the
 samples both tools score (flexrobot leaves out the 1 / cutoff s of filter transient at each end of the held-out
@@ -28,7 +30,7 @@ CSV files to the held-out error (best of :data:`REPEATS`; imports excluded) with
 
 Needs a Python with figaroh 1.0.2 and this package's dependencies (FIGAROH is not a dependency of the package):
 ``python -m venv .venv-bench && .venv-bench/bin/pip install figaroh==1.0.2 pin scipy pyyaml casadi threadpoolctl``
-then ``.venv-bench/bin/python bench/figaroh_tiago.py`` (about 10 FIGAROH runs of 20-60 s each on this machine).
+then ``.venv-bench/bin/python bench/figaroh_tiago.py`` (six FIGAROH runs of 20-60 s each on this machine).
 The last line printed is the headline.
 """
 from __future__ import annotations
@@ -60,21 +62,27 @@ sys.path.insert(0, str(ROOT))
 from flexrobot_ros.cli import main as flexrobot  # noqa: E402
 
 DATA = Path(os.environ.get("FLEXROBOT_TIAGO_DATA") or ROOT / ".." / "shared" / "data" / "tiago_identification")
-FILES = ("tiago_48_hey5.urdf", "tiago_position.csv", "tiago_effort.csv")
+FILES = ("tiago_48_hey5.urdf", "tiago_position.csv", "tiago_velocity.csv", "tiago_effort.csv")
 ACTIVE = ("torso_lift_joint",) + tuple(f"arm_{i}_joint" for i in range(1, 8))
 SCORED = ACTIVE[1:5]
 #: FIGAROH's TIAGo example: joint torque = reduction ratio x motor constant x effort (torso: a force [N]).
 REDUCTION = dict(zip(ACTIVE, (1, 100, 100, 100, 100, 336, 336, 336)))
 KMOTOR = dict(zip(ACTIVE, (1.0, 0.136, 0.136, -0.087, -0.087, -0.0613, -0.0613, -0.0613)))
 FIT_ROWS, HELD_OUT_ROWS = (921, 3856), (3856, 6791)  # Python slices: samples 921-3855 and 3856-6790
-#: FIGAROH setups: (label, Butterworth cutoff [Hz] at the record's 100 Hz, joints whose torques are fitted, WLS).
+#: FIGAROH setups: (label, Butterworth cutoff [Hz] at the record's 100 Hz, joints whose torques are fitted, WLS,
+#: velocities: the recorded ones (the controller's filtered derivative, then FIGAROH's filter) instead of numpy.gradient
+#: of the filtered positions). Searched beforehand on this record (held-out RMSE on arm_1..4): cutoffs 1, 2, 3, 5,
+#: 8 Hz x arm_1..4 or all 8 fitted (OLS): 3.32, 2.67, 2.64, 2.13, 2.25 / 2.00, 1.86, 1.97, 1.87, 1.91 N m; WLS, all
+#: fitted, 2 and 5 Hz: 1.76, 1.75; recorded velocities, all fitted, 2 Hz OLS / WLS, 5 Hz OLS / WLS: 1.71, 1.69, 1.71,
+#: 1.69 (best); recorded velocities, arm_1..4, 2 Hz: 2.33. ``solve(decimate=False)`` fails on this robot in FIGAROH
+#: 1.0.2 ("cond is not defined on empty arrays": its undecimated rows assume every model joint is active).
 FIGAROH_SETUPS = (
-    ("upstream: 2 Hz, arm_1..4 fitted", 2.0, SCORED, False),
-    ("5 Hz, arm_1..4 fitted", 5.0, SCORED, False),
-    ("2 Hz, all 8 fitted", 2.0, None, False),
-    ("5 Hz, all 8 fitted", 5.0, None, False),
-    ("3 Hz, all 8 fitted", 3.0, None, False),
-    ("5 Hz, all 8 fitted, WLS", 5.0, None, True),
+    ("upstream: 2 Hz, arm_1..4 fitted", 2.0, SCORED, False, False),
+    ("5 Hz, arm_1..4 fitted", 5.0, SCORED, False, False),
+    ("2 Hz, all 8 fitted", 2.0, None, False, False),
+    ("5 Hz, all 8 fitted, WLS", 5.0, None, True, False),
+    ("2 Hz, all 8 fitted, WLS, recorded velocities", 2.0, None, True, True),
+    ("5 Hz, all 8 fitted, WLS, recorded velocities", 5.0, None, True, True),
 )
 #: Timed runs per setup (the best is kept): the machine is shared.
 REPEATS = {"flexrobot": 3, "figaroh": 1}
@@ -131,18 +139,21 @@ def figaroh_class():
     import pinocchio as pin
     from figaroh.identification.base_identification import BaseIdentification
 
-    tables = {}
-    for name in ("position", "effort"):
+    def read_table(name: str) -> tuple[list[str], np.ndarray]:
         path = DATA / f"tiago_{name}.csv"
-        header = path.open().readline().strip().split(",")
-        tables[name] = (header, np.loadtxt(path, delimiter=",", skiprows=1))
+        return path.open().readline().strip().split(","), np.loadtxt(path, delimiter=",", skiprows=1)
 
     class TiagoIdentification(BaseIdentification):
-        def load_trajectory_data(self, data_source=None):
-            out = {"timestamps": tables["position"][1][:, :1], "velocities": None, "accelerations": None}
-            for key, name in (("positions", "position"), ("torques", "effort")):
+        recorded_velocities = False
+
+        def load_trajectory_data(self, data_source=None):  # the files read here, as upstream's example does
+            tables = {name: read_table(name) for name in ("position", "velocity", "effort")}
+            out = {"timestamps": tables["position"][1][:, :1], "accelerations": None}
+            for key, name in (("positions", "position"), ("velocities", "velocity"), ("torques", "effort")):
                 header, table = tables[name]
                 out[key] = table[:, [header.index(f"- {joint}_{name}") for joint in ACTIVE]]
+            if not self.recorded_velocities:
+                out["velocities"] = None  # upstream: from the filtered positions
             if data_source:  # the held-out window, "first:stop"
                 first, stop = map(int, data_source.split(":"))
                 out = {key: None if value is None else value[first:stop] for key, value in out.items()}
@@ -178,9 +189,11 @@ def figaroh_config(path: Path, cutoff_hz: float, fit: tuple[str, ...] | None, wl
     path.write_text(yaml.safe_dump(document))
 
 
-def run_figaroh(robot, label: str, cutoff_hz: float, fit, wls: bool, scored: np.ndarray, folder: Path) -> Run:
+def run_figaroh(robot, label: str, cutoff_hz: float, fit, wls: bool, velocities: bool, scored: np.ndarray,
+                folder: Path) -> Run:
     """One FIGAROH setup; ``scored`` (held-out samples,) marks the samples flexrobot scores."""
     identification = figaroh_class()
+    identification.recorded_velocities = velocities
     config = folder / "figaroh.yaml"
     figaroh_config(config, cutoff_hz, fit, wls)
     best = np.inf

@@ -45,7 +45,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         help="experiment YAML: records (several files of one recording, rows), channels, effort "
                              "scales and offsets, fitted joints, velocity threshold, torque offset, cutoff "
                              "(schema: flexrobot_ros/identification/experiment.py); the options below win over it")
-    parser.add_argument("--positions",
+    parser.add_argument("--positions", metavar="PATTERN",
                         help="motor position channels (after the gear; joint positions of rigid joints): a glob "
                              "whose last dotted part is the joint or a pattern with {joint} (default 'q_m.*'; bags: "
                              "'motor_states.position.*')")
@@ -56,7 +56,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--rigid", action="store_true",
                         help="ignore the joint elasticity: evaluate the rigid model at the recorded positions as "
                              "they are (the deflection becomes a model error)")
-    parser.add_argument("--torques",
+    parser.add_argument("--torques", metavar="PATTERN",
                         help="motor torque channels (default 'tau_m.*'; bags: 'motor_states.effort.*')")
     parser.add_argument("--effort-scale", metavar="JOINT=VALUE,...",
                         help="torque = scale x recorded effort + offset: scales per joint (default 1), e.g. "
@@ -70,7 +70,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                              "(Coulomb friction is sgn(qd)): one speed for all joints or per joint (default 0)")
     parser.add_argument("--torque-offset", action="store_true",
                         help="identify a constant torque offset per joint (drive or sensor zero error)")
-    parser.add_argument("--cutoff", type=float,
+    parser.add_argument("--cutoff", type=float, metavar="HZ",
                         help=f"zero-phase Butterworth low-pass cutoff [Hz] before differentiation (default "
                              f"{DEFAULT_CUTOFF_HZ:g})")
     parser.add_argument("--physical", action="store_true",
