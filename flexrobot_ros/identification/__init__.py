@@ -1,7 +1,7 @@
 """Identification of joint stiffness and damping from modal data at several poses (seed 000 chapter 3).
 
-May import: errors, yaml_files, text_table, model, the physics and modal; never simulation, oma, runtime, nodes or
-commands.
+May import: errors, yaml_files, text_table, model, the physics and modal, and oma's signal readers (records of the
+rigid-body identification: :mod:`.rigid_record`); never simulation, runtime, nodes or commands.
 """
 from flexrobot_ros.identification.joint_parameters import (
     IdentificationResult, IdentifiedParameter, LocalMinimum, ModeComparison, StartResult,

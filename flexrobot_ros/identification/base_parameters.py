@@ -15,6 +15,7 @@ rotor couplings); each is one independent standard parameter plus a linear combi
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
 import scipy.linalg
@@ -70,16 +71,23 @@ class BaseParameters:
         return out
 
 
-def base_parameters(robot, samples: int = 200, seed: int = 0) -> BaseParameters:
+def base_parameters(robot, samples: int = 200, seed: int = 0, joints: Sequence[int] | None = None,
+                    offsets: bool = False) -> BaseParameters:
     """Base parameters of ``robot`` from its regressor at ``samples`` random states: q uniform within the URDF
-    limits, qd and qdd uniform in +-1 (rad/s, rad/s^2) (any generic states give the same structure)."""
+    limits, qd and qdd uniform in +-1 (rad/s, rad/s^2) (any generic states give the same structure).
+
+    ``joints``: indices of the joints whose torque rows are fitted (default all: a parameter that acts only on the
+    other joints' torques is then no base parameter); ``offsets``: the standard parameters include a torque offset
+    per joint (:func:`.rigid_regressor.regressor`)."""
     rng = np.random.default_rng(seed)
     n = robot.n
     lower = np.where(np.isfinite(robot.lower_limits), robot.lower_limits, -np.pi)
     upper = np.where(np.isfinite(robot.upper_limits), robot.upper_limits, np.pi)
     q = rng.uniform(lower, upper, (samples, n))
-    w = regressor(robot, q, rng.uniform(-1, 1, (samples, n)), rng.uniform(-1, 1, (samples, n)))
-    return base_parameters_of(w, parameter_names(robot), parameter_units(robot))
+    w = regressor(robot, q, rng.uniform(-1, 1, (samples, n)), rng.uniform(-1, 1, (samples, n)), offsets=offsets)
+    if joints is not None:
+        w = w.reshape(samples, n, -1)[:, list(joints)].reshape(-1, w.shape[1])
+    return base_parameters_of(w, parameter_names(robot, offsets), parameter_units(robot, offsets))
 
 
 def base_parameters_of(w: np.ndarray, names: list[str], units: list[str]) -> BaseParameters:

@@ -147,6 +147,13 @@ class ParallelFilter:
         """S[x] at every sample, along axis 0 (samples first, any trailing shape)."""
         return scipy.signal.sosfiltfilt(self.state_sos, x, axis=0, padlen=self.state_padding)
 
+    def low_passed(self, x: np.ndarray) -> np.ndarray:
+        """L at the full rate: x (samples, ...) through the zero-phase Butterworth at ``cutoff_hz`` designed at
+        ``rate_hz`` (same order and padding in seconds as L; no decimation): the band the rows are fitted in, at
+        every sample (a prediction to compare with recorded torques sample by sample)."""
+        sos = scipy.signal.butter(FILTER_ORDER, self.cutoff_hz, fs=self.rate_hz, output="sos")
+        return scipy.signal.sosfiltfilt(sos, x, axis=0, padlen=self.state_padding)
+
     def decimated(self, chunks: Iterable[np.ndarray]) -> np.ndarray:
         """Step 1 on a signal given as consecutive chunks (samples_i, ...), samples first: (samples // block,
         ...). The anti-alias filter's state goes from chunk to chunk, so the result does not depend on the

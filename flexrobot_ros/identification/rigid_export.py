@@ -12,7 +12,8 @@ Base parameters beta (r,) fix only r combinations of the p standard parameters p
   J = [[Sigma_2, h], [h^T, m]] (Sigma_2 = tr(I)/2 1 - I about the frame origin, h = m c) is written J = U U^T with U
   upper triangular with a positive diagonal (the log-Cholesky parametrization of Rucker & Wensing 2022), which
   makes m > 0 and the principal moments about the CoM positive and satisfy the triangle inequalities; rotor
-  inertias and friction are bounded below by 0. Solved with ``scipy.optimize.least_squares``.
+  inertias and friction are bounded below by 0 (torque offsets, when identified, are free). Solved with
+  ``scipy.optimize.least_squares``.
 
 Export (:func:`write_identified_robot`), a URDF and a flexibility YAML beside each other:
 
@@ -74,7 +75,7 @@ MAX_EVALUATIONS = 400
 def standard_from_base(robot: Any, result: RigidIdentification) -> np.ndarray:
     """phi (p,) closest to ``robot``'s own parameters that reproduces the identified beta exactly; rotor inertias
     lumped into a link base parameter (not base parameters on their own) keep the robot's values."""
-    k, reference = result.base.base_map, standard_parameters(robot)
+    k, reference = result.base.base_map, standard_parameters(robot, offsets=result.torque_offset)
     fixed = [10 * robot.n + 3 * i for i in range(robot.n) if 10 * robot.n + 3 * i not in _alone(result)]
     free = np.setdiff1d(np.arange(k.shape[1]), fixed)
     phi = reference.copy()
@@ -128,7 +129,7 @@ def physically_consistent(robot: Any, result: RigidIdentification) -> tuple[np.n
     more when no physical robot has these base parameters, e.g. the shipped kr90, whose link 2 is an equivalent,
     non-physical inertia). At most :data:`MAX_EVALUATIONS` residual evaluations."""
     n, k = robot.n, result.base.base_map
-    reference = standard_parameters(robot)
+    reference = standard_parameters(robot, offsets=result.torque_offset)
     whiten = np.linalg.cholesky(np.linalg.inv(result.covariance)).T      # W^T W = Sigma^-1
     scale = 1.0 / np.maximum(np.abs(reference), 1e-3)
 
@@ -143,8 +144,8 @@ def physically_consistent(robot: Any, result: RigidIdentification) -> tuple[np.n
 
     start = standard_from_base(robot, result)
     x0 = np.concatenate([_theta_of(_pseudo_inertia(start[10 * i:10 * i + 10])) for i in range(n)]
-                        + [np.maximum(start[10 * n:], 0.0)])
-    lower = np.concatenate([np.full(10 * n, -np.inf), np.zeros(3 * n)])
+                        + [np.maximum(start[10 * n:13 * n], 0.0), start[13 * n:]])
+    lower = np.concatenate([np.full(10 * n, -np.inf), np.zeros(3 * n), np.full(len(start) - 13 * n, -np.inf)])
     solution = scipy.optimize.least_squares(residual, x0, bounds=(lower, np.inf), x_scale="jac",
                                             max_nfev=MAX_EVALUATIONS)
     phi = phi_of(solution.x)

@@ -2,8 +2,9 @@
 
 * ``excitation.png``: q [rad], qd [rad/s], qdd [rad/s^2] of every joint over one period, limits dashed.
 * ``tool_path.png``: the tool frame's origin [m] over one period in the base x-z and x-y planes, workspace box.
-* ``torque_fit.png``: per joint the measured (filtered) motor torque and the identified model's [N m] over time,
-  and the residual [N m]; ``parameters.png``: the base parameters with their relative standard deviations [%].
+* ``torque_fit.png``: per fitted joint the measured (filtered) motor torque and the identified model's [N m | N]
+  over time, and the residual [N m | N]; ``parameters.png``: the base parameters with their relative standard
+  deviations [%].
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import pinocchio as pin
 
 from flexrobot_ros.identification.excitation import ExcitationDesign
 from flexrobot_ros.identification.rigid_body import RigidIdentification
+from flexrobot_ros.model.flexible_robot import torque_or_force
 
 
 def _pyplot() -> Any:
@@ -85,21 +87,23 @@ def plot_rigid_fit(robot: Any, result: RigidIdentification, directory: str | Pat
     plt = _pyplot()
     directory = Path(directory)
     # the records one after the other on one time axis (each record's kept rows, filtered as in the fit)
+    fitted = result.fitted(robot)
     times, measured, predicted, offset = [], [], [], 0.0
     for record in result.records:
         times.append(record.row_times - record.t[0] + offset)
-        measured.append(record.measured_torques())
+        measured.append(record.measured_torques()[:, fitted])
         predicted.append(result.predict(robot, record))
         offset += record.t[-1] - record.t[0]
     t, measured, predicted = np.concatenate(times), np.vstack(measured), np.vstack(predicted)
-    n = robot.n
+    n = len(fitted)
     figure, axes = plt.subplots(n, 2, sharex=True, figsize=(11, 2.4 * n), squeeze=False)
-    for j, name in enumerate(robot.joint_names):
+    for j, (index, name) in enumerate(zip(fitted, result.joint_names)):
+        unit = torque_or_force(robot.joint_types[index])
         axes[j, 0].plot(t, measured[:, j], label="measured (filtered)")
         axes[j, 0].plot(t, predicted[:, j], "--", label="identified model")
-        axes[j, 0].set_ylabel(f"{name} tau [N m]")
+        axes[j, 0].set_ylabel(f"{name} tau [{unit}]")
         axes[j, 1].plot(t, measured[:, j] - predicted[:, j], color="tab:red")
-        axes[j, 1].set_ylabel(f"{name} residual [N m]")
+        axes[j, 1].set_ylabel(f"{name} residual [{unit}]")
         for axis in axes[j]:
             axis.grid(alpha=0.3)
     axes[0, 0].legend(fontsize=8)

@@ -25,7 +25,7 @@ import pinocchio as pin
 from flexrobot_ros.errors import ModelError
 from flexrobot_ros.model.extended_model import attach_extended, check_composable, lock_urdf_elasticities
 from flexrobot_ros.model.locked_joints import lock_joints
-from flexrobot_ros.model.schema import FlexibilitySpec, ToolSpec, gains, joint_spec
+from flexrobot_ros.model.schema import CouplingSpec, FlexibilitySpec, ToolSpec, gains, joint_spec
 from flexrobot_ros.model.tool import merge_tool
 from flexrobot_ros.model.topology import first_branch
 
@@ -70,6 +70,8 @@ class FlexibleRobot:
     topic's text), ``urdf_path`` its file (None when it came from the topic); ``locked_joints`` maps the URDF
     joints held at a position to that position [rad | m] (:mod:`.locked_joints`; not in ``joint_names``);
     ``continuous_joints`` names the joints that are continuous in the URDF (revolute, limits -inf/+inf here).
+    ``coupled_transmissions`` are the YAML's validated couplings of rigid joints (:class:`.schema.CouplingSpec`);
+    :attr:`coupling` is their matrix G over all joints.
     """
 
     name: str
@@ -106,6 +108,7 @@ class FlexibleRobot:
     urdf_xml: str = ""
     locked_joints: Mapping[str, float] = field(default_factory=dict)
     continuous_joints: tuple[str, ...] = ()
+    coupled_transmissions: tuple[CouplingSpec, ...] = ()
 
     # ------------------------------------------------------------------ derived quantities
     @property
@@ -142,6 +145,16 @@ class FlexibleRobot:
     def W(self) -> np.ndarray:
         """Transmission matrix diag(1/r) of seed 000 eq. A I-14 (1 for revolute joints)."""
         return np.diag(self.transmission)
+
+    @property
+    def coupling(self) -> np.ndarray:
+        """Coupled-transmission matrix G (n, n): motor positions after the gear q_m = G q of the rigid model, motor
+        torques tau_m = G^-T tau (:mod:`.schema`, ``coupled_transmissions``); the identity when nothing is coupled."""
+        matrix = np.eye(self.n)
+        for spec in self.coupled_transmissions:
+            index = [self.joint_names.index(name) for name in spec.joints]
+            matrix[np.ix_(index, index)] = spec.matrix
+        return matrix
 
     @property
     def is_serial_chain(self) -> bool:
@@ -280,6 +293,8 @@ class FlexibleRobot:
         digest.update(repr(sorted(self.flexible_links.items())).encode())
         if self.extended is not None:
             digest.update(self.extended.digest().encode())
+        if self.coupled_transmissions:
+            digest.update(self.coupling.tobytes())
         return digest.hexdigest()
 
 
@@ -368,6 +383,7 @@ def build_robot(spec: FlexibilitySpec, model: pin.Model, urdf_path: Path | None,
         urdf_xml=urdf_xml,
         locked_joints=dict(spec.locked_joints),
         continuous_joints=tuple(name for name in continuous_joints if name in joint_names),
+        coupled_transmissions=spec.coupled_transmissions,
     )
     robot = attach_extended(robot, spec, full_model, source)
     check_composable(robot, source)

@@ -41,6 +41,19 @@ reduced (Spong) model of seed 000, eq. 2.1::
     flexible_links: {}                # beam links, see flexrobot_ros.model.flexible_link_specs (a serial chain
                                       # only: a tree, once locked_joints are held, is refused)
     extra_elasticities: []            # non-actuated elastic DOFs: flexrobot_ros/model/elasticities.py
+    coupled_transmissions:            # optional: motors that drive several joints (industrial wrists)
+      - joints: [joint5, joint6]      # rigid joints (rigid: true), each in one coupling at most
+        matrix: [[1.0, 0.0],          # G: motor positions after the gear q_m = G q over these joints [rad | m],
+                 [-1.0, 1.0]]         # row i the motor named after joints[i]; square, invertible
+
+Coupled transmissions: motor i of a coupling turns with ``q_m,i = sum_j G_ij q_j`` (the fourth row of a KUKA wrist:
+the motor of joint 6 also turns with joint 5), so by virtual work the motor torques ``tau_m`` and the joint torques
+``tau`` they produce are ``tau = G^T tau_m``. :attr:`FlexibleRobot.coupling` is G over all joints (the identity
+outside the couplings). The rigid-body identification (``flexrobot identify-rigid``) reads records of motor positions
+and motor torques through it and fits each motor's rotor inertia and friction in motor coordinates
+(:mod:`flexrobot_ros.identification.rigid_regressor`); everywhere else the coupled joints are rigid joints driven by
+their joint torques ``tau`` (the simulator, the feedforward and the modal analysis have no motor model for rigid
+joints), so G changes nothing there.
 
 Every error names the file, the field (and joint) and what was expected; nothing partial is ever returned.
 """
@@ -58,7 +71,7 @@ from flexrobot_ros.yaml_files import finite
 
 TOP_KEYS = frozenset(
     {"robot", "summary", "description", "urdf", "gravity", "tool_frame", "coulomb_width", "joints", "controller",
-     "tool", "flexible_links", "extra_elasticities", "locked_joints", "xacro_args"}
+     "tool", "flexible_links", "extra_elasticities", "locked_joints", "xacro_args", "coupled_transmissions"}
 )
 REQUIRED_TOP_KEYS = ("urdf", "joints")
 JOINT_KEYS = frozenset(
@@ -67,6 +80,9 @@ JOINT_KEYS = frozenset(
 )
 RIGID_JOINT_KEYS = frozenset({"rigid", "link_damping", "link_coulomb"})
 TOOL_KEYS = frozenset({"mass", "frame", "com", "inertia"})
+COUPLING_KEYS = frozenset({"joints", "matrix"})
+#: Largest condition number of a coupling matrix G (its inverse transpose maps joint torques to motor torques).
+COUPLING_CONDITION = 1.0e8
 CONTROLLER_KEYS = frozenset({"kp", "kd"})
 FLEXIBLE_LINK_METHODS = ("assumed_modes", "finite_elements")
 #: Longest ``summary`` line [characters].
@@ -99,6 +115,15 @@ class ToolSpec:
 
 
 @dataclass(frozen=True)
+class CouplingSpec:
+    """One validated coupled transmission: the ``joints`` it couples and ``matrix`` G (len(joints) square),
+    q_m[joints] = G q[joints] (module docstring)."""
+
+    joints: tuple[str, ...]
+    matrix: np.ndarray
+
+
+@dataclass(frozen=True)
 class FlexibilitySpec:
     """Validated content of a flexibility YAML, before it is matched against the URDF."""
 
@@ -116,6 +141,7 @@ class FlexibilitySpec:
     summary: str = ""  # one line (``flexrobot info --list``)
     locked_joints: dict[str, float] = field(default_factory=dict)  # joint -> position [rad | m]
     xacro_args: dict[str, str] = field(default_factory=dict)
+    coupled_transmissions: tuple[CouplingSpec, ...] = ()
 
 
 def positive(value: Any, where: str) -> float:
@@ -233,12 +259,61 @@ def parse_flexibility(document: Any, source: str) -> FlexibilitySpec:
                   for key, value in arguments.items()}
     if xacro_args and not urdf.endswith(".xacro"):
         raise ModelError(f"{source}: xacro_args: given, but urdf {urdf!r} is not a .xacro file")
+    couplings = parse_coupled_transmissions(top.get("coupled_transmissions"), joints, locked_joints, source)
     return FlexibilitySpec(
         robot=robot, urdf=urdf, gravity=gravity, tool_frame=tool_frame, coulomb_width=coulomb_width,
         joints=joints, kp=controller.get("kp"), kd=controller.get("kd"), tool=tool,
         flexible_links=dict(flexible_links), extra_elasticities=list(extra), summary=summary.strip(),
-        locked_joints=locked_joints, xacro_args=xacro_args,
+        locked_joints=locked_joints, xacro_args=xacro_args, coupled_transmissions=couplings,
     )
+
+
+def parse_coupled_transmissions(value: Any, joints: Mapping[str, Any], locked: Mapping[str, float],
+                                source: str) -> tuple[CouplingSpec, ...]:
+    """Validate ``coupled_transmissions`` (module docstring): a list of ``{joints, matrix}``; every joint described
+    under ``joints`` as ``rigid: true`` and in one coupling at most; G square over them, finite, with condition
+    number at most :data:`COUPLING_CONDITION`."""
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise ModelError(f"{source}: coupled_transmissions: expected a list of {{joints, matrix}}, got {value!r}")
+    out, seen = [], {}
+    for k, entry in enumerate(value):
+        where = f"{source}: coupled_transmissions[{k}]"
+        entry = _check_keys(entry, COUPLING_KEYS, where)
+        for key in sorted(COUPLING_KEYS):
+            if key not in entry:
+                raise ModelError(f"{where}.{key}: missing")
+        names = entry["joints"]
+        if (not isinstance(names, list) or len(names) < 2 or not all(isinstance(n, str) for n in names)
+                or len(set(names)) != len(names)):
+            raise ModelError(f"{where}.joints: expected a list of at least 2 different joint names, got {names!r}")
+        for name in names:
+            if name in locked:
+                raise ModelError(f"{where}.joints: {name} is locked (locked_joints); a coupled joint moves")
+            if name not in joints:
+                raise ModelError(f"{where}.joints: {name} is not described under joints (described: "
+                                 f"{sorted(joints)})")
+            if joints[name].get("rigid") is not True:
+                raise ModelError(f"{where}.joints: {name} is elastic; coupled transmissions join rigid joints "
+                                 f"(joints.{name}: {{rigid: true}}): the elastic-joint model has one motor per joint")
+            if name in seen:
+                raise ModelError(f"{where}.joints: {name} is already coupled in coupled_transmissions[{seen[name]}]")
+            seen[name] = k
+        rows = entry["matrix"]
+        size = len(names)
+        if not isinstance(rows, list) or len(rows) != size:
+            raise ModelError(f"{where}.matrix: expected {size} rows of {size} numbers (one row per motor of "
+                             f"{names}), got {rows!r}")
+        matrix = np.array([vector(row, size, f"{where}.matrix[{i}]") for i, row in enumerate(rows)])
+        condition = float(np.linalg.cond(matrix))
+        if not condition <= COUPLING_CONDITION:
+            raise ModelError(f"{where}.matrix: singular or nearly so (condition number {condition:.3g}, at most "
+                             f"{COUPLING_CONDITION:.0e}); each motor position must follow from the joint positions "
+                             "and back")
+        matrix.setflags(write=False)
+        out.append(CouplingSpec(joints=tuple(names), matrix=matrix))
+    return tuple(out)
 
 
 def joint_spec(params: Mapping[str, Any], joint_type: str, where: str) -> JointSpec:
