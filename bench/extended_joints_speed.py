@@ -33,7 +33,7 @@ def measure() -> dict[str, float]:
     import numpy as np
 
     from flexrobot_ros.cli import main
-    from flexrobot_ros.modal.held_modes import held_modes
+    from flexrobot_ros.modal import modal_analysis
     from flexrobot_ros.model import load_robot
 
     def cpu(function, repeat: int) -> float:
@@ -49,8 +49,8 @@ def measure() -> dict[str, float]:
         robot = load_robot(name)
         lower, upper = np.maximum(robot.lower_limits, -np.pi), np.minimum(robot.upper_limits, np.pi)
         q = 0.5 * (lower + upper) + 0.1
-        held_modes(robot, q)
-        out[f"{name} modal per pose [ms]"] = cpu(lambda: [held_modes(robot, q) for _ in range(200)], 5) / 200 * 1e3
+        modal_analysis(robot, q)
+        out[f"{name} modal per pose [ms]"] = cpu(lambda: [modal_analysis(robot, q) for _ in range(200)], 5) / 200 * 1e3
         with tempfile.TemporaryDirectory() as folder:
             argv = ["simulate", name, "--q0", ",".join(repr(float(v)) for v in q), "--duration", "1", "--rate",
                     "1000", "--impact", "tool0,500,500,500,0.1,0.106", "--out", f"{folder}/r.npz", "--json"]

@@ -31,9 +31,8 @@ import pinocchio as pin  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from flexrobot_ros.modal import modal_analysis  # noqa: E402
+from flexrobot_ros.modal import linearize_batch, modal_analysis  # noqa: E402
 from flexrobot_ros.modal.eigenproblem import solve_modes  # noqa: E402
-from flexrobot_ros.modal.linearization import linearize_batch  # noqa: E402
 from flexrobot_ros.modal.maps import modal_map  # noqa: E402
 from flexrobot_ros.model import load_robot  # noqa: E402
 

@@ -45,7 +45,8 @@ from flexrobot_ros.identification.link_parameters import is_link_kind, parse_lin
 from flexrobot_ros.identification.matching import FREQUENCY_TOLERANCE, MAC_THRESHOLD, match_modes
 from flexrobot_ros.identification.modal_data import MeasuredMode, ModalData, PoseModes
 from flexrobot_ros.identification.parameters import KIND_FIELDS, parse_parameters
-from flexrobot_ros.modal.held_modes import has_link_layer, held_modes
+from flexrobot_ros.modal import modal_analysis
+from flexrobot_ros.modal.held_modes import has_link_layer
 from flexrobot_ros.model import FlexibleRobot
 from flexrobot_ros.text_table import MISSING, Column, table
 
@@ -253,7 +254,7 @@ def mode_reports(nominal: FlexibleRobot, calibrated: FlexibleRobot, data: ModalD
     """Step 4: each measured mode beside the paired mode of the nominal and of the calibrated model at its pose."""
     rows = []
     for i, pose in enumerate(data.poses):
-        pairs = [match_modes(held_modes(model, pose.q), pose, i, data.shape_coordinates,
+        pairs = [match_modes(modal_analysis(model, pose.q), pose, i, data.shape_coordinates,
                              options.frequency_tolerance, options.mac_threshold, data.source)
                  for model in (nominal, calibrated)]
         for k, mode in enumerate(pose.modes):

@@ -44,7 +44,8 @@ from flexrobot_ros.identification.matching import (
 from flexrobot_ros.identification.modal_data import ModalData, PoseModes
 from flexrobot_ros.identification.parameters import KIND_FIELDS, parse_parameters, resolve_bounds
 from flexrobot_ros.flexible_links.elastic_robot import elastic_joints_only
-from flexrobot_ros.modal.held_modes import has_link_layer, held_linearization, held_modes
+from flexrobot_ros.modal import linearize, modal_analysis
+from flexrobot_ros.modal.held_modes import has_link_layer
 from flexrobot_ros.model import FlexibleRobot
 
 #: Two local solutions are the same minimum when they differ by less than this fraction of the bound widths.
@@ -315,7 +316,7 @@ def _linearize_poses(robot: FlexibleRobot, data: ModalData) -> list:
             raise IdentificationError(f"{data.source}: poses[{i}].q: expected {robot.n} joint positions for "
                                       f"{list(robot.joint_names)}, got {pose.q.shape[0]}")
         try:
-            linearized.append(held_linearization(robot, pose.q))
+            linearized.append(linearize(robot, pose.q))
         except (ModalError, ModelError) as error:
             raise IdentificationError(f"{data.source}: poses[{i}]: cannot linearize {robot.name} there: {error}") \
                 from None
@@ -328,7 +329,7 @@ def compare_modes(robot: FlexibleRobot, data: ModalData, frequency_tolerance: fl
     problems found (an unstable model, a measured mode no model mode matches)."""
     comparisons, problems = [], []
     for i, pose in enumerate(data.poses):
-        model = held_modes(robot, pose.q)
+        model = modal_analysis(robot, pose.q)
         if not model.stable:
             problems.append(f"the identified model is {model.verdict} at poses[{i}]")
         match = match_modes(model, pose, i, data.shape_coordinates, frequency_tolerance, mac_threshold, data.source)
@@ -351,7 +352,7 @@ def matched_data(robot: FlexibleRobot, data: ModalData, frequency_tolerance: flo
     """(matches at the robot's values, the data, the dropped modes): measured modes matched to ``robot``'s modes at
     each pose (:mod:`.matching`); those matching none are left out (``drop_unmatched``, each described in the
     list) or refused (IdentificationError)."""
-    matches = [match_modes(held_modes(robot, pose.q), pose, i, data.shape_coordinates, frequency_tolerance,
+    matches = [match_modes(modal_analysis(robot, pose.q), pose, i, data.shape_coordinates, frequency_tolerance,
                            mac_threshold, data.source) for i, pose in enumerate(data.poses)]
     dropped: list[str] = []
     if not drop_unmatched:
