@@ -27,7 +27,6 @@ from flexrobot_ros.dynamics.dae.tool_axes import default_tool_axes
 from flexrobot_ros.dynamics.ejnea import Ejnea
 from flexrobot_ros.dynamics.feedforward import rigid_feedforward
 from flexrobot_ros.dynamics.kinematic_tree import KinematicTree
-from flexrobot_ros.cli import main
 from flexrobot_ros.errors import ModelError
 from flexrobot_ros.flexible_links.denoc import forward_dynamics
 from flexrobot_ros.flexible_links.flexible_chain import FlexibleLinkChain
@@ -386,28 +385,3 @@ def test_tool_axes_compose_each_joint_rotation_from_its_parent(tmp_path):
                     f"joints:\n  joint1: {FORK_JOINT}\n  joint2: {FORK_JOINT}\n  joint3: {FORK_JOINT}\n")
     with pytest.raises(ModelError, match="a planar arm with 3 actuators .revolute joints about the base z axis"):
         default_tool_axes(load_robot(path))
-
-
-def test_cli_tables_stay_aligned_with_vendor_joint_names(tmp_path, capsys):
-    """`flexrobot info` and `flexrobot feedforward` on the Panda (joint names up to 19 characters): in every joint's
-    row the type starts under the header's 'type', and the largest torque ends under the end of 'max|tau|'."""
-    if not PANDA.is_file():
-        pytest.skip("needs example-robot-data (the test extra)")
-    robot_yaml = panda_yaml(tmp_path)
-    trajectory = tmp_path / "move.yaml"
-    q0 = [0.0, 0.0, 0.0, -1.5, 0.0, 1.5, 0.0, 0.02, 0.02]
-    qf = [0.05, 0.05, 0.05, -1.45, 0.05, 1.55, 0.05, 0.03, 0.01]
-    trajectory.write_text(f"profile: poly9\nduration: 1.0\nq0: {q0}\nqf: {qf}\n")
-    for arguments, column, left in (
-            (["info", str(robot_yaml)], "type", True),
-            (["feedforward", str(robot_yaml), "--trajectory", str(trajectory), "--out", str(tmp_path / "ff.csv")],
-             "max|tau|", False)):
-        capsys.readouterr()
-        assert main(arguments) == 0
-        lines = capsys.readouterr().out.splitlines()
-        header = next(line for line in lines if line.startswith("joint "))
-        rows = [line for line in lines if line.split(" ")[0] in PANDA_ELASTIC]
-        assert len(rows) == len(PANDA_ELASTIC)
-        at = header.index(column) if left else header.index(column) + len(column) - 1
-        for row in rows:
-            assert row[at] != " " and row[at - 1 if left else at + 1] == " ", (header, row)

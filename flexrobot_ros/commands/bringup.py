@@ -187,11 +187,11 @@ class Plan:
 
 
 def plan_poses(robot: Any, set_point: Any, set_points: Any) -> tuple[np.ndarray, np.ndarray]:
-    """The scripted experiment's poses [rad | m]: pose A the simulator's ``set_point`` (empty: zeros clipped into
-    the joint limits, the pose the simulator holds), pose B the first pose of ``set_points`` (empty: pose A moved
+    """The scripted experiment's poses [rad | m]: pose A the simulator's ``set_point`` (empty: the pose the
+    simulator holds, :attr:`~flexrobot_ros.model.FlexibleRobot.default_pose`, zeros clipped into the joint limits), pose B the first pose of ``set_points`` (empty: pose A moved
     by :data:`DEFAULT_STEP` on the first three joints, towards the farther limit where the step would cross one)."""
     lower, upper = np.asarray(robot.lower_limits), np.asarray(robot.upper_limits)
-    start = robot.check_q(set_point if set_point else np.clip(np.zeros(robot.n), lower, upper), "set_point")
+    start = robot.check_q(set_point if set_point else robot.default_pose, "set_point")
     if set_points:
         return start, robot.check_q(list(set_points)[:robot.n], "set_points")
     step = np.where(np.arange(robot.n) < 3, DEFAULT_STEP, 0.0)

@@ -149,6 +149,13 @@ class FlexibleRobot:
         return first_branch(self.model) is None
 
     @property
+    def default_pose(self) -> np.ndarray:
+        """Zeros clipped to the URDF position limits (n,) [rad | m]: the pose held when no set point is given (the
+        simulator node, the scripted bring-up). A vendor robot's zero pose may lie outside its limits (the Franka
+        Panda's joint 4 range is [-3.07, -0.07] rad)."""
+        return np.clip(np.zeros(self.n), self.lower_limits, self.upper_limits)
+
+    @property
     def total_mass(self) -> float:
         """Total mass of the links and the selected tool [kg]."""
         return float(sum(inertia.mass for inertia in self.model.inertias))

@@ -407,8 +407,7 @@ class SimulatorNode:
             RuntimeLayerError: naming the parameter and what is wrong.
         """
         robot, n = self.robot, self.robot.n
-        home = checked("set_point", robot.check_q, p["set_point"] or np.clip(np.zeros(n), robot.lower_limits,
-                                                                              robot.upper_limits), "set point")
+        home = checked("set_point", robot.check_q, p["set_point"] or robot.default_pose, "set point")
         if len(p["set_points"]) % n:
             raise RuntimeLayerError(f"parameter 'set_points': {len(p['set_points'])} values are not whole poses of "
                                     f"{n} joints {list(self.names)}")

@@ -20,9 +20,14 @@ def default_tool_axes(robot: Any) -> tuple[str, ...]:
     third base axis).
 
     Raises:
-        ModelError: other numbers of actuators, and planar arms with 3 (their tool point has two coordinates for
-            three actuators: redundant, the tool's orientation is no tool-point coordinate; the Canadarm).
+        ModelError: other numbers of actuators (more than 3: more than the tool point's three coordinates, a 6- or
+            7-axis arm), and planar arms with 3 (their tool point has two coordinates for three actuators: redundant,
+            the tool's orientation is no tool-point coordinate; the Canadarm).
     """
+    if robot.n > len(AXIS_INDEX):
+        raise ModelError(f"robot {robot.name}: {robot.n} actuators for the tool point's {len(AXIS_INDEX)} coordinates "
+                         "(x, y, z: the tool-space inversion does not control the tool's orientation); give a "
+                         "joint-space trajectory")
     if robot.n in (2, 3):
         ext = extended_model(robot)
         tree = KinematicTree.from_model(ext.model)
