@@ -213,12 +213,18 @@ def test_flexrobot_modal_reports_the_composed_model_of_moberg5(capsys):
     assert report["coordinates"] == labels
 
 
-def test_the_receptance_refuses_a_robot_beyond_elastic_joints_by_name():
-    """The tool receptance (Jacobian over [q; q_m]) is refused in one line for moberg5 instead of the elastic
-    joints' numbers."""
+def test_the_receptance_and_participation_refuse_a_robot_beyond_elastic_joints_by_name():
+    """The tool receptance and the participation at the tool (the rigid-link Jacobian over [q; q_m]) are refused in
+    one line for moberg5 (its modes run over [q, q_e, q_m]) instead of the elastic joints' numbers."""
+    from flexrobot_ros.modal import modal_participation
+
+    robot = load_robot("moberg5")
     with pytest.raises(ModalError, match=r"^robot moberg5: the receptance is evaluated for elastic joints on rigid "
                                          r"links only .* extra elasticities"):
-        receptance(load_robot("moberg5"), [0.0, 0.0], [1.0, 10.0])
+        receptance(robot, [0.0, 0.0], [1.0, 10.0])
+    with pytest.raises(ModalError, match=r"^robot moberg5: its modes run over the composed model's 5 coordinates, "
+                                         r"not \[q; q_m\]: pass jacobian"):
+        modal_participation(robot, modal_analysis(robot, [0.0, 0.0]))
 
 
 def test_the_former_names_warn_and_never_drop_an_elasticity():
