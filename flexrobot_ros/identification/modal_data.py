@@ -240,7 +240,7 @@ def modal_data_from_model(robot: Any, poses: Sequence[Any], mode_indices: Sequen
     entries = []
     for i, q in enumerate(poses):
         result = modal_analysis(robot, q)
-        indices = range(result.n_modes) if mode_indices is None else mode_indices
+        indices = np.flatnonzero(~result.overdamped) if mode_indices is None else mode_indices
         rows = None if shapes is None else model_shape(result, shapes)
         modes = []
         for k in indices:
