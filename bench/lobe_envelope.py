@@ -26,7 +26,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from flexrobot_ros.modal.held_modes import held_modes  # noqa: E402
+from flexrobot_ros.modal import modal_analysis  # noqa: E402
 from flexrobot_ros.modal.lobe_envelope import stability_limit  # noqa: E402
 from flexrobot_ros.modal.milling_frf import robot_feed_plane_frf  # noqa: E402
 from flexrobot_ros.modal.stability_lobes import (MillingProcess, chatter_frequency_grid, lobe_count,  # noqa: E402
@@ -63,7 +63,7 @@ def best_time(function, repeat: int = 5) -> float:
 def main() -> None:
     robot = load_robot("kr90")
     q = np.radians([0.0, 55.0, -100.5])
-    modes = held_modes(robot, q)
+    modes = modal_analysis(robot, q)
     frf = robot_feed_plane_frf(robot, q, linearized=modes.linearized)
     process = MillingProcess.from_immersion(2, 7.96e8, 0.212, 0.5, "down")
     lobes = zeroth_order_lobes(frf, chatter_frequency_grid(modes.frequencies_hz, modes.damping_ratios), process)

@@ -2,7 +2,9 @@
 
 Every time is the best CPU time of this process over a few repeats, printed as an absolute time and as a ratio
 to one ``pin.crba`` call measured in the same run. Rows:
-one ``modal_analysis`` call (one pose: linearization, eigenvalues, mode shapes), then ``modal_map`` batched over
+one ``modal_analysis`` call (one pose: linearization, eigenvalues, mode shapes; the entry for any robot, measured
+again interleaved with its elastic-joint fast path called directly, the ratio being the entry's dispatch overhead),
+then ``modal_map`` batched over
 10,000 random poses (frequencies + damping, and with mode shapes), its two stages, and the numpy floor it is
 meant to beat: batched ``numpy.linalg.eigvals`` / ``eig`` on the stacked 24 x 24 state matrices of eq. 2.14.
 
@@ -31,10 +33,11 @@ import pinocchio as pin  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from flexrobot_ros.modal import modal_analysis  # noqa: E402
+from flexrobot_ros.modal import linearize_batch, modal_analysis  # noqa: E402
 from flexrobot_ros.modal.eigenproblem import solve_modes  # noqa: E402
-from flexrobot_ros.modal.linearization import linearize_batch  # noqa: E402
+from flexrobot_ros.modal.linearization import linearize_elastic_joints  # noqa: E402
 from flexrobot_ros.modal.maps import modal_map  # noqa: E402
+from flexrobot_ros.modal.modes import modes_of  # noqa: E402
 from flexrobot_ros.model import load_robot  # noqa: E402
 
 Q8 = np.array([0.0, -0.374, 1.9448, 0.0, -1.9448, 0.0])
@@ -79,6 +82,8 @@ def main() -> None:
     crba = best(lambda: pin.crba(robot.model, data, Q8), number=20_000)
     single = best(lambda: modal_analysis(robot, Q8), number=200)
     times = interleaved({
+        "entry": (lambda: [modal_analysis(robot, Q8) for _ in range(50)], 50),
+        "fast path": (lambda: [modes_of(linearize_elastic_joints(robot, Q8)) for _ in range(50)], 50),
         "linearize": (lambda: linearize_batch(robot, poses), count),
         "solve": (lambda: solve_modes(batch.M_bar, batch.D_bar, batch.K_bar), count),
         "values": (lambda: modal_map(robot, poses), count),
@@ -90,6 +95,9 @@ def main() -> None:
           f"{os.environ.get('OPENBLAS_NUM_THREADS', 'default')}, best CPU time of {args.rounds} rounds")
     print(f"  {'reference: one pinocchio crba call':<62}{crba * 1e6:>10.2f} us {1.0:>9.1f} x crba")
     row("modal_analysis, one pose (linearize + eig + shapes)", single, crba)
+    row("  the same, interleaved with the rows below", times["entry"], crba)
+    row("  its fast path called directly (linearize_elastic_joints)", times["fast path"], crba)
+    print(f"  entry / fast path called directly: x{times['entry'] / times['fast path']:.3f} (the dispatch)")
     row("  stage: linearize_batch per pose", times["linearize"], crba)
     row(f"  stage: solve_modes per pose (one call on all {count} poses)", times["solve"], crba)
     row(f"modal_map, {count} poses: frequencies + damping, per pose", times["values"], crba)

@@ -210,7 +210,7 @@ def simulated_case(directory: str) -> Case | None:
     """The thesis experiment from the simulator (case 1), or None when the simulator cannot run here."""
     try:
         from flexrobot_ros.model import load_robot
-        from flexrobot_ros.modal.modes import modal_analysis
+        from flexrobot_ros.modal import modal_analysis
         from flexrobot_ros.oma import prepare, read_signals
         from flexrobot_ros.simulation.impact_experiment import impact_fixture, thesis_configuration
     except Exception as error:  # noqa: BLE001 - the bench reports and continues

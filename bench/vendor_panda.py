@@ -7,8 +7,8 @@ processes on the shared machine hits every row alike), printed as an absolute ti
 call of the same robot measured in the same run (and, for the modal rows, to one ``pin.crba`` call, bench/modal.py's
 unit). Rows:
 
-- modal analysis, one pose: ``held_modes`` (what ``flexrobot modal`` calls: linearization, eigenvalues, mode shapes),
-  and ``modal_map`` batched over random poses within the limits, per pose (frequencies + damping);
+- modal analysis, one pose: ``modal_analysis`` (what ``flexrobot modal`` calls: linearization, eigenvalues, mode
+  shapes), and ``modal_map`` batched over random poses within the limits, per pose (frequencies + damping);
 - SDRNEA feedforward, per sample: the compiled code (tau, dtau, ddtau, q_m .. tau_m) called once per sample from
   Python (the 1 kHz control-loop use) and batched over a 10,000-sample trajectory.
 
@@ -39,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "test"))
 
 from flexrobot_ros.dynamics.feedforward import compiled_feedforward  # noqa: E402
 from flexrobot_ros.dynamics.trajectory import Poly9Trajectory  # noqa: E402
-from flexrobot_ros.modal.held_modes import held_modes  # noqa: E402
+from flexrobot_ros.modal import modal_analysis  # noqa: E402
 from flexrobot_ros.modal.maps import modal_map  # noqa: E402
 from flexrobot_ros.model import load_robot  # noqa: E402
 from vendor_cases import PANDA, vendor_folder  # noqa: E402
@@ -118,7 +118,7 @@ def main() -> None:
                                               calls), calls)
         functions[f"{name} crba"] = (repeated(lambda m=model, d=scratch, q=q: pin.crba(m, d, q), calls), calls)
     for name in ("panda", "scompi"):
-        functions[f"{name} modes"] = (repeated(lambda r=robots[name], q=pose[name]: held_modes(r, q), 50), 50)
+        functions[f"{name} modes"] = (repeated(lambda r=robots[name], q=pose[name]: modal_analysis(r, q), 50), 50)
         functions[f"{name} map"] = (lambda r=robots[name], p=poses[name]: modal_map(r, p), args.poses)
     for name in moves:
         functions[f"{name} sdrnea one"] = (repeated(lambda c=compiled[name], x=one[name]: c.evaluate_packed(x),
@@ -132,7 +132,7 @@ def main() -> None:
                         ("scompi", "Scompi, shipped (n = 6, 24 x 24; bench/modal.py's robot)")):
         rnea, crba = times[f"{name} rnea"], times[f"{name} crba"]
         print(f"{title}: one pin.rnea call {rnea * 1e6:.2f} us, one pin.crba call {crba * 1e6:.2f} us")
-        row("modal analysis, one pose (held_modes: flexrobot modal)", times[f"{name} modes"], rnea, crba)
+        row("modal analysis, one pose (modal_analysis: flexrobot modal)", times[f"{name} modes"], rnea, crba)
         row(f"modal_map over {args.poses} random poses, per pose", times[f"{name} map"], rnea, crba)
     for name, title in (("panda", "Franka Panda, poly9 move A -> B in 1.5 s"),
                         ("lwr4", "KUKA LWR4, shipped (n = 7; bench/feedforward.py's trajectory)")):

@@ -19,9 +19,9 @@ import pinocchio as pin
 from flexrobot_ros.model.extended_model import rigid_extended
 from flexrobot_ros.flexible_links.elastic_robot import ElasticRobot
 from flexrobot_ros.modal.elastic_robot_linearization import elastic_robot_coordinates, linearize_elastic_robot
-from flexrobot_ros.modal.held_modes import held_modes
-from flexrobot_ros.modal.linearization import linearize
-from flexrobot_ros.modal.modes import modal_analysis
+from flexrobot_ros.modal import modal_analysis
+from flexrobot_ros.modal.linearization import linearize_elastic_joints
+from flexrobot_ros.modal.modes import modes_of
 from flexrobot_ros.model import load_robot
 
 MILLING = np.radians([0.0, 55.0, -100.5])
@@ -30,7 +30,7 @@ MILLING = np.radians([0.0, 55.0, -100.5])
 def test_without_extras_it_is_the_flexible_joint_linearization() -> None:
     robot = load_robot("kr90_3dof")
     stiff = dataclasses.replace(robot, extended=rigid_extended(robot, 0.0))
-    ours, theirs = linearize_elastic_robot(ElasticRobot(stiff), MILLING), linearize(robot, MILLING)
+    ours, theirs = linearize_elastic_robot(ElasticRobot(stiff), MILLING), linearize_elastic_joints(robot, MILLING)
     for name in ("M_bar", "D_bar", "K_bar"):
         np.testing.assert_allclose(getattr(ours, name), getattr(theirs, name), rtol=1e-12, atol=1e-6)
     np.testing.assert_allclose(ours.q_m, theirs.q_m, rtol=0, atol=1e-14)
@@ -51,8 +51,8 @@ def test_elastic_equilibrium_carries_gravity() -> None:
 
 def test_kr90_3dof_shows_the_transverse_mode() -> None:
     robot = load_robot("kr90_3dof")
-    modes = held_modes(robot, MILLING)
-    sdof = modal_analysis(robot, MILLING)
+    modes = modal_analysis(robot, MILLING)
+    sdof = modes_of(linearize_elastic_joints(robot, MILLING))  # the same robot's elastic joints alone
     assert modes.frequencies_hz.size == 12
     assert np.sum(modes.frequencies_hz < 30.0) == 4 and np.sum(sdof.frequencies_hz < 30.0) == 3
     shapes = np.abs(modes.mode_shapes)
@@ -72,7 +72,7 @@ def test_cli_modal_shows_the_extended_modes(capsys) -> None:
 
     assert main(["modal", "kr90_3dof", "--q", "0,55*pi/180,-100.5*pi/180", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
-    modes = held_modes(load_robot("kr90_3dof"), MILLING)
+    modes = modal_analysis(load_robot("kr90_3dof"), MILLING)
     assert report["model"] == "extended" and len(report["frequencies_hz"]) == 12
     np.testing.assert_allclose(report["frequencies_hz"], modes.frequencies_hz, rtol=1e-12)
     assert main(["modal", "kr90_3dof", "--q", "0,1,-1.7", "--undamped"]) == 2
@@ -99,7 +99,7 @@ def test_modal_monitor_node_publishes_the_extended_modes() -> None:
                                       MILLING))
         assert harness.spin(10.0, lambda: probe.array("/modal/frequencies") is not None)
         frequencies = probe.array("/modal/frequencies")
-    expected = held_modes(load_robot("kr90_3dof"), MILLING)
+    expected = modal_analysis(load_robot("kr90_3dof"), MILLING)
     np.testing.assert_allclose(frequencies, expected.frequencies_hz, rtol=1e-9)
     assert [c for c in app.coordinates if c.startswith("q_e.")] == [
         f"q_e.{name}" for name in load_robot("kr90_3dof").extended.elastic_names]

@@ -1,4 +1,4 @@
-"""The one linearization entry (flexrobot_ros.modal.held_modes.held_linearization, issue 24) for any robot.
+"""The one linearization entry (flexrobot_ros.modal.linearize) for any robot.
 
 Checks: for elastic joints on rigid links it takes seed 000's analytic evaluation (eqs. 2.3, 2.9-2.12, the fast path)
 and that evaluation equals the composed model's general linearization (ElasticRobot.linearize: CRBA, the force
@@ -15,8 +15,8 @@ import pytest
 from flexrobot_ros.errors import ModalError
 from flexrobot_ros.flexible_links.elastic_robot import ElasticRobot, elastic_joints_only
 from flexrobot_ros.modal.elastic_robot_linearization import linearize_elastic_robot
-from flexrobot_ros.modal.held_modes import held_coordinates, held_linearization, held_linearization_batch, held_modes
-from flexrobot_ros.modal.linearization import linearize
+from flexrobot_ros.modal import linearize, linearize_batch, modal_analysis, modal_coordinates
+from flexrobot_ros.modal.linearization import linearize_elastic_joints
 from flexrobot_ros.modal.maps import modal_map
 from flexrobot_ros.model import load_robot
 from flexrobot_ros.simulation.impact_experiment import thesis_configuration
@@ -29,8 +29,8 @@ PLAIN = (("scompi", True, thesis_configuration(8)), ("lwr4", False, np.array([0.
 def test_plain_robots_take_seed_000_and_it_is_the_composed_linearization(name, tool, q):
     robot = load_robot(name, tool=tool)
     assert elastic_joints_only(robot)
-    fast = held_linearization(robot, q)
-    reference = linearize(robot, q)
+    fast = linearize(robot, q)
+    reference = linearize_elastic_joints(robot, q)
     for field in ("q_m", "M_bar", "D_bar", "K_bar", "K_G"):
         np.testing.assert_array_equal(getattr(fast, field), getattr(reference, field), err_msg=f"{name}: {field}")
     model = ElasticRobot(robot)
@@ -48,25 +48,25 @@ def test_plain_robots_take_seed_000_and_it_is_the_composed_linearization(name, t
         numeric[:, k] = (model.rest_force(y0 + e)[0] - model.rest_force(y0 - e)[0]) / (2 * step)
     numeric[model.motor_index, model.motor_index] += robot.kp
     np.testing.assert_allclose(fast.K_bar, numeric, rtol=0, atol=1e-6 * np.abs(numeric).max(), err_msg=name)
-    assert held_coordinates(robot) == [f"{side}.{j}" for side in ("q", "q_m") for j in robot.joint_names]
+    assert modal_coordinates(robot) == [f"{side}.{j}" for side in ("q", "q_m") for j in robot.joint_names]
 
 
 def test_a_wrench_is_refused_by_name_beyond_elastic_joints():
     robot = load_robot("kr90_3dof")
     with pytest.raises(ModalError, match=r"robot kr90_3dof: wrench: .* elastic joints on rigid links only"):
-        held_linearization(robot, np.radians([0.0, 55.0, -100.5]), wrench=[0.0, 0.0, -100.0, 0.0, 0.0, 0.0])
+        linearize(robot, np.radians([0.0, 55.0, -100.5]), wrench=[0.0, 0.0, -100.0, 0.0, 0.0, 0.0])
 
 
 def test_a_modal_map_of_the_composed_robot_is_its_modes_pose_by_pose():
     """kr90_3dof (extra elasticities) along three poses: the map's frequencies [Hz] and damping ratios equal
-    held_modes at each pose (same linearization, batched eigenvalues)."""
+    modal_analysis at each pose (same linearization, batched eigenvalues)."""
     robot = load_robot("kr90_3dof")
     poses = np.radians([[0.0, 55.0, -100.5], [10.0, 40.0, -90.0], [-20.0, 60.0, -110.0]])
-    batch = held_linearization_batch(robot, poses)
+    batch = linearize_batch(robot, poses)
     assert batch.M_bar.shape == (3, 12, 12)
     result = modal_map(robot, poses)
     for i, q in enumerate(poses):
-        modes = held_modes(robot, q)
+        modes = modal_analysis(robot, q)
         count = modes.n_modes
         np.testing.assert_allclose(result.frequencies_hz[i, :count], modes.frequencies_hz, rtol=1e-9)
         np.testing.assert_allclose(result.damping_ratios[i, :count], modes.damping_ratios, rtol=0, atol=1e-9)
@@ -74,7 +74,7 @@ def test_a_modal_map_of_the_composed_robot_is_its_modes_pose_by_pose():
 
 def test_modal_map_command_serves_a_robot_with_extra_elasticities(tmp_path, capsys):
     """``flexrobot modal-map kr90_3dof --grid ...`` (formerly refused): 12 modes per pose, and the reported
-    frequency range [Hz] is that of held_modes over the grid's poses."""
+    frequency range [Hz] is that of modal_analysis over the grid's poses."""
     import json
 
     from flexrobot_ros.cli import main
@@ -83,7 +83,7 @@ def test_modal_map_command_serves_a_robot_with_extra_elasticities(tmp_path, caps
                  "0,0.96,-1.75", "--out", str(tmp_path / "map.npz"), "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)["maps"][0]
     robot = load_robot("kr90_3dof")
-    frequencies = np.concatenate([held_modes(robot, [0.0, a, b]).frequencies_hz for a in np.linspace(0.5, 1.0, 3)
+    frequencies = np.concatenate([modal_analysis(robot, [0.0, a, b]).frequencies_hz for a in np.linspace(0.5, 1.0, 3)
                                   for b in np.linspace(-1.8, -1.6, 2)])
     assert summary["points"] == 6 and summary["modes"] == 12
     np.testing.assert_allclose(summary["frequency_range_hz"], [frequencies.min(), frequencies.max()], rtol=1e-12)

@@ -34,7 +34,6 @@ from flexrobot_ros.flexible_links.inertia_matrix import generalized_inertia
 from flexrobot_ros.flexible_links.inverse_dynamics import inverse_dynamics
 from flexrobot_ros.flexible_links.lagrangian import lagrangian_dynamics
 from flexrobot_ros.modal import modal_analysis
-from flexrobot_ros.modal.held_modes import held_modes
 from flexrobot_ros.model import load_robot
 from flexrobot_ros.simulation import FeedforwardPD, Simulation
 from flexrobot_ros.simulation.elastic_robot_plant import ElasticRobotPlant
@@ -228,7 +227,7 @@ def test_feedforward_front_door_on_a_tree(vendor_trees):
 
 @pytest.mark.parametrize("name", ["tiago", "panda"])
 def test_modal_analysis_on_a_tree_equals_an_independent_linearization(vendor_trees, name):
-    """Closed-loop modes at a pose within the limits (the YAML's motor PD): modal_analysis and held_modes equal the
+    """Closed-loop modes at a pose within the limits (the YAML's motor PD): modal_analysis equals the
     eigenvalues of seed 000 eqs. 2.8-2.14 built here from pinocchio: M_bar = [[M(q), 0], [0, B]] (pin.crba),
     D_bar = [[D, 0], [0, D_m + K_D]], K_bar = [[K_G + K W^2, -K W], [-K W, K + K_P]] with K_G = dg/dq
     (pin.computeGeneralizedGravityDerivatives); frequencies |lambda| / 2 pi (eq. 2.16) to 1e-6 relative, damping
@@ -252,10 +251,10 @@ def test_modal_analysis_on_a_tree_equals_an_independent_linearization(vendor_tre
     frequencies, damping = np.abs(eigenvalues[order]) / (2 * np.pi), -eigenvalues[order].real / np.abs(
         eigenvalues[order])
     assert len(frequencies) == 2 * n
-    for result in (modal_analysis(robot, q), held_modes(robot, q)):
-        assert result.stable
-        np.testing.assert_allclose(result.frequencies_hz, frequencies, rtol=1e-6, atol=0)
-        np.testing.assert_allclose(result.damping_ratios, damping, rtol=0, atol=1e-6)
+    result = modal_analysis(robot, q)
+    assert result.stable
+    np.testing.assert_allclose(result.frequencies_hz, frequencies, rtol=1e-6, atol=0)
+    np.testing.assert_allclose(result.damping_ratios, damping, rtol=0, atol=1e-6)
 
 
 def test_simulated_tree_tracks_with_the_feedforward_far_better_than_rigid(vendor_trees):

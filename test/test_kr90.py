@@ -30,7 +30,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from flexrobot_ros.modal.modes import modal_analysis
+from flexrobot_ros.modal import modal_analysis
 from flexrobot_ros.model import load_robot
 
 # --- seed 001 data --------------------------------------------------------------------------------------------------

@@ -27,9 +27,8 @@ from flexrobot_ros.errors import IdentificationError, ModelError
 from flexrobot_ros.identification.calibration import CalibrationOptions, calibrate
 from flexrobot_ros.identification.flexibility_update import write_identified_yaml
 from flexrobot_ros.identification.link_identification import identify_link_parameters
-from flexrobot_ros.identification.matching import model_shape
-from flexrobot_ros.identification.modal_data import MeasuredMode, ModalData, PoseModes
-from flexrobot_ros.modal.held_modes import held_modes
+from flexrobot_ros.identification.modal_data import MeasuredMode, ModalData, PoseModes, model_shape
+from flexrobot_ros.modal import modal_analysis
 from flexrobot_ros.model import load_robot
 from flexrobot_ros.nodes.output_files import keep_previous
 from flexrobot_ros.oma import identify_modes
@@ -106,9 +105,9 @@ def test_link_modes_within_one_percent_after_calibration(calibrated):
     truth, nominal, result, _ = calibrated
     worst = {"before": 0.0, "after": 0.0}
     for q in CALIBRATION_POSES + VALIDATION_POSES:
-        reference = held_modes(truth, np.asarray(q))
+        reference = modal_analysis(truth, np.asarray(q))
         for name, model in (("before", nominal), ("after", result.robot)):
-            errors = frequency_errors(reference, held_modes(model, np.asarray(q)), 0.5 * RATE_HZ)
+            errors = frequency_errors(reference, modal_analysis(model, np.asarray(q)), 0.5 * RATE_HZ)
             worst[name] = max(worst[name], float(np.abs(errors).max()))
     print(f"worst mode frequency error at 5 poses: {100 * worst['before']:.2f} % before, "
           f"{100 * worst['after']:.3f} % after calibration")
@@ -172,7 +171,7 @@ class ModelModes:
         pass
 
     def measure_modes(self):
-        modes = held_modes(self.robot, self.pose)
+        modes = modal_analysis(self.robot, self.pose)
         shapes = model_shape(modes, "motor")
         keep = np.flatnonzero(~modes.overdamped & (modes.frequencies_hz < self.below_hz)
                               & (modes.damping_ratios < 0.5))

@@ -117,11 +117,11 @@ KR90_CUT = MillingProcess.from_immersion(2, 7.96e8, 0.212, 0.5, "down")  # alumi
 
 @pytest.fixture(scope="module")
 def kr90_lobes():
-    from flexrobot_ros.modal.held_modes import held_modes
+    from flexrobot_ros.modal import modal_analysis
     from flexrobot_ros.model import load_robot
 
     robot = load_robot("kr90")
-    modes = held_modes(robot, MILLING_POSTURE)
+    modes = modal_analysis(robot, MILLING_POSTURE)
     frf = robot_feed_plane_frf(robot, MILLING_POSTURE, linearized=modes.linearized)
     grid = chatter_frequency_grid(modes.frequencies_hz, modes.damping_ratios)
     return zeroth_order_lobes(frf, grid, KR90_CUT, lobes=2), modes

@@ -140,7 +140,7 @@ def test_table_1_eigenfrequencies_go_down_to_about_2_hz() -> None:
     gives no controller) the lowest mode along the 2.2 m line of the DAE tests lies between 1.3 and 2.4 Hz.
     (Section 10.2's 'lowest eigenfrequency around 5 Hz' of the Table 3 arm depends on the unprinted PID: held
     rotors give 2.8 Hz, free rotors 11 Hz, this package's default PD 1.5 Hz -- not checked.)"""
-    from flexrobot_ros.modal.held_modes import held_modes
+    from flexrobot_ros.modal import modal_analysis
 
     robot = load_robot("moberg5")
     lowest = []
@@ -148,7 +148,7 @@ def test_table_1_eigenfrequencies_go_down_to_about_2_hz() -> None:
         z, l1, l2 = -1.2, 1.0, 1.2
         q2 = np.arccos((x * x + z * z - l1 * l1 - l2 * l2) / (2 * l1 * l2))
         q1 = np.arctan2(-z, x) - np.arctan2(l2 * np.sin(q2), l1 + l2 * np.cos(q2))
-        modes = held_modes(robot, [q1, q2], kp=1e13, kd=0.0)
+        modes = modal_analysis(robot, [q1, q2], kp=1e13, kd=0.0)
         lowest.append(modes.frequencies_hz[0])
     assert 1.3 < min(lowest) and max(lowest) < 2.4, lowest
 

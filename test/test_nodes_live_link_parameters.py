@@ -5,7 +5,7 @@ The Canadarm of seed 003 (three beams, EI = 1e5 N m^2 each in config/canadarm.ya
 PD gains) at the first pose of its point-to-point move (q0 of config/canadarm.yaml). The values set are those the
 calibration node pushes for a calibrated robot (:func:`flexrobot_ros.nodes.live_model.model_values` of the robot
 with every link's EI x 1.15, the factor of test/test_link_calibration.py). References: the core's modal analysis
-(:func:`flexrobot_ros.modal.held_modes.held_modes`, the dispatch of ``flexrobot modal``) and its prescribed
+(:func:`flexrobot_ros.modal.modal_analysis`, the dispatch of ``flexrobot modal``) and its prescribed
 feedforward of ``with_link_parameters(EI x 1.15)``, the same functions on the same robot, hence 1e-9. The change
 must matter: EI x 1.15 moves the lowest link mode by 7 % and the feedforward's motor torque by 23 % of its peak on
 this move. Refused: a wrong count, EI = 0, a damping ratio of 1, link values on the Scompi (no flexible links).
@@ -17,7 +17,7 @@ import pytest
 
 from flexrobot_ros.dynamics import feedforward, trajectory_from_joint_trajectory
 from flexrobot_ros.dynamics.trajectory import Poly9Trajectory
-from flexrobot_ros.modal.held_modes import held_modes
+from flexrobot_ros.modal import modal_analysis
 from flexrobot_ros.model import load_robot
 from flexrobot_ros.nodes.convert import joint_trajectory
 from flexrobot_ros.nodes.feedforward_node import FeedforwardNode
@@ -90,11 +90,11 @@ def run():
 
 
 def test_the_monitor_streams_the_modes_of_the_robot_with_the_new_EI(run):
-    """After model.link_EI = 1.15 x 1e5 N m^2: frequencies and damping of held_modes(robot with those EI) at the pose
+    """After model.link_EI = 1.15 x 1e5 N m^2: frequencies and damping of modal_analysis(robot with those EI) at the pose
     to 1e-9; before it, the nominal robot's (and they differ by more than 5 %)."""
     assert run["accepted"]["monitor"] == (True, "")
     assert run["parameters"]["model.link_EI"] == tuple(EI_FACTOR * 1e5 for _ in range(3))
-    expected, nominal = held_modes(run["stiffer"], POSE), held_modes(run["nominal"], POSE)
+    expected, nominal = modal_analysis(run["stiffer"], POSE), modal_analysis(run["nominal"], POSE)
     np.testing.assert_allclose(run["before"], nominal.frequencies_hz, rtol=1e-9)
     np.testing.assert_allclose(run["probe"].array("/modal/frequencies"), expected.frequencies_hz, rtol=1e-9)
     np.testing.assert_allclose(run["probe"].array("/modal/damping"), expected.damping_ratios, rtol=1e-9, atol=1e-12)

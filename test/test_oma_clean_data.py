@@ -25,7 +25,7 @@ import scipy.linalg
 
 from flexrobot_ros.cli import main
 from flexrobot_ros.modal.frf import frame_jacobian
-from flexrobot_ros.modal.linearization import linearize
+from flexrobot_ros.modal import linearize
 from flexrobot_ros.modal.modes import modes_of
 from flexrobot_ros.model import load_robot
 from flexrobot_ros.oma import ModeTracker, TrackerOptions, identify_modes, prepare, read_signals

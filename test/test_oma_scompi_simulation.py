@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from flexrobot_ros.model import load_robot
-from flexrobot_ros.modal.modes import modal_analysis
+from flexrobot_ros.modal import modal_analysis
 from flexrobot_ros.oma import identify_modes, prepare, read_signals
 from flexrobot_ros.simulation.impact_experiment import impact_fixture, thesis_configuration
 

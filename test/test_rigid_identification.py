@@ -33,7 +33,7 @@ from flexrobot_ros.identification.rigid_body import (DEFLECTION_COMPENSATED, ELA
                                                      RigidRecord, condition_record, identify_rigid_body)
 from flexrobot_ros.identification.rigid_export import physically_consistent, write_identified_robot
 from flexrobot_ros.identification.rigid_regressor import regressor
-from flexrobot_ros.modal.modes import modal_analysis
+from flexrobot_ros.modal import modal_analysis
 from flexrobot_ros.model import load_robot
 from flexrobot_ros.simulation import Simulation
 from flexrobot_ros.simulation.controllers import FeedforwardPD

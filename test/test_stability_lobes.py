@@ -251,7 +251,7 @@ def test_kr90_cross_terms_change_the_critical_depth(kr90, feed_deg):
     N/mm^2, K_r = 0.212, assumed): with the feed at 45 deg between x_0 and y_0 the minimum critical depth computed
     with the diagonal of the feed-plane FRF alone differs from the full-matrix one by more than 10 % (measured:
     0.124 against 0.452 mm, -73 %; with the feed along x_0 the cross terms are small there: +1.0 %)."""
-    from flexrobot_ros.modal.modes import modal_analysis
+    from flexrobot_ros.modal import modal_analysis
 
     angle = np.radians(feed_deg)
     frf = robot_feed_plane_frf(kr90, MILLING_POSTURE, (0, 0, 1), (np.cos(angle), np.sin(angle), 0))

@@ -99,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
     from flexrobot_ros import __version__
-    from flexrobot_ros.modal.held_modes import held_modes
+    from flexrobot_ros.modal import modal_analysis
     from flexrobot_ros.model.placeholder_rule import locked_rotor_hz
     from flexrobot_ros.model.starter_yaml import starter_yaml
     from flexrobot_ros.model.urdf_source import read_urdf_text
@@ -119,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
                            header=[f"Written by flexrobot_ros {__version__}: {command}"])
     robot = write_verified(out, starter.text)
     q0 = starter.start_pose
-    modes = held_modes(robot, q0)
+    modes = modal_analysis(robot, q0)
     report = {
         "robot": robot.name, "tool": False, "out": str(out), "urdf": robot.urdf_source,
         "base": starter.base, "base_given": starter.base_given, "tip": starter.tip, "tip_given": starter.tip_given,

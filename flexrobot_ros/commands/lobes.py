@@ -167,7 +167,7 @@ class FeedPlaneSource:
 def robot_receptance(args: argparse.Namespace) -> FeedPlaneSource:
     """The robot's feed-plane FRF at ``--q``."""
     from flexrobot_ros.flexible_links.elastic_robot import elastic_joints_only
-    from flexrobot_ros.modal.held_modes import held_modes
+    from flexrobot_ros.modal import modal_analysis
     from flexrobot_ros.modal.milling_frf import robot_feed_plane_frf
     from flexrobot_ros.modal.stability_lobes import chatter_frequency_grid
     from flexrobot_ros.model import load_robot
@@ -184,7 +184,7 @@ def robot_receptance(args: argparse.Namespace) -> FeedPlaneSource:
                                    else vector(args.feed_direction, "--feed-direction", 3)),
                 "frame": args.frame, "tip_offset": vector(args.tip_offset, "--tip-offset", 3)}
     kind, sweep = map_poses(robot, args, q)
-    modes = held_modes(robot, q, kp=kp, kd=kd)
+    modes = modal_analysis(robot, q, kp=kp, kd=kd)
     frf = robot_feed_plane_frf(robot, q, kp=kp, kd=kd, linearized=modes.linearized, **geometry)
     return FeedPlaneSource(
         frf=frf, grid=lambda up_to: chatter_frequency_grid(modes.frequencies_hz, modes.damping_ratios,

@@ -5,7 +5,7 @@ Prints a table (mode, f [Hz], zeta [%], stable) or, with ``--json``, ``{"frequen
 "marginal" | "unstable", ...], ...}``; a mode is marginal when its real part is zero within round-off. Optional:
 the modal participation at the tool frame, a PNG of the mode shapes, a PNG of the tool receptance.
 
-The modes come from the one linearization entry (:func:`flexrobot_ros.modal.held_modes.held_modes`): seed 000's
+The modes come from the one linearization entry (:func:`flexrobot_ros.modal.modal_analysis`): seed 000's
 analytic linearization for elastic joints on rigid links, the composed model's
 (:mod:`flexrobot_ros.modal.elastic_robot_linearization`) for every other robot. With flexible links the modes include
 the link modes; ``--locked-joints`` gives the structural modes of the braked arm; ``--link-model amm|fem``,
@@ -113,12 +113,13 @@ def composed_entries(robot: Any, q: np.ndarray, result: Any, args: argparse.Name
     rows), ``dominant`` (each mode's largest coordinate), ``elastic_equilibrium`` (q_e [rad | m]); none for the
     others."""
     from flexrobot_ros.flexible_links.elastic_robot import elastic_joints_only
-    from flexrobot_ros.modal.held_modes import composed_model, has_link_layer, held_coordinates
+    from flexrobot_ros.modal import modal_coordinates
+    from flexrobot_ros.modal.held_modes import composed_model, has_link_layer
 
     if elastic_joints_only(robot) or has_link_layer(robot):
         return {}
     model = composed_model(robot, LINK_MODELS.get(args.link_model), args.modes, args.elements)
-    labels = held_coordinates(robot, args.locked_joints, model)
+    labels = modal_coordinates(robot, args.locked_joints, model)
     dominant = [str(labels[int(np.argmax(np.abs(result.mode_shapes[:, k])))]) for k in range(result.n_modes)]
     q_e = model.static_equilibrium(q)[model.qe_index]
     return {"model": "extended", "coordinates": labels, "dominant": dominant, "elastic_equilibrium": q_e.tolist()}
@@ -126,7 +127,7 @@ def composed_entries(robot: Any, q: np.ndarray, result: Any, args: argparse.Name
 
 def run(args: argparse.Namespace) -> int:
     from flexrobot_ros.modal.eigenproblem import VERDICTS, eigenvalue_codes, stability_tolerance
-    from flexrobot_ros.modal.held_modes import held_modes
+    from flexrobot_ros.modal import modal_analysis
     from flexrobot_ros.model import load_robot
 
     shapes_plot = output_file(args.shapes_plot, "--shapes-plot", (".png",))
@@ -147,8 +148,9 @@ def run(args: argparse.Namespace) -> int:
     kp = gains(args.kp, "--kp", robot.n, robot.joint_names)
     kd = gains(args.kd, "--kd", robot.n, robot.joint_names)
     check_options(robot, args)
-    result = held_modes(robot, q, kp=kp, kd=kd, wrench=wrench, frame=args.frame, locked_joints=args.locked_joints,
-                        method=LINK_MODELS.get(args.link_model), modes=args.modes, elements=args.elements)
+    result = modal_analysis(robot, q, kp=kp, kd=kd, wrench=wrench, frame=args.frame,
+                            locked_joints=args.locked_joints, method=LINK_MODELS.get(args.link_model),
+                            modes=args.modes, elements=args.elements)
     composed = composed_entries(robot, q, result, args)
     tol = stability_tolerance(np.concatenate([result.eigenvalues, result.offending_eigenvalues])[None])[0]
     codes = eigenvalue_codes(result.eigenvalues, tol)

@@ -6,7 +6,7 @@ with rank-one terms::
     D_bar(p) = D_bar_0 + sum_j d_j e e^T      (e = e_i for d_f,i; e = e_(n+i) for d_fm,i)
     K_bar(p) = K_bar_0 + sum_j k_j v v^T      (v = W_ii e_i - e_(n+i): the K W^2, -K W, -K W, K blocks)
 
-``D_bar_0``, ``K_bar_0`` come from :func:`flexrobot_ros.modal.held_modes.held_linearization` (seed 000's
+``D_bar_0``, ``K_bar_0`` come from :func:`flexrobot_ros.modal.linearize` (seed 000's
 linearization for these robots) at the robot's YAML values with the
 unknowns' terms removed, so K_G, K_P, K_D and any wrench terms are the modal core's. Residual classes
 (:mod:`.characteristic_determinant`, :mod:`.eigenvalue_residuals`) build on :class:`Residuals`, which holds the

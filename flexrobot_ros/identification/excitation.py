@@ -24,8 +24,8 @@ continuous trajectory then stays within them. The solver is scipy's SLSQP (as Ma
 random feasible starts; the objective's gradient is by finite differences of log10 cond(A).
 
 The fundamental frequency must stay well below the joint flexibility: :func:`lowest_natural_frequency` computes the
-closed-loop modes (:func:`flexrobot_ros.modal.modes.modal_analysis`, the robot's default gains) at poses along the
-trajectory, and the *flexibility margin* is the lowest natural frequency over those poses divided by the highest
+closed-loop modes (:func:`flexrobot_ros.modal.modal_analysis`, any robot, the robot's default gains) at poses along
+the trajectory, and the *flexibility margin* is the lowest natural frequency over those poses divided by the highest
 harmonic N f_f; :func:`design_excitation` refuses a design whose margin is below ``min_margin`` (default 5).
 """
 from __future__ import annotations
@@ -312,7 +312,7 @@ def _shrink_into_limits(problem: _Problem, z: np.ndarray) -> np.ndarray | None:
 
 def lowest_natural_frequency(robot: Any, trajectory: FourierTrajectory, poses: int = 12) -> float:
     """The lowest closed-loop natural frequency [Hz] (robot's default gains) at ``poses`` instants of a period."""
-    from flexrobot_ros.modal.modes import modal_analysis
+    from flexrobot_ros.modal import modal_analysis
 
     q = trajectory.derivative(np.arange(poses) * trajectory.period / poses, 0)
     return float(min(modal_analysis(robot, pose).frequencies_hz[0] for pose in q))

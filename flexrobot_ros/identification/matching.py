@@ -19,7 +19,7 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from flexrobot_ros.errors import IdentificationError, ModalError
-from flexrobot_ros.identification.modal_data import PoseModes
+from flexrobot_ros.identification.modal_data import PoseModes, model_shape
 from flexrobot_ros.modal import ModalResult
 from flexrobot_ros.modal.mac import mac as modal_assurance
 
@@ -74,32 +74,6 @@ class PoseMatch:
 
 def _nan_to_none(values: np.ndarray) -> list:
     return [None if not np.isfinite(v) else float(v) for v in values]
-
-
-def model_shape(result: ModalResult, coordinates: str) -> np.ndarray:
-    """The model's mode shapes (modes, entries) in the measured coordinates ('motor', 'link' or 'full').
-
-    Layouts: flexible joints ``[q (n), q_m (n)]``; extra elasticities ``[q, q_m, q_e]``; flexible links
-    ``[q (n), eta (m), q_m (e)]`` (:mod:`flexrobot_ros.modal.held_modes`), whose 'motor' rows are the motors when
-    every joint is elastic and the joints themselves when every joint is rigid (the encoder of a rigid joint reads
-    the joint); a mixture is refused (the result does not say which joints are rigid)."""
-    shapes = result.mode_shapes.T
-    linearized = result.linearized
-    n, motors = len(linearized.q), len(linearized.q_m)
-    if coordinates not in ("motor", "link", "full"):
-        raise IdentificationError(f"shape coordinates: expected 'motor', 'link' or 'full', got {coordinates!r}")
-    if coordinates == "full":
-        return shapes
-    if coordinates == "link":
-        return shapes[:, :n]
-    if hasattr(linearized, "coordinates"):                     # extra elasticities: [q, q_m, q_e]
-        return shapes[:, n:2 * n]
-    if motors == 0:
-        return shapes[:, :n]
-    if motors != n:
-        raise IdentificationError(f"motor-side mode shapes of a robot with {motors} elastic and {n - motors} rigid "
-                                  "joints are not available; measure link-side shapes (shape_coordinates: link)")
-    return shapes[:, shapes.shape[1] - n:]
 
 
 def match_modes(model: ModalResult, measured: PoseModes, pose: int = 0, coordinates: str = "motor",
@@ -181,4 +155,4 @@ def require_matched(matches: list[PoseMatch] | tuple[PoseMatch, ...], source: st
             "(--match-tolerance) if the model's parameters are far off.")
 
 
-__all__ = ["PoseMatch", "match_modes", "require_matched", "model_shape", "FREQUENCY_TOLERANCE", "MAC_THRESHOLD"]
+__all__ = ["PoseMatch", "match_modes", "require_matched", "FREQUENCY_TOLERANCE", "MAC_THRESHOLD"]

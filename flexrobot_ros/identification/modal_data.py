@@ -15,7 +15,8 @@ File format (YAML; written by the OMA command and node, read by ``flexrobot iden
                                         # :mod:`.motor_friction`), added to the motor damping of the model there
 
 ``shape_coordinates``: ``motor`` (n entries, the motor angles q_m measured by the encoders), ``link`` (n entries,
-link coordinates q) or ``full`` (2n entries, ``[q; q_m]``, the state order of :mod:`flexrobot_ros.modal`).
+link coordinates q) or ``full`` (every coordinate of the linearization, :func:`flexrobot_ros.modal.modal_coordinates`:
+2n entries ``[q; q_m]`` for elastic joints on rigid links).
 Keys other than these are ignored (OMA may add its own statistics).
 """
 from __future__ import annotations
@@ -23,13 +24,16 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 import numpy as np
 import yaml
 
 from flexrobot_ros.errors import IdentificationError
 from flexrobot_ros.yaml_files import finite, read_yaml
+
+if TYPE_CHECKING:  # reading modal data files needs no modal analysis (pinocchio, scipy)
+    from flexrobot_ros.modal import ModalResult
 
 SHAPE_COORDINATES = ("motor", "link", "full")
 
@@ -217,35 +221,57 @@ def modal_data_from_modes(poses: Sequence[Any], modes: Iterable[Iterable[tuple[f
     return ModalData(tuple(entries), "motor", source)
 
 
+def model_shape(result: ModalResult, coordinates: str) -> np.ndarray:
+    """The model's mode shapes (modes, entries) in the measured coordinates ('motor', 'link' or 'full').
+
+    Layouts (:func:`flexrobot_ros.modal.modal_coordinates`): elastic joints on rigid links ``[q (n), q_m (n)]``;
+    the composed model ``[q (n), q_e (ne), eta (m), q_m (e elastic joints)]``, whose 'motor' rows are the motors
+    when every joint is elastic and the joints themselves when every joint is rigid (the encoder of a rigid joint
+    reads the joint); a mixture is refused (the result does not say which joints are rigid). 'full' is every row."""
+    shapes = result.mode_shapes.T
+    linearized = result.linearized
+    n, motors = len(linearized.q), len(linearized.q_m)
+    if coordinates not in SHAPE_COORDINATES:
+        raise IdentificationError(f"shape coordinates: expected one of {SHAPE_COORDINATES}, got {coordinates!r}")
+    if coordinates == "full":
+        return shapes
+    if coordinates == "link":
+        return shapes[:, :n]
+    if motors == 0:
+        return shapes[:, :n]
+    if motors != n:
+        raise IdentificationError(f"motor-side mode shapes of a robot with {motors} elastic and {n - motors} rigid "
+                                  "joints are not available; measure link-side shapes (shape_coordinates: link)")
+    return shapes[:, shapes.shape[1] - n:]
+
+
 __all__ = ["MeasuredMode", "PoseModes", "ModalData", "SHAPE_COORDINATES", "measured_mode", "parse_modal_data",
-           "read_modal_data", "write_modal_data", "modal_data_from_modes"]
+           "read_modal_data", "write_modal_data", "modal_data_from_modes", "model_shape"]
 
 
 def modal_data_from_model(robot: Any, poses: Sequence[Any], mode_indices: Sequence[int] | None = None,
                           damping_shift: float = 0.0, shapes: str | None = None,
                           source: str = "model") -> ModalData:
-    """Full-precision modal data computed by :func:`flexrobot_ros.modal.modal_analysis` at ``poses``.
+    """Full-precision modal data computed by :func:`flexrobot_ros.modal.modal_analysis` (any robot) at ``poses``.
 
     ``mode_indices`` selects modes by their index in frequency order (default: all oscillating modes);
     ``damping_shift`` is added to every damping ratio (seed 000 section 3.5.2, cases 2-7); ``shapes`` is None or
-    one of :data:`SHAPE_COORDINATES` to include the model's mode shapes in those coordinates.
+    one of :data:`SHAPE_COORDINATES` to include the model's mode shapes in those coordinates (the rows the matching
+    compares them with, :func:`model_shape`).
     """
     from flexrobot_ros.modal import modal_analysis
 
     entries = []
-    n = robot.n
     for i, q in enumerate(poses):
         result = modal_analysis(robot, q)
-        indices = range(result.n_modes) if mode_indices is None else mode_indices
+        indices = np.flatnonzero(~result.overdamped) if mode_indices is None else mode_indices
+        rows = None if shapes is None else model_shape(result, shapes)
         modes = []
         for k in indices:
             if k >= result.n_modes or result.overdamped[k]:
                 raise IdentificationError(f"{source}: pose {i}: mode index {k} is not an oscillating mode of "
                                           f"{robot.name} (it has {result.n_modes} modes)")
-            shape = None
-            if shapes is not None:
-                full = result.mode_shapes[:, k]
-                shape = {"motor": full[n:], "link": full[:n], "full": full}[shapes]
+            shape = None if rows is None else rows[k]
             modes.append(measured_mode(result.frequencies_hz[k], result.damping_ratios[k] + damping_shift, None,
                                        f"{source}: pose {i} mode {k}"))
             if shape is not None:

@@ -46,7 +46,7 @@ import numpy as np
 
 from flexrobot_ros.errors import IdentificationError
 from flexrobot_ros.modal import LinearizedModel
-from flexrobot_ros.modal.held_modes import held_coordinates, held_linearization
+from flexrobot_ros.modal.held_modes import linearize, modal_coordinates
 from flexrobot_ros.modal.modes import ModalResult, modes_of
 from flexrobot_ros.model import FlexibleRobot
 
@@ -144,9 +144,9 @@ def record_friction(robot: FlexibleRobot, motor_velocities: Any, source: str = "
 
 
 def friction_damping_matrix(robot: FlexibleRobot, damping: Any, size: int) -> np.ndarray:
-    """The (size, size) addition to ``D_bar`` of :func:`~flexrobot_ros.modal.held_modes.held_linearization`:
+    """The (size, size) addition to ``D_bar`` of :func:`~flexrobot_ros.modal.linearize`:
     ``damping`` (n,) [N m s/rad] on the motor coordinate ``q_m.<joint>`` of each joint that has one."""
-    labels = held_coordinates(robot)
+    labels = modal_coordinates(robot)
     if len(labels) != size:
         raise IdentificationError(f"robot {robot.name}: {size} coordinates in its linearization, {len(labels)} "
                                   "labels: the motor friction cannot be placed")
@@ -162,7 +162,7 @@ def friction_damping_matrix(robot: FlexibleRobot, damping: Any, size: int) -> np
 def pose_linearization(robot: FlexibleRobot, q: Any, friction_damping: Any = None) -> LinearizedModel:
     """The held-pose linearization of ``robot`` at ``q`` [rad | m] with the record's equivalent motor friction
     damping ``friction_damping`` (n,) [N m s/rad] added to ``D_bar`` (None: the plain held linearization)."""
-    linearized = held_linearization(robot, q)
+    linearized = linearize(robot, q)
     if friction_damping is None:
         return linearized
     extra = friction_damping_matrix(robot, friction_damping, linearized.D_bar.shape[0])

@@ -1,6 +1,6 @@
 """The dominant closed-loop modes along a sequence of poses, by their participation at a frame.
 
-At each pose q_k: the modes of the robot held there by its PD (:func:`~flexrobot_ros.modal.held_modes.held_modes`,
+At each pose q_k: the modes of the robot held there by its PD (:func:`~flexrobot_ros.modal.modal_analysis`,
 the linearization its model needs) and their participation at ``frame`` (the tool frame by default;
 :mod:`~flexrobot_ros.modal.participation`: each mode's share of the frame's peak translational compliance, fractions
 summing to 1). Elastic joints on rigid links: coordinates [q; q_m]; flexible links or rigid joints:
@@ -27,7 +27,7 @@ from scipy.optimize import linear_sum_assignment
 
 from flexrobot_ros.errors import ModalError, ModelError
 from flexrobot_ros.modal.flexible_link_jacobian import flexible_link_frame_jacobian
-from flexrobot_ros.modal.held_modes import composed_model, has_link_layer, held_modes
+from flexrobot_ros.modal.held_modes import composed_model, has_link_layer, modal_analysis
 from flexrobot_ros.modal.modes import ModalResult
 from flexrobot_ros.modal.participation import modal_participation
 from flexrobot_ros.model import FlexibleRobot
@@ -113,14 +113,14 @@ def _follow(previous: np.ndarray, current: np.ndarray, indices: np.ndarray) -> n
 
 def _pose_analysis(robot: FlexibleRobot, frame: str | None, kp: Any,
                    kd: Any) -> Callable[[np.ndarray], tuple[ModalResult, np.ndarray]]:
-    """pose (n,) -> (the modes of the robot held there, :func:`~flexrobot_ros.modal.held_modes.held_modes`, and
+    """pose (n,) -> (the modes of the robot held there, :func:`~flexrobot_ros.modal.modal_analysis`, and
     their participation at ``frame``) (module docstring)."""
     if robot.extended is not None:
         raise ModalError(f"robot {robot.name}: extra elasticities {list(robot.extended.elastic_names)}: the "
                          "participation of their modes at a frame is not available yet")
     if not has_link_layer(robot):
         def joint_modes(pose: np.ndarray) -> tuple[ModalResult, np.ndarray]:
-            result = held_modes(robot, pose, kp=kp, kd=kd)
+            result = modal_analysis(robot, pose, kp=kp, kd=kd)
             return result, modal_participation(robot, result, frame).participation
         return joint_modes
     try:
@@ -129,7 +129,7 @@ def _pose_analysis(robot: FlexibleRobot, frame: str | None, kp: Any,
         raise ModalError(str(error)) from None
 
     def link_modes(pose: np.ndarray) -> tuple[ModalResult, np.ndarray]:
-        result = held_modes(robot, pose, kp=kp, kd=kd)
+        result = modal_analysis(robot, pose, kp=kp, kd=kd)
         jacobian = flexible_link_frame_jacobian(model, pose, frame)
         return result, modal_participation(robot, result, frame, jacobian=jacobian).participation
     return link_modes

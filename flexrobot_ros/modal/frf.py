@@ -9,6 +9,9 @@ A harmonic wrench ``w e^{i omega t}`` at the origin of ``frame`` enters the link
 in [m/N] (force -> translation), [rad/(N m)] (moment -> rotation) and the mixed units for the cross blocks.
 Rows and columns are ``[x, y, z, rx, ry, rz]`` in the base (world) axes (``axes="world"``, pinocchio
 LOCAL_WORLD_ALIGNED) or in the frame's own axes (``axes="local"``, e.g. the flange axes of seed 001 Fig. 10).
+
+The closed loop is :func:`flexrobot_ros.modal.linearize`'s; the receptance is evaluated for elastic joints on rigid
+links (the Jacobian above over [q; q_m]) and refused in one line for other robots.
 """
 from __future__ import annotations
 
@@ -19,7 +22,9 @@ import numpy as np
 import pinocchio as pin
 
 from flexrobot_ros.errors import ModalError
-from flexrobot_ros.modal.linearization import LinearizedModel, cholesky_mass, frame_index, linearize, scratch_data
+from flexrobot_ros.flexible_links.elastic_robot import elastic_joints_only
+from flexrobot_ros.modal.held_modes import linearize
+from flexrobot_ros.modal.linearization import LinearizedModel, cholesky_mass, frame_index, scratch_data
 from flexrobot_ros.model import FlexibleRobot
 
 _AXES = {"world": pin.LOCAL_WORLD_ALIGNED, "local": pin.LOCAL}
@@ -44,6 +49,14 @@ class Receptance:
     def entry(self, output: str, input: str) -> np.ndarray:
         """(F,) one entry, e.g. ``entry("x", "y")`` = H_xy (displacement x per force y)."""
         return self.H[:, DIRECTIONS.index(output), DIRECTIONS.index(input)]
+
+
+def require_elastic_joints(robot: FlexibleRobot, what: str) -> None:
+    """A ModalError naming ``what`` unless ``robot`` has elastic joints alone on rigid links (module docstring)."""
+    if not elastic_joints_only(robot):
+        raise ModalError(f"robot {robot.name}: {what} is evaluated for elastic joints on rigid links only (the "
+                         "tool Jacobian over [q; q_m]); this robot has extra elasticities, gear dampers, flexible "
+                         "links or rigid joints")
 
 
 def frame_jacobian(robot: FlexibleRobot, q: np.ndarray, frame: str | None, axes: str) -> np.ndarray:
@@ -77,8 +90,9 @@ def receptance_matrix(linearized: LinearizedModel, jacobian: np.ndarray, frequen
 
 def receptance(robot: FlexibleRobot, q_d: Any, frequencies_hz: Any, frame: str | None = None, axes: str = "world",
                kp: Any = None, kd: Any = None, wrench: Any = None, wrench_frame: str | None = None) -> Receptance:
-    """Receptance of ``robot`` held at ``q_d`` (gains/preload as in :func:`linearize`) at ``frame`` (default the
-    tool frame) over ``frequencies_hz`` [Hz]; see the module docstring for units and axes."""
+    """Receptance of ``robot`` held at ``q_d`` (gains/preload as in :func:`~flexrobot_ros.modal.linearize`) at
+    ``frame`` (default the tool frame) over ``frequencies_hz`` [Hz]; see the module docstring for units and axes."""
+    require_elastic_joints(robot, "the receptance")
     linearized = linearize(robot, q_d, kp=kp, kd=kd, wrench=wrench, frame=wrench_frame)
     jacobian = frame_jacobian(robot, linearized.q, frame, axes)
     h = receptance_matrix(linearized, jacobian, frequencies_hz)
@@ -86,4 +100,4 @@ def receptance(robot: FlexibleRobot, q_d: Any, frequencies_hz: Any, frame: str |
                       frame=frame or robot.tool_frame, axes=axes, linearized=linearized)
 
 
-__all__ = ["Receptance", "receptance", "receptance_matrix", "frame_jacobian", "DIRECTIONS"]
+__all__ = ["Receptance", "receptance", "receptance_matrix", "frame_jacobian", "require_elastic_joints", "DIRECTIONS"]

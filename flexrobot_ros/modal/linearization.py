@@ -1,4 +1,9 @@
-"""Linearized closed-loop dynamics of a flexible-joint robot about a set point (seed 000, section 2.3.1).
+"""Linearized closed-loop dynamics of elastic joints on rigid links about a set point (seed 000, section 2.3.1).
+
+The fast path of the one linearization entry, :func:`flexrobot_ros.modal.linearize` (it takes this evaluation for
+robots with elastic joints alone, :func:`~flexrobot_ros.flexible_links.elastic_robot.elastic_joints_only`, and the
+composed model for every other robot): call that. :func:`linearize_elastic_joints` evaluates eq. 2.1's joint model
+only, whatever the robot holds besides (extra elasticities, gear dampers, flexible links, rigid joints).
 
 The robot (eq. 2.1) under PD control with gravity and wrench feedforward (eq. 2.2) is linearized about the
 equilibrium ``z^d = [q^d; q_m^d]``, ``zdot = zddot = 0`` (eq. 2.7)::
@@ -9,8 +14,9 @@ equilibrium ``z^d = [q^d; q_m^d]``, ``zdot = zddot = 0`` (eq. 2.7)::
     K_bar = [[K_G(q^d) + K W^2, -K W], [-K W, K + K_P]]                             (eq. 2.11)
     K_G(q^d) = dg/dq - d(J^T w_ext)/dq  at q^d                                      (eq. 2.12)
 
-State order everywhere in :mod:`flexrobot_ros.modal`: ``z = [q; q_m]`` (link side first, then motor side), in
-pinocchio's joint order; units rad (m for prismatic link coordinates), rad for motor angles.
+State order: ``z = [q; q_m]`` (link side first, then motor side), in pinocchio's joint order; units rad (m for
+prismatic link coordinates), rad for motor angles (the composed model's coordinates of the other robots extend it:
+:func:`flexrobot_ros.modal.modal_coordinates`).
 
 External wrench convention (``wrench``, ``frame``): ``w = [f_x, f_y, f_z, m_x, m_y, m_z]`` [N, N m] acting on the
 robot at the origin of the pinocchio frame ``frame`` (default: ``robot.tool_frame``), with components in the base
@@ -21,14 +27,17 @@ term from ``pinocchio.computeGeneralizedGravityDerivatives``. No finite differen
 """
 from __future__ import annotations
 
+import functools
 import threading
+import warnings
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import pinocchio as pin
 
 from flexrobot_ros.errors import FlexrobotError, ModalError
+from flexrobot_ros.flexible_links.elastic_robot import elastic_joints_only
 from flexrobot_ros.model import FlexibleRobot
 
 
@@ -54,11 +63,12 @@ class LinearizedModel:
         return int(self.q.shape[0])
 
     def state_matrix(self) -> np.ndarray:
-        """The (4n, 4n) state matrix ``A = [[0, I], [-M_bar^-1 K_bar, -M_bar^-1 D_bar]]`` of eq. 2.14.
+        """The (2N, 2N) state matrix ``A = [[0, I], [-M_bar^-1 K_bar, -M_bar^-1 D_bar]]`` of eq. 2.14 for the N
+        coordinates of ``M_bar`` (2n for elastic joints alone).
 
         Raises :class:`ModalError` when ``M_bar`` is singular or not positive definite.
         """
-        m = 2 * self.n
+        m = self.M_bar.shape[0]
         factor = cholesky_mass(self.M_bar, self.q)
         solve = lambda rhs: _cho_solve(factor, rhs)  # noqa: E731
         a = np.zeros((2 * m, 2 * m))
@@ -194,13 +204,14 @@ def motor_set_point(robot: FlexibleRobot, q_d: Any, wrench: Any = None, frame: s
     return w * q + load / (robot.stiffness * w)
 
 
-def linearize(robot: FlexibleRobot, q_d: Any, kp: Any = None, kd: Any = None, wrench: Any = None,
-              frame: str | None = None) -> LinearizedModel:
-    """Linearized closed loop (seed 000 eqs. 2.3, 2.9-2.12) of ``robot`` at the link set point ``q_d``.
+def linearize_elastic_joints(robot: FlexibleRobot, q_d: Any, kp: Any = None, kd: Any = None, wrench: Any = None,
+                             frame: str | None = None) -> LinearizedModel:
+    """Linearized closed loop (seed 000 eqs. 2.3, 2.9-2.12) of ``robot``'s elastic joints at the link set point
+    ``q_d``: the fast path of :func:`flexrobot_ros.modal.linearize` (module docstring).
 
     ``kp``, ``kd``: motor-side PD gains [N m/rad], [N m s/rad], scalars or (n,), default ``robot.kp``/``robot.kd``
     (any finite value is accepted: destabilizing gains are reported by the stability verdict of
-    :func:`flexrobot_ros.modal.modes.modal_analysis`, not refused). ``wrench``/``frame``: a constant external
+    :func:`flexrobot_ros.modal.modal_analysis`, not refused). ``wrench``/``frame``: a constant external
     wrench, see the module docstring. Raises :class:`ModalError` on a pose or gain of the wrong length or with
     non-finite values, or an unknown frame.
     """
@@ -288,9 +299,10 @@ def gain_array(robot: FlexibleRobot, gains: Any, count: int, what: str) -> np.nd
     return np.broadcast_to(joint_vector(robot, array, what), (count, robot.n))
 
 
-def linearize_batch(robot: FlexibleRobot, poses: Any, kp: Any = None, kd: Any = None, wrench: Any = None,
-                    frame: str | None = None) -> LinearizedBatch:
-    """:func:`linearize` at P poses (P, n) at once; ``kp``/``kd`` may also be (P, n) per-pose gains.
+def linearize_elastic_joints_batch(robot: FlexibleRobot, poses: Any, kp: Any = None, kd: Any = None,
+                                   wrench: Any = None, frame: str | None = None) -> LinearizedBatch:
+    """:func:`linearize_elastic_joints` at P poses (P, n) at once; ``kp``/``kd`` may also be (P, n) per-pose gains:
+    the fast path of :func:`flexrobot_ros.modal.linearize_batch`.
 
     The rigid-body terms come from pinocchio (``crba``, ``computeGeneralizedGravityDerivatives``) pose by pose;
     the assembly of eqs. 2.9-2.11 is vectorized.
@@ -335,6 +347,36 @@ def linearize_batch(robot: FlexibleRobot, poses: Any, kp: Any = None, kd: Any = 
                            kp=np.array(kp), kd=np.array(kd))
 
 
-__all__ = ["check_pose", "frame_index", "LinearizedModel", "LinearizedBatch", "linearize_batch", "pose_array",
-           "gain_array", "motor_set_point", "linearize", "cholesky_mass", "joint_vector", "check_wrench",
-           "wrench_torque", "wrench_stiffness", "scratch_data"]
+def _former(name: str, evaluation: Callable[..., Any]) -> Callable[..., Any]:
+    """The former ``linearize``/``linearize_batch`` of this module: ``evaluation`` for elastic joints on rigid links
+    (the numbers they gave), a ModalError naming the entry for the other robots (whose extra elasticities, gear
+    dampers, flexible links or rigid joints they dropped or failed on)."""
+    @functools.wraps(evaluation)
+    def former(robot: FlexibleRobot, *args: Any, **kwargs: Any) -> Any:
+        if not elastic_joints_only(robot):
+            raise ModalError(f"robot {robot.name}: {__name__}.{name} (deprecated) evaluates elastic joints on rigid "
+                             f"links only; use flexrobot_ros.modal.{name}, which linearizes any robot")
+        return evaluation(robot, *args, **kwargs)
+
+    former.__name__ = former.__qualname__ = name
+    return former
+
+
+_FORMER = {"linearize": _former("linearize", linearize_elastic_joints),
+           "linearize_batch": _former("linearize_batch", linearize_elastic_joints_batch)}
+
+
+def __getattr__(name: str) -> Any:
+    """The former names ``linearize`` and ``linearize_batch`` of this module, kept one release with a
+    DeprecationWarning (:func:`_former`); the entries are :func:`flexrobot_ros.modal.linearize` and
+    :func:`flexrobot_ros.modal.linearize_batch`."""
+    if name in _FORMER:
+        warnings.warn(f"{__name__}.{name} is deprecated and goes in the next release: use "
+                      f"flexrobot_ros.modal.{name} (any robot)", DeprecationWarning, stacklevel=2)
+        return _FORMER[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = ["check_pose", "frame_index", "LinearizedModel", "LinearizedBatch", "linearize_elastic_joints_batch",
+           "pose_array", "gain_array", "motor_set_point", "linearize_elastic_joints", "cholesky_mass", "joint_vector",
+           "check_wrench", "wrench_torque", "wrench_stiffness", "scratch_data"]

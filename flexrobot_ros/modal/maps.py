@@ -1,8 +1,8 @@
 """Modal maps: closed-loop modes over many poses or gains at once (seed 000 section 2.4.2, Fig. 2.3-2.5, App. II).
 
-A map evaluates the modes of any robot held at P set points (:func:`flexrobot_ros.modal.held_modes.
-held_linearization_batch`, the one linearization: seed 000's vectorized over the poses for elastic joints on rigid
-links, the composed or link-layer model pose by pose for the others), with one batched eigenvalue call per chunk
+A map evaluates the modes of any robot held at P set points (:func:`flexrobot_ros.modal.linearize_batch`, the one
+linearization: seed 000's vectorized over the poses for elastic joints on rigid links, the composed model pose by
+pose for the others), with one batched eigenvalue call per chunk
 (see :mod:`flexrobot_ros.modal.eigenproblem`); the mode conventions are those of :mod:`flexrobot_ros.modal.modes`.
 Kinds of map:
 
@@ -20,7 +20,7 @@ File format (:func:`save_map` / :func:`load_map`): one ``.npz`` (numpy ``savez_c
 ``eigenvalues`` (P, m) complex [1/s]; ``overdamped`` (P, m) bool; ``mode_count`` (P,) int (columns >= mode_count
 are NaN); ``verdict`` (P,) str 'stable'|'marginal'|'unstable'; ``max_real_part`` (P,) [1/s]; optional
 ``mode_shapes`` (P, c, m) complex over the linearization's c coordinates
-(:func:`flexrobot_ros.modal.held_modes.held_coordinates`: [q; q_m] for elastic joints on rigid links; max-|entry| =
+(:func:`flexrobot_ros.modal.modal_coordinates`: [q; q_m] for elastic joints on rigid links; max-|entry| =
 1); ``q_m`` holds the motor set points of the elastic joints; for grids ``grid_joints`` (2,) str and
 ``grid_values_a``, ``grid_values_b``.
 """
@@ -36,7 +36,7 @@ import numpy as np
 
 from flexrobot_ros.errors import FlexrobotError, ModalError
 from flexrobot_ros.modal.eigenproblem import VERDICTS, solve_modes
-from flexrobot_ros.modal.held_modes import held_linearization_batch
+from flexrobot_ros.modal.held_modes import linearize_batch
 from flexrobot_ros.modal.linearization import check_pose, joint_vector, pose_array
 from flexrobot_ros.model import FlexibleRobot
 
@@ -128,8 +128,8 @@ def modal_map(robot: FlexibleRobot, poses: Any, kp: Any = None, kd: Any = None, 
     parts = []
     for start in range(0, count, chunk):
         stop = min(start + chunk, count)
-        batch = held_linearization_batch(robot, q[start:stop], kp=kp_all[start:stop], kd=kd_all[start:stop],
-                                         wrench=wrench, frame=frame)
+        batch = linearize_batch(robot, q[start:stop], kp=kp_all[start:stop], kd=kd_all[start:stop],
+                                wrench=wrench, frame=frame)
         try:
             arrays = solve_modes(batch.M_bar, batch.D_bar, batch.K_bar, shapes=shapes)
         except ModalError as error:

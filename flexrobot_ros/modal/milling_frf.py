@@ -23,8 +23,9 @@ import numpy as np
 import pinocchio as pin
 
 from flexrobot_ros.errors import ModalError
-from flexrobot_ros.modal.frf import frame_jacobian, receptance_matrix
-from flexrobot_ros.modal.linearization import LinearizedModel, frame_index, linearize, scratch_data
+from flexrobot_ros.modal.frf import frame_jacobian, receptance_matrix, require_elastic_joints
+from flexrobot_ros.modal.held_modes import linearize
+from flexrobot_ros.modal.linearization import LinearizedModel, frame_index, scratch_data
 from flexrobot_ros.model import FlexibleRobot
 
 
@@ -68,10 +69,12 @@ def robot_feed_plane_frf(robot: FlexibleRobot, q_d: Any, tool_axis: Any = (0.0, 
                          feed_direction: Any = (1.0, 0.0, 0.0), frame: str | None = None, tip_offset: Any = None,
                          kp: Any = None, kd: Any = None, linearized: LinearizedModel | None = None
                          ) -> RobotFeedPlaneFRF:
-    """The feed-plane receptance of ``robot`` held at ``q_d`` (gains ``kp``, ``kd`` as in :func:`linearize`, or
-    an already ``linearized`` model at q_d) at the origin of ``frame`` (default the tool frame) moved by
-    ``tip_offset`` (3,) [m] in that frame's axes, for the machining frame of ``tool_axis`` and
-    ``feed_direction`` (base axes)."""
+    """The feed-plane receptance of ``robot`` held at ``q_d`` (gains ``kp``, ``kd`` as in
+    :func:`~flexrobot_ros.modal.linearize`, or an already ``linearized`` model at q_d) at the origin of ``frame``
+    (default the tool frame) moved by ``tip_offset`` (3,) [m] in that frame's axes, for the machining frame of
+    ``tool_axis`` and ``feed_direction`` (base axes). Elastic joints on rigid links only (a ModalError otherwise:
+    :func:`~flexrobot_ros.modal.frf.require_elastic_joints`)."""
+    require_elastic_joints(robot, "the tool-tip receptance")
     rotation = machining_frame(tool_axis, feed_direction)
     if linearized is None:
         linearized = linearize(robot, q_d, kp=kp, kd=kd)

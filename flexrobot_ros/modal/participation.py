@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from flexrobot_ros.errors import ModalError
+from flexrobot_ros.flexible_links.elastic_robot import elastic_joints_only
 from flexrobot_ros.modal.frf import frame_jacobian
 from flexrobot_ros.modal.modes import ModalResult
 from flexrobot_ros.model import FlexibleRobot
@@ -60,11 +61,15 @@ def modal_participation(robot: FlexibleRobot, result: ModalResult, frame: str | 
 
     ``jacobian`` (6, coordinates) is ``J_z``, the frame's motion [m | rad] per unit of each coordinate of the
     linearization (in ``axes``); by default the rigid-link frame Jacobian over q and zero over q_m (the [q; q_m]
-    coordinates of :func:`~flexrobot_ros.modal.modes.modal_analysis`). Robots with flexible links pass
+    coordinates of :func:`~flexrobot_ros.modal.modal_analysis` for elastic joints alone; a ModalError for the other
+    robots). Robots with flexible links pass
     :func:`~flexrobot_ros.modal.flexible_link_jacobian.flexible_link_frame_jacobian` (their tool also moves with the
     beams' coordinates)."""
     lin = result.linearized
     if jacobian is None:
+        if not elastic_joints_only(robot) or lin.M_bar.shape[0] != 2 * lin.n:
+            raise ModalError(f"robot {robot.name}: its modes run over the composed model's {lin.M_bar.shape[0]} "
+                             "coordinates, not [q; q_m]: pass jacobian, the frame's Jacobian over them")
         j_z = np.zeros((6, 2 * lin.n))
         j_z[:, :lin.n] = frame_jacobian(robot, lin.q, frame, axes)
     else:

@@ -1,6 +1,6 @@
 """The minimum critical depth of cut over robot poses: where to place the workpiece (seed 001's purpose).
 
-At each pose q the closed loop is linearized (:func:`flexrobot_ros.modal.held_modes.held_linearization_batch`), the
+At each pose q the closed loop is linearized (:func:`flexrobot_ros.modal.linearize_batch`), the
 chatter frequencies are gridded around its modes (:func:`~flexrobot_ros.modal.stability_lobes.
 chatter_frequency_grid`) and the zeroth-order minimum critical depth a_lim,min [m] of the cut is found for the
 tool-tip receptance in the feed plane (:mod:`flexrobot_ros.modal.milling_frf`): below it the cut is stable at every
@@ -16,7 +16,7 @@ import numpy as np
 
 from flexrobot_ros.errors import ModalError
 from flexrobot_ros.flexible_links.elastic_robot import elastic_joints_only
-from flexrobot_ros.modal.held_modes import held_linearization_batch
+from flexrobot_ros.modal.held_modes import linearize_batch
 from flexrobot_ros.modal.maps import grid_poses
 from flexrobot_ros.modal.milling_frf import machining_frame, robot_feed_plane_frf
 from flexrobot_ros.modal.modes import modes_of
@@ -57,7 +57,7 @@ def critical_depth_map(robot: FlexibleRobot, poses: Any, process: MillingProcess
         raise ModalError(f"robot {robot.name}: the critical depth map takes the tool receptance of elastic joints on "
                          "rigid links; this robot has extra elasticities, gear dampers, flexible links or rigid "
                          "joints")
-    batch = held_linearization_batch(robot, poses, kp=kp, kd=kd)
+    batch = linearize_batch(robot, poses, kp=kp, kd=kd)
     count = len(batch)
     depths, frequencies = np.empty(count), np.empty(count)
     positions = np.empty((count, 3))

@@ -6,7 +6,7 @@ link position is the state interface ``dynamic_joint_states.link_interface``, de
 name; :mod:`flexrobot_ros.nodes.state_input`), with the state streams' QoS (reliable, keep-last 10,000: every
 sample is received and counted, the newest pose is the one used). When the
 pose has moved more than ``threshold`` [rad | m] in any joint since the last computation (and at most
-``max_rate_hz`` times per second) it runs :func:`flexrobot_ros.modal.held_modes.held_modes` (the one linearization of
+``max_rate_hz`` times per second) it runs :func:`flexrobot_ros.modal.modal_analysis` (the one linearization of
 any robot, as ``flexrobot modal``; seed 000 eqs. 2.13-2.18 for elastic joints on rigid links: PD gains ``kp``/``kd``,
 gravity, the tool) and publishes, latched, and again every 1/``publish_rate_hz`` s (0: only
 on change) so that late subscribers (latched) and volatile ones (``ros2 topic echo``, rqt_plot, PlotJuggler,
@@ -29,7 +29,7 @@ beams' modes, which follow the pose, e.g. a sliding link's length). They are com
 along seed 004's section 5 motion they are within 5 % of the eigenvalues of the moving, deflected closed loop
 (``flexrobot modal --controller decoupling --trajectory``).
 
-The mode shapes run over the linearization's coordinates (:func:`flexrobot_ros.modal.held_modes.held_coordinates`):
+The mode shapes run over the linearization's coordinates (:func:`flexrobot_ros.modal.modal_coordinates`):
 ``q.<joint>`` then ``q_m.<joint>`` for elastic joints on rigid links, and ``q.<joint>``, ``q_e.<name>``, ``eta.<k>``,
 ``q_m.<elastic joint>`` for the robots with extra elasticities, gear dampers, flexible links or rigid joints.
 
@@ -53,7 +53,8 @@ import numpy as np
 
 from flexrobot_ros.errors import RuntimeLayerError
 from flexrobot_ros.kinematics import chain_links, frame_origins
-from flexrobot_ros.modal.held_modes import composed_model, has_link_layer, held_coordinates, held_modes
+from flexrobot_ros.modal import modal_analysis, modal_coordinates
+from flexrobot_ros.modal.held_modes import composed_model, has_link_layer
 from flexrobot_ros.modal.maps import grid_map, save_map
 from flexrobot_ros.modal.plots import plot_grid
 from flexrobot_ros.model.schema import gains as joint_gains
@@ -118,7 +119,7 @@ class ModalMonitorNode:
         self.pose, self.stamp, self.computed, self.result = None, None, None, None
         self.computations, self.republished, self.samples = 0, 0, 0  # samples: pose messages received
         self.published: list[tuple[Counted, Any]] = []  # (publisher, message) of the current modes
-        self.coordinates = held_coordinates(self.robot)
+        self.coordinates = modal_coordinates(self.robot)
         # rows of the joints in a mode shape
         self.joint_rows = np.array([self.coordinates.index(f"q.{joint}") for joint in self.robot.joint_names])
         self.kp, self.kd, self.decoupling = self._settings(p)
@@ -166,7 +167,7 @@ class ModalMonitorNode:
         pose = self.pose
         if pose is None or (self.computed is not None and np.abs(pose - self.computed).max() <= self.p["threshold"]):
             return
-        self.result = held_modes(self.robot, pose, self.kp, self.kd, decoupling=self.decoupling)
+        self.result = modal_analysis(self.robot, pose, self.kp, self.kd, decoupling=self.decoupling)
         self.computed = pose
         self.computations += 1
         self._publish(self.result)

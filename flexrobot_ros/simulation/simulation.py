@@ -344,9 +344,10 @@ class Simulation:
                    f"t = {self.t:.6g} s.")
         if hasattr(self.controller, "q_d"):
             try:
-                from flexrobot_ros.modal.held_modes import held_modes
+                from flexrobot_ros.modal import modal_analysis
 
-                verdict = held_modes(self.robot, self.controller.q_d, self.controller.kp, self.controller.kd).verdict
+                controller = self.controller
+                verdict = modal_analysis(self.robot, controller.q_d, controller.kp, controller.kd).verdict
                 message += f" The linearized closed loop at the set point is {verdict} with kp/kd as given."
             except FlexrobotError:
                 pass
