@@ -31,7 +31,7 @@ from flexrobot_ros.identification.matching import match_modes, model_shape
 from flexrobot_ros.identification.modal_data import MeasuredMode, PoseModes
 from flexrobot_ros.identification.motor_friction import pose_linearization, pose_modes, record_friction
 from flexrobot_ros.model import load_robot
-from flexrobot_ros.modal.held_modes import held_modes
+from flexrobot_ros.modal import modal_analysis
 from flexrobot_ros.oma import identify_modes
 from flexrobot_ros.simulation import FixedStepIntegration, PDGravityCompensation, RectangularPulse, Simulation
 from flexrobot_ros.simulation.integrators import ClosedLoop
@@ -184,7 +184,7 @@ def test_friction_linearization_is_the_simulators_own_jacobian():
     model = np.sort_complex(model[model.imag > 0])
     assert model.size == plant.size == 7
     np.testing.assert_allclose(model, plant, rtol=1e-8)
-    free = held_modes(robot, q)
+    free = modal_analysis(robot, q)
     oscillating = free.frequencies_hz[~free.overdamped & (free.damping_ratios < 0.5)]
     nearest = np.min(np.abs(oscillating[:, None] / (np.abs(plant) / (2 * np.pi))[None, :] - 1.0), axis=0)
     assert np.max(nearest) > 0.05
@@ -219,7 +219,7 @@ def test_held_motors_record_against_both_models(tmp_path):
         assert any(abs(f / (m * base) - 1.0) < 0.005 and abs(z - zb) < 0.3 * zb
                    for base, zb in zip(match.measured_frequency_hz[paired], match.measured_damping_ratio[paired])
                    for m in (3, 5)), (f, z)
-    free = match_modes(held_modes(truth, q), measured)
+    free = match_modes(modal_analysis(truth, q), measured)
     both = paired & (free.model_mode >= 0)
     assert free.matched.sum() < paired.sum()          # the low modes find no free-motor partner (28-100 % damped)
     worst_free = np.max(np.abs(free.frequency_error[both]))

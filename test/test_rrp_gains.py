@@ -14,7 +14,7 @@ import pytest
 
 from flexrobot_ros.cli import main
 from flexrobot_ros.dynamics import load_trajectory
-from flexrobot_ros.modal.held_modes import held_modes
+from flexrobot_ros.modal import modal_analysis
 from flexrobot_ros.model import load_robot
 from flexrobot_ros.model.loader import share_directory
 from flexrobot_ros.timeseries import read_timeseries
@@ -40,7 +40,7 @@ def test_the_shipped_gains_follow_the_rule(rrp):
     np.testing.assert_allclose(inertia, [0.975, 4.02, 0.513], rtol=2e-3)
     np.testing.assert_allclose(rrp.kp / (inertia * OMEGA_C ** 2), 1.0, atol=0.03)
     np.testing.assert_allclose(rrp.kd / (2 * inertia * OMEGA_C), 1.0, atol=0.03)
-    locked = 2 * np.pi * held_modes(rrp, samples.q[0], locked_joints=True).frequencies_hz.min()
+    locked = 2 * np.pi * modal_analysis(rrp, samples.q[0], locked_joints=True).frequencies_hz.min()
     assert locked == pytest.approx(62.69, abs=0.01) and OMEGA_C <= locked / 6
 
 
@@ -52,13 +52,13 @@ def test_the_closed_loop_is_stable_and_its_joint_loops_well_damped(rrp, time_s):
     beam modes between 10 and 60 Hz, which couple to the joints, get 2-15 %. Without gains (the former YAML) the
     joints are held by nothing: zero eigenvalues."""
     pose = load_trajectory(MOTION).evaluate([time_s]).q[0]
-    modes = held_modes(rrp, pose)
+    modes = modal_analysis(rrp, pose)
     assert np.all(modes.eigenvalues.real <= 1e-9 * np.abs(modes.eigenvalues))
     low = modes.frequencies_hz < 10.0
     assert low.sum() >= 3 and modes.damping_ratios[low].min() >= 0.85
     coupled = (modes.frequencies_hz >= 10.0) & (modes.frequencies_hz < 60.0)
     assert coupled.any() and np.all((modes.damping_ratios[coupled] > 0.02) & (modes.damping_ratios[coupled] < 0.15))
-    free = held_modes(rrp, pose, kp=np.zeros(3), kd=np.zeros(3))
+    free = modal_analysis(rrp, pose, kp=np.zeros(3), kd=np.zeros(3))
     assert not free.stable and np.abs(free.eigenvalues).min() < 1e-6
 
 
