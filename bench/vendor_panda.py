@@ -42,7 +42,8 @@ from flexrobot_ros.dynamics.trajectory import Poly9Trajectory  # noqa: E402
 from flexrobot_ros.modal import modal_analysis  # noqa: E402
 from flexrobot_ros.modal.maps import modal_map  # noqa: E402
 from flexrobot_ros.model import load_robot  # noqa: E402
-from vendor_cases import PANDA, vendor_folder  # noqa: E402
+from vendor_cases import PANDA  # noqa: E402
+from vendor_robots import vendor_folder  # noqa: E402
 
 SAMPLES = 10_000
 #: Scompi configuration 8 (bench/modal.py's pose) and the LWR4 trajectory of bench/feedforward.py (thesis ch. 4).

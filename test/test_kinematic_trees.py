@@ -12,7 +12,6 @@ eqs. 2.13-2.18, written out below).
 """
 from __future__ import annotations
 
-import sys
 import warnings
 from pathlib import Path
 
@@ -37,9 +36,8 @@ from flexrobot_ros.modal import modal_analysis
 from flexrobot_ros.model import load_robot
 from flexrobot_ros.simulation import FeedforwardPD, Simulation
 from flexrobot_ros.simulation.elastic_robot_plant import ElasticRobotPlant
+from vendor_robots import ROBOTS
 
-ROBOTS = Path(sys.prefix) / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages" \
-    / "cmeel.prefix" / "share" / "example-robot-data" / "robots"
 TIAGO = ROBOTS / "tiago_description" / "robots" / "tiago.urdf"
 PANDA = ROBOTS / "panda_description" / "urdf" / "panda.urdf"
 #: Elastic-joint parameters of every joint (a prismatic one adds its transmission radius [m]).

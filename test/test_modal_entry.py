@@ -13,7 +13,6 @@ q = 0 against the composed model's 1.060 / 6.230 / 7.363 / 8.735 Hz) and refused
 """
 from __future__ import annotations
 
-import importlib.metadata
 import json
 from pathlib import Path
 
@@ -27,6 +26,7 @@ from flexrobot_ros.modal import linearize, linearize_batch, modal_analysis, moda
 from flexrobot_ros.modal.linearization import LinearizedModel, linearize_elastic_joints
 from flexrobot_ros.modal.modes import ModalResult, modes_of
 from flexrobot_ros.model import load_robot, shipped_robots
+from vendor_robots import vendor_robots
 
 RTOL = 1e-9
 
@@ -98,14 +98,6 @@ def test_the_shipped_robots_are_those_flexrobot_info_lists(capsys):
     assert kinds == {True, False}
 
 
-def example_robots() -> Path:
-    try:
-        return Path(importlib.metadata.distribution("example-robot-data").locate_file(
-            "cmeel.prefix/share/example-robot-data/robots"))
-    except importlib.metadata.PackageNotFoundError:
-        pytest.skip("needs example-robot-data (the test extra)")
-
-
 JOINT = {"stiffness": 2.0e4, "rotor_inertia": 1.0e-5, "gear_ratio": 100, "link_damping": 1.0, "motor_damping": 0.05}
 
 
@@ -114,7 +106,7 @@ def vendor_robot(folder: Path, name: str) -> object:
     elastic (the arm and the head both branch off the torso: a tree) and its other 48 joints locked at 0."""
     import pinocchio as pin
 
-    robots = example_robots()
+    robots = vendor_robots()
     if name == "panda":
         document = {"robot": "panda", "urdf": str(robots / "panda_description/urdf/panda.urdf"),
                     "tool_frame": "panda_hand",

@@ -24,7 +24,6 @@ an rclpy node for an rclpy one). What is checked:
 from __future__ import annotations
 
 import contextlib
-import importlib.metadata
 import io
 import json
 import signal
@@ -40,6 +39,7 @@ import pytest
 
 import runtime_peer as peer
 from flexrobot_ros.runtime.messages import float_sequence
+from vendor_robots import vendor_robots
 
 REPO = Path(__file__).resolve().parents[1]
 #: A pose of the Panda inside its joint limits [rad].
@@ -51,14 +51,8 @@ START_S = 60.0
 
 
 def vendor_file(relative: str) -> Path:
-    """A file of the installed example-robot-data (cmeel.prefix/share/example-robot-data/robots/<relative>)."""
-    try:
-        distribution = importlib.metadata.distribution("example-robot-data")
-    except importlib.metadata.PackageNotFoundError:
-        pytest.skip("needs example-robot-data (pip install example-robot-data; in the test extra)")
-    suffix = f"example-robot-data/robots/{relative}"
-    (found,) = [file for file in distribution.files or () if str(file).endswith(suffix)]
-    return Path(found.locate())
+    """A file of the installed example-robot-data's robots folder (the test is skipped without the package)."""
+    return vendor_robots() / relative
 
 
 @pytest.fixture(scope="module")

@@ -27,10 +27,9 @@ from flexrobot_ros.identification.rigid_export import joint_fields, standard_fro
 from flexrobot_ros.identification.rigid_regressor import regressor, standard_parameters
 from flexrobot_ros.model import load_robot
 from flexrobot_ros.timeseries import write_timeseries
+from vendor_robots import ROBOTS
 
 EXCITATION = Path(__file__).parent / "data" / "kr90_excitation.json"
-ROBOTS = Path(sys.prefix) / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages" \
-    / "cmeel.prefix" / "share" / "example-robot-data" / "robots"
 PANDA = ROBOTS / "panda_description" / "urdf" / "panda.urdf"
 
 

@@ -7,7 +7,6 @@ entries, at the full pose holding the locked joints at their positions.
 """
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -17,9 +16,8 @@ import yaml
 
 from flexrobot_ros.errors import ModelError
 from flexrobot_ros.model import load_robot
+from vendor_robots import ROBOTS
 
-ROBOTS = Path(sys.prefix) / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages" \
-    / "cmeel.prefix" / "share" / "example-robot-data" / "robots"
 PANDA = ROBOTS / "panda_description" / "urdf" / "panda.urdf"
 ARM = [f"panda_joint{i}" for i in range(1, 8)]
 FINGERS = {"panda_finger_joint1": 0.02, "panda_finger_joint2": 0.035}

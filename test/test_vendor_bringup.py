@@ -31,7 +31,8 @@ import yaml
 
 import runtime_peer as peer
 from flexrobot_ros.model.loader import share_directory
-from vendor_cases import ROBOTS, vendor_folder
+from vendor_cases import ROBOTS
+from vendor_robots import vendor_folder
 
 FOLDER = vendor_folder()
 pytestmark = pytest.mark.skipif(FOLDER is None, reason="example-robot-data is not installed (pip install .[test])")

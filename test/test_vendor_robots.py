@@ -31,7 +31,8 @@ from flexrobot_ros.cli import main
 from flexrobot_ros.commands.bringup import DEFAULT_STEP, plan_poses
 from flexrobot_ros.model import load_robot
 from flexrobot_ros.timeseries import read_timeseries
-from vendor_cases import ROBOTS, vendor_folder
+from vendor_cases import ROBOTS
+from vendor_robots import vendor_folder
 
 FOLDER = vendor_folder()
 pytestmark = pytest.mark.skipif(FOLDER is None, reason="example-robot-data is not installed (pip install .[test])")

@@ -30,18 +30,6 @@ import xml.etree.ElementTree as ElementTree
 from dataclasses import dataclass
 from pathlib import Path
 
-def vendor_folder() -> Path | None:
-    """The ``robots`` folder of the installed example-robot-data package (found through its distribution's file
-    list, wherever pip installed it), or None when it is not installed."""
-    from importlib import metadata
-
-    try:
-        files = metadata.distribution("example-robot-data").files or []
-    except metadata.PackageNotFoundError:
-        return None
-    marker = next((f for f in files if f.as_posix().endswith("panda_description/urdf/panda.urdf")), None)
-    return None if marker is None else Path(marker.locate()).parents[2]
-
 
 @dataclass(frozen=True)
 class VendorRobot:

@@ -13,9 +13,9 @@ several (or none). On the Panda this stops at ``panda_hand`` (the fingers tie), 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from xml.etree import ElementTree
 
 from flexrobot_ros.errors import ModelError
+from flexrobot_ros.model.urdf_source import urdf_root
 
 
 @dataclass(frozen=True)
@@ -36,12 +36,7 @@ class KinematicTree:
     """Links and joints of a URDF text; ``source`` (a file) names it in errors."""
 
     def __init__(self, text: str, source: str) -> None:
-        try:
-            root = ElementTree.fromstring(text)
-        except ElementTree.ParseError as error:
-            raise ModelError(f"URDF {source}: not a URDF (not well-formed XML: {error})") from None
-        if root.tag != "robot":
-            raise ModelError(f"URDF {source}: not a URDF (the root element is <{root.tag}>, expected <robot>)")
+        root = urdf_root(text, source)
         self.source = source
         self.robot_name = root.get("name") or "robot"
         self.links: tuple[str, ...] = tuple(link.get("name", "") for link in root.findall("link"))

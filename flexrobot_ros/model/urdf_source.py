@@ -120,15 +120,21 @@ def _parse(text: str, source: str) -> pin.Model:
     raise ModelError(f"URDF {source}: pinocchio cannot parse it: {error}{why}") from error
 
 
-def urdf_model(text: str, source: str) -> tuple[pin.Model, tuple[str, ...]]:
-    """Pinocchio model of the URDF ``text`` with its continuous joints as unlimited revolute joints, and the
-    names of those joints. ``source`` (a file or topic) names the URDF in errors."""
+def urdf_root(text: str, source: str) -> ElementTree.Element:
+    """The ``<robot>`` element of the URDF ``text``; a ModelError naming ``source`` when it is not XML or not a URDF."""
     try:
         root = ElementTree.fromstring(text)
     except ElementTree.ParseError as error:
         raise ModelError(f"URDF {source}: not a URDF (not well-formed XML: {error})") from None
     if root.tag != "robot":
         raise ModelError(f"URDF {source}: not a URDF (the root element is <{root.tag}>, expected <robot>)")
+    return root
+
+
+def urdf_model(text: str, source: str) -> tuple[pin.Model, tuple[str, ...]]:
+    """Pinocchio model of the URDF ``text`` with its continuous joints as unlimited revolute joints, and the
+    names of those joints. ``source`` (a file or topic) names the URDF in errors."""
+    root = urdf_root(text, source)
     continuous = [joint for joint in root.iter("joint") if joint.get("type") == "continuous"]
     if not continuous:
         return _parse(text, source), ()
@@ -154,4 +160,4 @@ def urdf_model(text: str, source: str) -> tuple[pin.Model, tuple[str, ...]]:
     return model, names
 
 
-__all__ = ["FROM_TOPIC", "resolve_reference", "expand_xacro", "read_urdf_text", "urdf_model"]
+__all__ = ["FROM_TOPIC", "resolve_reference", "expand_xacro", "read_urdf_text", "urdf_root", "urdf_model"]
