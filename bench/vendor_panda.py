@@ -27,7 +27,6 @@ for variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 import argparse  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
-import time  # noqa: E402
 import warnings  # noqa: E402
 from pathlib import Path  # noqa: E402
 
@@ -42,6 +41,7 @@ from flexrobot_ros.dynamics.trajectory import Poly9Trajectory  # noqa: E402
 from flexrobot_ros.modal import modal_analysis  # noqa: E402
 from flexrobot_ros.modal.maps import modal_map  # noqa: E402
 from flexrobot_ros.model import load_robot  # noqa: E402
+from modal import interleaved  # noqa: E402  (bench/modal.py: the same round-robin timing)
 from vendor_cases import PANDA  # noqa: E402
 from vendor_robots import vendor_folder  # noqa: E402
 
@@ -51,17 +51,6 @@ Q8 = np.array([0.0, -0.374, 1.9448, 0.0, -1.9448, 0.0])
 PI = np.pi
 LWR4_Q0 = [-PI / 4, -PI / 4, PI / 4, PI / 4, -PI / 4, -2 * PI / 3, PI / 4]
 LWR4_QF = [5 * PI / 6, 2 * PI / 3, -5 * PI / 6, -2 * PI / 3, 3 * PI / 4, PI / 2, -3 * PI / 4]
-
-
-def interleaved(functions: dict[str, tuple[object, int]], rounds: int) -> dict[str, float]:
-    """Best CPU time per unit [s] of each ``label: (function, units per call)``, round-robin over ``rounds``."""
-    times = {label: float("inf") for label in functions}
-    for _ in range(rounds):
-        for label, (function, units) in functions.items():
-            start = time.process_time()
-            function()
-            times[label] = min(times[label], (time.process_time() - start) / units)
-    return times
 
 
 def repeated(function, count: int):
